@@ -1,0 +1,44 @@
+#!/usr/bin/env node
+// `npm run bench -- <suite> [--json]`: builds what the suite imports, runs it, and prints a table
+// and (with --json) one JSON line. Suites measure ratios against a baseline in the same run.
+import { spawnSync } from 'node:child_process'
+import { join } from 'node:path'
+
+const SUITES = {
+  validators: './validators.mjs',
+}
+
+const args = process.argv.slice(2)
+const json = args.includes('--json')
+const names = args.filter((a) => !a.startsWith('--'))
+const selected = names.length ? names : Object.keys(SUITES)
+for (const name of selected) {
+  if (!(name in SUITES)) {
+    console.error(`unknown suite ${JSON.stringify(name)}; suites: ${Object.keys(SUITES).join(', ')}`)
+    process.exit(2)
+  }
+}
+
+const root = join(import.meta.dirname, '..')
+if (!args.includes('--no-build')) {
+  console.error('bench: building packages ...')
+  const build = spawnSync('npx', ['turbo', 'run', 'build', '--output-logs=errors-only'], {
+    cwd: root,
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env: { ...process.env, TURBO_TELEMETRY_DISABLED: '1' },
+  })
+  if (build.status !== 0) process.exit(build.status ?? 1)
+}
+
+let failed = false
+for (const name of selected) {
+  const suite = await import(SUITES[name])
+  const result = await suite.run({ json, log: (line) => console.error(line) })
+  console.log(result.table)
+  if (json) console.log(JSON.stringify({ suite: name, ...result.summary }))
+  if (result.missed?.length) {
+    console.error(`bench ${name}: targets missed: ${result.missed.join('; ')}`)
+    failed = true
+  }
+}
+process.exitCode = failed ? 1 : 0

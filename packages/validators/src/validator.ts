@@ -1,0 +1,132 @@
+/**
+ * The validator object users call, built around the generated check and collect functions.
+ * @module
+ */
+import { ProtocolError, UsageError } from '@weft/codec'
+import { COLLECTOR_FULL, Collector, type ValidationIssue } from './runtime.js'
+
+/** Bounds that keep hostile input cheap to reject. */
+export interface ValidationLimits {
+  /** At most this many issues are collected by `errors()` and carried by `parse()` (default 20). */
+  readonly maxErrors?: number
+  /** Text or bytes longer than this (UTF-8 bytes) are refused before parsing (default 1 MiB). */
+  readonly maxBytes?: number
+}
+
+/** The limits used when none are given. */
+export const DEFAULT_LIMITS: Required<ValidationLimits> = { maxErrors: 20, maxBytes: 1024 * 1024 }
+
+/** Validates one kind of value: a normative document, a Command payload or an Event payload. */
+export interface Validator<T> {
+  /** Document name (`workItem`) or payload kind (`work.offer`). */
+  readonly name: string
+  /** Whether `value` is valid. The fast path: stops at the first failure, allocates nothing. */
+  check(value: unknown): value is T
+  /** The issues of `value` (empty when valid), at most `maxErrors` of them. */
+  errors(value: unknown, limits?: Pick<ValidationLimits, 'maxErrors'>): ValidationIssue[]
+  /**
+   * Returns `value` typed when valid; otherwise throws a {@link ProtocolError} with code
+   * `SCHEMA_VALIDATION_FAILED` whose `details.issues` holds the bounded issue list.
+   */
+  parse(value: unknown, limits?: Pick<ValidationLimits, 'maxErrors'>): T
+  /**
+   * Parses JSON text or UTF-8 bytes, then validates. Input over `maxBytes` or not JSON is a
+   * `PROTOCOL_VIOLATION`; a schema failure is `SCHEMA_VALIDATION_FAILED`.
+   */
+  parseText(text: string | Uint8Array, limits?: ValidationLimits): T
+}
+
+/** A {@link Validator} of a normative document, with the schema it implements. */
+export interface DocumentValidator<T> extends Validator<T> {
+  /** The normative file name, e.g. `work-item.schema.json`. */
+  readonly file: string
+  /** The schema `$id`. */
+  readonly schemaId: string
+}
+
+/** Generated functions behind a validator. */
+export interface GeneratedPair<T> {
+  readonly check: (v: unknown) => v is T
+  readonly collect: (v: unknown, p: string, x: Collector) => void
+}
+
+function positiveInteger(value: number | undefined, name: string, fallback: number): number {
+  if (value === undefined) return fallback
+  if (!Number.isSafeInteger(value) || value < 1) throw new UsageError(`${name} must be a positive safe integer, got ${String(value)}`)
+  return value
+}
+
+/** Resolves and checks limits; bad options are a {@link UsageError}, never a protocol error. */
+export function resolveLimits(limits: ValidationLimits | undefined, defaults: Required<ValidationLimits> = DEFAULT_LIMITS): Required<ValidationLimits> {
+  return {
+    maxErrors: positiveInteger(limits?.maxErrors, 'maxErrors', defaults.maxErrors),
+    maxBytes: positiveInteger(limits?.maxBytes, 'maxBytes', defaults.maxBytes),
+  }
+}
+
+function collectIssues<T>(pair: GeneratedPair<T>, value: unknown, maxErrors: number): ValidationIssue[] {
+  const collector = new Collector(maxErrors)
+  try {
+    pair.collect(value, '', collector)
+  } catch (e) {
+    if (e !== COLLECTOR_FULL) throw e
+  }
+  return collector.issues
+}
+
+const decoder = new TextDecoder('utf-8', { fatal: true })
+
+function describe(issue: ValidationIssue): string {
+  return `${issue.path === '' ? '(root)' : issue.path} ${issue.message}`
+}
+
+/** Builds a {@link Validator} around generated functions. */
+export function createValidator<T>(name: string, pair: GeneratedPair<T>, defaults: Required<ValidationLimits> = DEFAULT_LIMITS): Validator<T> {
+  const check = pair.check
+  const errors = (value: unknown, limits?: Pick<ValidationLimits, 'maxErrors'>): ValidationIssue[] => {
+    const { maxErrors } = resolveLimits(limits, defaults)
+    if (check(value)) return []
+    return collectIssues(pair, value, maxErrors)
+  }
+  const parse = (value: unknown, limits?: Pick<ValidationLimits, 'maxErrors'>): T => {
+    if (check(value)) return value
+    const issues = errors(value, limits)
+    const shown = issues.slice(0, 3).map(describe).join('; ')
+    const more = issues.length > 3 ? `; and ${issues.length - 3} more` : ''
+    throw new ProtocolError('SCHEMA_VALIDATION_FAILED', `${name} does not conform to its schema: ${shown}${more}`, {
+      details: { issues: issues.map((i) => ({ ...i })) },
+    })
+  }
+  return {
+    name,
+    check,
+    errors,
+    parse,
+    parseText(text, limits) {
+      const { maxBytes, maxErrors } = resolveLimits(limits, defaults)
+      // A string's UTF-8 length is at most 3 bytes per UTF-16 unit: measure exactly only when needed.
+      const bytes = typeof text === 'string' ? (text.length * 3 <= maxBytes ? 0 : Buffer.byteLength(text, 'utf8')) : text.byteLength
+      if (bytes > maxBytes) {
+        throw new ProtocolError('PROTOCOL_VIOLATION', `${name} is ${bytes} bytes, over the limit of ${maxBytes}`, { details: { maxBytes } })
+      }
+      let value: unknown
+      try {
+        value = JSON.parse(typeof text === 'string' ? text : decoder.decode(text))
+      } catch (cause) {
+        throw new ProtocolError('PROTOCOL_VIOLATION', `${name} is not valid UTF-8 JSON`, { cause })
+      }
+      return parse(value, { maxErrors })
+    },
+  }
+}
+
+/** Builds a {@link DocumentValidator}. */
+export function createDocumentValidator<T>(
+  name: string,
+  file: string,
+  schemaId: string,
+  pair: GeneratedPair<T>,
+  defaults: Required<ValidationLimits> = DEFAULT_LIMITS,
+): DocumentValidator<T> {
+  return { ...createValidator(name, pair, defaults), file, schemaId }
+}

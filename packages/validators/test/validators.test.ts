@@ -1,0 +1,94 @@
+import { describe, expect, it } from 'vitest'
+import { ProtocolError, UsageError, createValidators, validatorForFile, validatorForSchemaId, validators } from '../src/index.js'
+
+const command = {
+  protocolVersion: '0.1',
+  actionId: 'urn:uuid:00000000-0000-4000-8000-000000000001',
+  actor: { type: 'human', id: 'urn:weft:human:ada' },
+  kind: 'mission.create',
+  groupId: 'urn:weft:group:1',
+  correlationId: 'urn:weft:correlation:1',
+  issuedAt: '2026-12-02T10:00:00Z',
+  payload: {},
+  signature: { algorithm: 'Ed25519', keyId: 'urn:weft:key:ada', createdAt: '2026-12-02T10:00:00Z', value: 'c2ln' },
+}
+
+describe('document validators', () => {
+  it('accept a valid Command and narrow its type', () => {
+    const value: unknown = structuredClone(command)
+    expect(validators.command.check(value)).toBe(true)
+    if (validators.command.check(value)) expect(value.kind).toBe('mission.create')
+    expect(validators.command.errors(value)).toEqual([])
+    expect(validators.command.parse(value)).toBe(value)
+  })
+
+  it('report each problem with its instance path and keyword', () => {
+    const bad = { ...command, actionId: 'urn:x\n', extra: 1, issuedAt: '2026-12-31T23:59:60Z' }
+    const issues = validators.command.errors(bad)
+    expect(issues.map((i) => [i.path, i.keyword])).toEqual(
+      expect.arrayContaining([
+        ['/actionId', 'format'],
+        ['/issuedAt', 'format'],
+        ['/extra', 'additionalProperties'],
+      ]),
+    )
+  })
+
+  it('throw ProtocolError SCHEMA_VALIDATION_FAILED from parse, with the issues as details', () => {
+    const bad = { ...command, kind: 'Mission.Create' }
+    let caught: unknown
+    try {
+      validators.command.parse(bad)
+    } catch (e) {
+      caught = e
+    }
+    expect(caught).toBeInstanceOf(ProtocolError)
+    const e = caught as ProtocolError
+    expect(e.code).toBe('SCHEMA_VALIDATION_FAILED')
+    expect(e.retryable).toBe(false)
+    expect(e.message).toContain('/kind')
+    expect((e.details?.['issues'] as unknown[]).length).toBeGreaterThan(0)
+  })
+
+  it('bound the issue list for hostile input', () => {
+    const extensions = Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`urn:bad:${i}`, { version: 'x', critical: 'no', data: 0 }]))
+    const hostile = { ...command, extensions }
+    expect(validators.command.check(hostile)).toBe(false)
+    expect(validators.command.errors(hostile)).toHaveLength(20)
+    expect(validators.command.errors(hostile, { maxErrors: 3 })).toHaveLength(3)
+    expect(createValidators({ maxErrors: 7 }).documents.command.errors(hostile)).toHaveLength(7)
+  })
+
+  it('refuse oversized or non-JSON text as PROTOCOL_VIOLATION before validating', () => {
+    const text = JSON.stringify(command)
+    expect(validators.command.parseText(text).kind).toBe('mission.create')
+    expect(validators.command.parseText(new TextEncoder().encode(text)).kind).toBe('mission.create')
+    const code = (f: () => unknown): string | undefined => {
+      try {
+        f()
+      } catch (e) {
+        return e instanceof ProtocolError ? e.code : 'not a ProtocolError'
+      }
+      return undefined
+    }
+    expect(code(() => validators.command.parseText(text, { maxBytes: 100 }))).toBe('PROTOCOL_VIOLATION')
+    expect(code(() => validators.command.parseText('{"a":'))).toBe('PROTOCOL_VIOLATION')
+    expect(code(() => validators.command.parseText(new Uint8Array([0x7b, 0xff, 0x7d])))).toBe('PROTOCOL_VIOLATION')
+    expect(code(() => validators.command.parseText('{}'))).toBe('SCHEMA_VALIDATION_FAILED')
+    // multi-byte text is measured in UTF-8 bytes, not UTF-16 units
+    expect(code(() => validators.message.parseText(`"${'é'.repeat(60)}"`, { maxBytes: 100 }))).toBe('PROTOCOL_VIOLATION')
+  })
+
+  it('treat bad limits as local misuse, not a protocol error', () => {
+    expect(() => createValidators({ maxErrors: 0 })).toThrow(UsageError)
+    expect(() => validators.command.errors({}, { maxErrors: 1.5 })).toThrow(UsageError)
+    expect(() => validators.command.parseText('{}', { maxBytes: -1 })).toThrow(UsageError)
+  })
+
+  it('look validators up by file name and schema $id', () => {
+    expect(validatorForFile('work-item.schema.json')).toBe(validators.workItem)
+    expect(validatorForSchemaId('https://missionweaveprotocol.dev/schemas/0.1/lease.schema.json')).toBe(validators.lease)
+    expect(validatorForFile('common.schema.json')).toBeUndefined()
+    expect(Object.keys(validators)).toHaveLength(21)
+  })
+})

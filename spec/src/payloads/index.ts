@@ -1,0 +1,10 @@
+/**
+ * Typed payloads of every catalogued Command and Event kind (ARCHITECTURE, "Payload contract").
+ * {@link CommandPayloads} and {@link EventPayloads} map each kind to its TypeBox schema;
+ * {@link CommandPayload} and {@link EventPayload} give the static types.
+ * @module
+ */
+export * from './commands.js'
+export * from './events.js'
+// For library authors: the shared parts the payload schemas are built from.
+export * from './parts.js'

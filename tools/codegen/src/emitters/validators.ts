@@ -1,0 +1,166 @@
+/**
+ * Emits `packages/validators/src/gen/`: one module of validator functions per normative document
+ * (common definitions are shared by import, never repeated), one module per payload family, and
+ * two tables tying them to names and static types.
+ * @module
+ */
+import type { TSchema } from 'typebox'
+import { ValidatorCompiler, type CompiledModule, type FormatImport } from '../compiler/compiler.js'
+import { SchemaRegistry, type SchemaNode } from '../compiler/registry.js'
+import { GeneratedFile } from '../generated-file.js'
+import type { EmitContext, GeneratedOutput } from './context.js'
+
+const OUT = 'packages/validators/src/gen'
+
+/**
+ * The protocol's format rules (§2) as the generated code imports them. `uri` decides the two
+ * patterns of the common `id` definition: an absolute URI starts with a scheme and a colon, and
+ * contains only URI characters. `formats.test.ts` proves both claims against `isAbsoluteUri`.
+ */
+export const PROTOCOL_FORMATS = {
+  uri: {
+    name: 'isAbsoluteUri',
+    from: '@weft/codec',
+    implies: { patterns: ['^[A-Za-z][A-Za-z0-9+.-]*:'], excludes: ["[^A-Za-z0-9._~:/?#\\[\\]@!$&'()*+,;=%-]"] },
+  },
+  'date-time': { name: 'isProtocolTimestamp', from: '@weft/codec' },
+} as const satisfies Record<string, FormatImport>
+
+/** A payload family (Command or Event payloads) to compile. */
+export interface PayloadFamily {
+  /** Generated module name, e.g. `command-payloads`. */
+  readonly module: string
+  /** Function-name prefix, e.g. `cmd`. */
+  readonly prefix: string
+  /** Exported table name, e.g. `commandPayloadValidators`. */
+  readonly table: string
+  /** The spec type mapping a kind to its payload type, e.g. `CommandPayload`. */
+  readonly payloadType: string
+  /** The spec union of kinds, e.g. `CommandKind`. */
+  readonly kindType: string
+  /** Where in the spec the kinds are catalogued (for TSDoc). */
+  readonly source: string
+  readonly schemas: Readonly<Record<string, TSchema>>
+}
+
+function stem(file: string): string {
+  return file.replace(/\.schema\.json$/, '')
+}
+
+function json(schema: unknown): SchemaNode {
+  return JSON.parse(JSON.stringify(schema)) as SchemaNode
+}
+
+/** Emits every validator module and the two tables. */
+export function emitValidators(ctx: EmitContext, families: readonly PayloadFamily[]): GeneratedOutput[] {
+  const registry = new SchemaRegistry()
+  const placements = new Map<string, { module: string; prefix: string }>()
+  for (const doc of ctx.documents) {
+    const base = ctx.schemaBase + doc.file
+    registry.add(base, json(doc.schema))
+    placements.set(base, { module: stem(doc.file), prefix: doc.name })
+  }
+  // Payload schemas live beside the normative ones so `common.schema.json#...` resolves.
+  const payloadBase = (family: PayloadFamily, kind: string): string => `${ctx.schemaBase}weft-${family.module}.${kind}`
+  for (const family of families) {
+    for (const [kind, schema] of Object.entries(family.schemas)) {
+      const base = payloadBase(family, kind)
+      registry.add(base, json(schema))
+      placements.set(base, { module: family.module, prefix: `${family.prefix}_${kind.replace(/[^A-Za-z0-9]+/g, '_')}` })
+    }
+  }
+  const compiler = new ValidatorCompiler(registry, {
+    place: (base) => {
+      const placement = placements.get(base)
+      if (!placement) throw new Error(`no module for schema ${base}`)
+      return placement
+    },
+    formats: PROTOCOL_FORMATS,
+    runtime: '../runtime.js',
+  })
+
+  const documentEntries = ctx.documents
+    .filter((doc) => doc.name !== 'common')
+    .map((doc) => ({ doc, fns: compiler.entry(ctx.schemaBase + doc.file) }))
+  // Every common definition is exported, so hand-written code can validate a primitive alone.
+  const common = ctx.documents.find((doc) => doc.name === 'common')
+  if (common) {
+    for (const def of Object.keys((common.schema as unknown as { $defs: object }).$defs)) {
+      compiler.entry(ctx.schemaBase + common.file, `/$defs/${def}`)
+    }
+  }
+  const familyEntries = families.map((family) => ({
+    family,
+    entries: Object.keys(family.schemas).map((kind) => ({
+      kind,
+      fns: compiler.entry(payloadBase(family, kind)),
+    })),
+  }))
+
+  const outputs: GeneratedOutput[] = []
+  const sourceOf = new Map<string, string>()
+  for (const doc of ctx.documents) sourceOf.set(stem(doc.file), `the ${doc.file} definition of @weft/spec (§21)`)
+  for (const family of families) sourceOf.set(family.module, family.source)
+  for (const mod of compiler.modules().values()) {
+    outputs.push(emitModule(ctx, mod, sourceOf.get(mod.name) ?? mod.name))
+  }
+
+  // The document table.
+  const docs = new GeneratedFile(`${OUT}/documents.ts`, ctx.preamble)
+  docs.importNamed('@weft/spec', documentEntries.map(({ doc }) => doc.typeName), true)
+  docs.importNamed('../runtime.js', ['Collector'], true)
+  for (const { fns } of documentEntries) docs.importNamed(`./${fns.module}.js`, [fns.check, fns.collect])
+  const rows = documentEntries.map(
+    ({ doc, fns }) =>
+      `  /** ${doc.title} (\`${doc.file}\`). */\n  ${doc.name}: { name: ${JSON.stringify(doc.name)}, file: ${JSON.stringify(doc.file)}, schemaId: ${JSON.stringify(ctx.schemaBase + doc.file)}, check: ${fns.check} as (v: unknown) => v is ${doc.typeName}, collect: ${fns.collect} as (v: unknown, p: string, x: Collector) => void },`,
+  )
+  docs.statements(
+    `/** Generated check and collect functions of every normative document, keyed by document name. */\nexport const documentValidators = {\n${rows.join('\n')}\n} as const`,
+  )
+  outputs.push({ path: docs.path, content: docs.print() })
+
+  // The payload tables.
+  const payloads = new GeneratedFile(`${OUT}/payloads.ts`, ctx.preamble)
+  payloads.importNamed('@weft/spec', families.flatMap((f) => [f.payloadType, f.kindType]), true)
+  payloads.importNamed('../runtime.js', ['Collector'], true)
+  for (const { family, entries } of familyEntries) {
+    payloads.importNamed(`./${family.module}.js`, entries.flatMap(({ fns }) => [fns.check, fns.collect]))
+  }
+  for (const { family, entries } of familyEntries) {
+    const lines = entries.map(
+      ({ kind, fns }) =>
+        `  ${JSON.stringify(kind)}: { kind: ${JSON.stringify(kind)}, check: ${fns.check} as (v: unknown) => v is ${family.payloadType}<${JSON.stringify(kind)}>, collect: ${fns.collect} as (v: unknown, p: string, x: Collector) => void },`,
+    )
+    payloads.statements(
+      `/** Generated payload validators keyed by kind (${family.source}). */\nexport const ${family.table} = {\n${lines.join('\n')}\n} as const satisfies Record<${family.kindType}, unknown>`,
+    )
+  }
+  outputs.push({ path: payloads.path, content: payloads.print() })
+  return outputs
+}
+
+function emitModule(ctx: EmitContext, mod: CompiledModule, source: string): GeneratedOutput {
+  const file = new GeneratedFile(`${OUT}/${mod.name}.ts`, ctx.preamble)
+  for (const [from, names] of [...mod.imports].sort(([a], [b]) => a.localeCompare(b))) {
+    // `Collector` is only a parameter type; it is imported as a type below
+    file.importNamed(from, [...names].filter((n) => n !== 'Collector'))
+  }
+  file.importNamed('../runtime.js', ['Collector'], true)
+  for (const constant of mod.constants) {
+    const [, name, init] = /^const (\w+) = ([\s\S]*)$/.exec(constant)!
+    file.constant(name!, init!)
+  }
+  for (const fn of mod.functions) {
+    const exported = mod.exported.has(fn.name)
+    const what = fn.kind === 'check' ? 'Returns whether the value is valid against' : 'Reports every issue of the value, up to the collector bound, against'
+    file.fn({
+      name: fn.name,
+      exported,
+      parameters: fn.kind === 'check' ? [{ name: 'v', type: 'any' }] : [{ name: 'v', type: 'any' }, { name: 'p', type: 'string' }, { name: 'x', type: 'Collector' }],
+      returnType: fn.kind === 'check' ? 'boolean' : 'void',
+      body: fn.body,
+      ...(exported ? { doc: `${what} \`${fn.location.replace(ctx.schemaBase, '')}\`, from ${source}.` } : {}),
+    })
+  }
+  return { path: file.path, content: file.print() }
+}

@@ -1,0 +1,20 @@
+/**
+ * @weft/codegen: generators from @weft/spec to the generated parts of the Weft packages.
+ * @packageDocumentation
+ */
+export { generate, checkOutputs, writeOutputs, preamble, lineDiff, GENERATED_DIRS } from './codegen.js'
+export type { GenerateOptions, GeneratedOutput, Drift, EmitContext } from './codegen.js'
+export { main } from './cli.js'
+export type { Output } from './cli.js'
+
+// Library-author surface: the schema compiler and the generated-file facade.
+export { ValidatorCompiler } from './compiler/compiler.js'
+export type { CompilerOptions, CompiledModule, CompiledFunction, Placement, FormatImport } from './compiler/compiler.js'
+export { SchemaRegistry, resolveUri } from './compiler/registry.js'
+export type { SchemaNode, Location } from './compiler/registry.js'
+export { GeneratedFile, indent } from './generated-file.js'
+export type { FunctionSpec } from './generated-file.js'
+export { emitValidators } from './emitters/validators.js'
+export type { PayloadFamily } from './emitters/validators.js'
+export { emitJsonSchemas } from './emitters/json-schema.js'
+export { emitErrorCodes } from './emitters/error-codes.js'
