@@ -68,16 +68,19 @@ export async function run({ log }) {
   const file = (v) => v.schema.split('/').pop()
 
   const rows = []
-  const summary = { kinds: {}, targets: {} }
+  const summary = { kinds: {}, ajvRejectsValid: [] }
   const missed = []
   log('validators: valid documents per second')
   for (const kind of KINDS) {
     const vectors = manifest.filter((v) => v.valid && file(v) === `${kind}.schema.json`)
-    const docs = vectors.map(load)
     const weft = validatorForFile(`${kind}.schema.json`)
     const a1 = ajvAll(`${kind}.schema.json`)
     const a0 = ajvFirst(`${kind}.schema.json`)
-    for (const d of docs) if (!weft.check(d) || !a1(d) || !a0(d)) throw new Error(`${kind}: a valid vector is rejected`)
+    for (const v of vectors) if (!weft.check(load(v))) throw new Error(`${kind}: weft rejects the valid vector ${v.name}`)
+    // Stock ajv-formats misjudges some valid vectors (e.g. an identifier with an empty hier-part);
+    // those are reported, and both sides are timed on the vectors both accept.
+    for (const v of vectors.filter((v) => !a1(load(v)))) summary.ajvRejectsValid.push(v.name)
+    const docs = vectors.filter((v) => a1(load(v))).map(load)
     const batch = Array.from({ length: BATCH }, (_, i) => docs[i % docs.length])
     const r = await throughput(
       [
@@ -98,7 +101,7 @@ export async function run({ log }) {
 
   log('validators: rejections per second')
   const invalid = manifest.filter((v) => !v.valid).map((v) => ({ doc: load(v), weft: validatorForFile(file(v)), a1: ajvAll(file(v)), a0: ajvFirst(file(v)) }))
-  for (const x of invalid) if (x.weft.check(x.doc) || x.a1(x.doc)) throw new Error('an invalid vector is accepted')
+  for (const x of invalid) if (x.weft.check(x.doc)) throw new Error('weft accepts an invalid vector')
   const rInvalid = await throughput(
     [
       ['weft', () => { for (const x of invalid) x.weft.check(x.doc) }],
@@ -126,6 +129,10 @@ export async function run({ log }) {
       ['weftErrors', () => cmd.errors(hostile)],
       ['ajvAll', () => h1(hostile)],
       ['ajvFirst', () => h0(hostile)],
+      // The floor for any validator of a parsed object: V8 must collect all keys of a large
+      // (dictionary-mode) object before yielding the first one, so merely reaching the first bad
+      // extension costs this much.
+      ['floor', () => { for (const k in hostile.extensions) return k }],
     ],
     log,
   )
@@ -133,8 +140,9 @@ export async function run({ log }) {
   const hostileErrorsRatio = rHostile.weftErrors / rHostile.ajvAll
   rows.push([`hostile command ${Math.round(hostileBytes / 1024)} KB`, fmt(rHostile.weft), fmt(rHostile.ajvAll), fmt(rHostile.ajvFirst), `${hostileRatio.toFixed(0)}x`, `${(rHostile.weft / rHostile.ajvFirst).toFixed(1)}x`])
   rows.push([`  with errors() (${cmd.errors(hostile).length} issues)`, fmt(rHostile.weftErrors), '', '', `${hostileErrorsRatio.toFixed(0)}x`, `${(rHostile.weftErrors / rHostile.ajvFirst).toFixed(1)}x`])
-  summary.hostile = { bytes: hostileBytes, weftPerSec: Math.round(rHostile.weft), weftErrorsPerSec: Math.round(rHostile.weftErrors), ajvAllErrorsPerSec: Math.round(rHostile.ajvAll), ajvFirstErrorPerSec: Math.round(rHostile.ajvFirst), vsAjvAllErrors: +hostileRatio.toFixed(1), errorsVsAjvAllErrors: +hostileErrorsRatio.toFixed(1) }
-  if (hostileRatio < 100) missed.push(`hostile command ${hostileRatio.toFixed(0)}x < 100x Ajv(allErrors:true)`)
+  rows.push([`  floor: first key of its extensions`, fmt(rHostile.floor), '', '', `${(rHostile.floor / rHostile.ajvAll).toFixed(0)}x`, ''])
+  summary.hostile = { bytes: hostileBytes, weftPerSec: Math.round(rHostile.weft), weftErrorsPerSec: Math.round(rHostile.weftErrors), ajvAllErrorsPerSec: Math.round(rHostile.ajvAll), ajvFirstErrorPerSec: Math.round(rHostile.ajvFirst), vsAjvAllErrors: +hostileRatio.toFixed(1), errorsVsAjvAllErrors: +hostileErrorsRatio.toFixed(1), enumerationFloorPerSec: Math.round(rHostile.floor), checkVsFloor: +(rHostile.weft / rHostile.floor).toFixed(2) }
+  if (hostileRatio < 100) missed.push(`hostile command ${hostileRatio.toFixed(0)}x < 100x Ajv(allErrors:true) (at ${(100 * rHostile.weft / rHostile.floor).toFixed(0)}% of the key-enumeration floor, which is ${(rHostile.floor / rHostile.ajvAll).toFixed(0)}x)`)
 
   log('validators: cold start (fresh processes)')
   const samples = JSON.stringify(Object.fromEntries(KINDS.map((k) => [k, load(manifest.find((v) => v.valid && file(v) === `${k}.schema.json`))])))
@@ -148,6 +156,7 @@ export async function run({ log }) {
   if (coldWeft >= 150) missed.push(`cold start ${coldWeft.toFixed(0)} ms >= 150 ms`)
   if (coldRatio < 10) missed.push(`cold start only ${coldRatio.toFixed(1)}x faster than Ajv`)
 
+  if (summary.ajvRejectsValid.length) log(`note: Ajv + ajv-formats rejects ${summary.ajvRejectsValid.length} valid vector(s): ${summary.ajvRejectsValid.join('; ')}`)
   summary.targetsMet = missed.length === 0
   summary.missed = missed
   const header = ['validators (per second)', 'weft', 'ajv allErrors', 'ajv first', 'vs allErrors', 'vs first']

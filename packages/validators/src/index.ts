@@ -1,7 +1,8 @@
 /**
- * @weft/validators: ahead-of-time validators for every MissionWeaveProtocol 0.1 document and every
- * Command and Event payload. Importing this package compiles no schema: the validator code was
- * generated from @weft/spec by `weft-codegen` and is committed under `src/gen/`.
+ * @weft/validators: ahead-of-time validators for every MissionWeaveProtocol 0.1 document. Importing
+ * this package compiles no schema: the validator code was generated from @weft/spec by
+ * `weft-codegen` and is committed under `src/gen/`. Payload validators live in the subpath
+ * `@weft/validators/payloads`, so code that needs only documents never loads them.
  *
  * @example
  * ```ts
@@ -13,18 +14,8 @@
  * ```
  * @packageDocumentation
  */
-import type { CommandKind, CommandPayload, EventKind, EventPayload } from '@weft/spec'
 import { documentValidators } from './gen/documents.js'
-import { commandPayloadValidators, eventPayloadValidators } from './gen/payloads.js'
-import {
-  createDocumentValidator,
-  createValidator,
-  resolveLimits,
-  type DocumentValidator,
-  type GeneratedPair,
-  type ValidationLimits,
-  type Validator,
-} from './validator.js'
+import { createDocumentValidator, resolveLimits, type DocumentValidator, type GeneratedPair, type ValidationLimits } from './validator.js'
 
 type GuardOf<F> = F extends (v: unknown) => v is infer T ? T : never
 type Generated = typeof documentValidators
@@ -32,30 +23,14 @@ type Generated = typeof documentValidators
 /** One validator per normative document, keyed by document name (`workItem`, `command`, ...). */
 export type DocumentValidators = { readonly [K in keyof Generated]: DocumentValidator<GuardOf<Generated[K]['check']>> }
 
-/** One validator per Command kind, for the Command's `payload`. */
-export type CommandPayloadValidators = { readonly [K in CommandKind]: Validator<CommandPayload<K>> }
-
-/** One validator per Event kind, for the Event's `payload`. */
-export type EventPayloadValidators = { readonly [K in EventKind]: Validator<EventPayload<K>> }
-
-/** A full set of validators sharing one set of limits. */
+/** A full set of document validators sharing one set of limits. */
 export interface ValidatorSet {
   /** Document validators keyed by document name. */
   readonly documents: DocumentValidators
-  /** Command payload validators keyed by Command kind. */
-  readonly commandPayloads: CommandPayloadValidators
-  /** Event payload validators keyed by Event kind. */
-  readonly eventPayloads: EventPayloadValidators
   /** The document validator of a normative schema file name (`work-item.schema.json`). */
   forFile(file: string): DocumentValidator<unknown> | undefined
   /** The document validator of a schema `$id`. */
   forSchemaId(id: string): DocumentValidator<unknown> | undefined
-}
-
-function mapValues<T extends object, R>(table: T, fn: (key: keyof T & string, value: T[keyof T]) => R): Record<keyof T & string, R> {
-  const out = {} as Record<keyof T & string, R>
-  for (const key of Object.keys(table) as (keyof T & string)[]) out[key] = fn(key, table[key])
-  return out
 }
 
 /**
@@ -64,16 +39,15 @@ function mapValues<T extends object, R>(table: T, fn: (key: keyof T & string, va
  */
 export function createValidators(limits?: ValidationLimits): ValidatorSet {
   const defaults = resolveLimits(limits)
-  const documents = mapValues(documentValidators, (_, g) => createDocumentValidator(g.name, g.file, g.schemaId, g as GeneratedPair<unknown>, defaults)) as unknown as DocumentValidators
-  const commandPayloads = mapValues(commandPayloadValidators, (kind, g) => createValidator(kind, g as GeneratedPair<unknown>, defaults)) as unknown as CommandPayloadValidators
-  const eventPayloads = mapValues(eventPayloadValidators, (kind, g) => createValidator(kind, g as GeneratedPair<unknown>, defaults)) as unknown as EventPayloadValidators
-  const all = Object.values(documents) as DocumentValidator<unknown>[]
+  const documents = {} as Record<string, DocumentValidator<unknown>>
+  for (const [name, g] of Object.entries(documentValidators)) {
+    documents[name] = createDocumentValidator(g.name, g.file, g.schemaId, g as GeneratedPair<unknown>, defaults)
+  }
+  const all = Object.values(documents)
   const byFile = new Map(all.map((v) => [v.file, v]))
   const byId = new Map(all.map((v) => [v.schemaId, v]))
   return {
-    documents,
-    commandPayloads,
-    eventPayloads,
+    documents: documents as unknown as DocumentValidators,
     forFile: (file) => byFile.get(file),
     forSchemaId: (id) => byId.get(id),
   }
@@ -83,10 +57,6 @@ const defaultSet = createValidators()
 
 /** Document validators with the default limits, keyed by document name. */
 export const validators: DocumentValidators = defaultSet.documents
-/** Command payload validators with the default limits. */
-export const commandPayloads: CommandPayloadValidators = defaultSet.commandPayloads
-/** Event payload validators with the default limits. */
-export const eventPayloads: EventPayloadValidators = defaultSet.eventPayloads
 /** The default document validator of a normative schema file name. */
 export const validatorForFile: (file: string) => DocumentValidator<unknown> | undefined = defaultSet.forFile
 /** The default document validator of a schema `$id`. */

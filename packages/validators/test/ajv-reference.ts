@@ -9,7 +9,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { isAbsoluteUri, isProtocolTimestamp } from '@weft/codec'
 import Ajv2020Import from 'ajv/dist/2020.js'
-import type { ErrorObject, Options, ValidateFunction } from 'ajv/dist/2020.js'
+import type { AnySchemaObject, ErrorObject, Options, ValidateFunction } from 'ajv/dist/2020.js'
 
 // Ajv is CommonJS: under NodeNext the default import is `module.exports`, which is the class and
 // also carries it as `.default`; take whichever the loader hands over.
@@ -52,7 +52,7 @@ export function referenceValidators(bundleDir: string, options: ReferenceOptions
   }
   const ids = new Map<string, string>()
   for (const file of files) {
-    const schema = JSON.parse(readFileSync(join(schemaDir, file), 'utf8')) as { $id?: unknown }
+    const schema = JSON.parse(readFileSync(join(schemaDir, file), 'utf8')) as AnySchemaObject
     if (typeof schema.$id !== 'string') throw new Error(`${file}: no $id`)
     ajv.addSchema(schema)
     ids.set(file, schema.$id)

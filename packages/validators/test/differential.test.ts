@@ -14,7 +14,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { bundleForTests, readBundleJson } from '@weft/conformance/bundle'
+import { bundleForTests, readBundleJson } from '@weft/spec/bundle'
 import { validatorForFile, validators } from '@weft/validators'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest'
+import { COMMAND_KINDS, EVENT_KINDS } from '@weft/spec'
 import { ProtocolError, UsageError, createValidators, validatorForFile, validatorForSchemaId, validators } from '../src/index.js'
+import { commandPayloads, createPayloadValidators, eventPayloads } from '../src/payloads.js'
 
 const command = {
   protocolVersion: '0.1',
@@ -90,5 +92,22 @@ describe('document validators', () => {
     expect(validatorForSchemaId('https://missionweaveprotocol.dev/schemas/0.1/lease.schema.json')).toBe(validators.lease)
     expect(validatorForFile('common.schema.json')).toBeUndefined()
     expect(Object.keys(validators)).toHaveLength(21)
+  })
+})
+
+describe('payload validators (@weft/validators/payloads)', () => {
+  it('validate a Command payload by kind and reject unknown members', () => {
+    const offer = commandPayloads['work.offer']
+    expect(offer.name).toBe('work.offer')
+    expect(offer.check({})).toBe(false)
+    expect(offer.errors({}).map((i) => i.keyword)).toContain('required')
+    expect(Object.keys(commandPayloads)).toEqual([...COMMAND_KINDS])
+    expect(Object.keys(eventPayloads)).toEqual([...EVENT_KINDS])
+  })
+
+  it('honour the limits of their set', () => {
+    const set = createPayloadValidators({ maxErrors: 1 })
+    expect(set.commandPayloads['work.offer'].errors({ unknown: 1 })).toHaveLength(1)
+    expect(() => createPayloadValidators({ maxBytes: 0 })).toThrow(UsageError)
   })
 })

@@ -3,7 +3,15 @@
  * imports by symbol, exported declarations with TSDoc. Emitters read like the file they produce.
  * @module
  */
-import { IndentationText, Project, QuoteKind, StructureKind, VariableDeclarationKind, type SourceFile } from 'ts-morph'
+import {
+  IndentationText,
+  Project,
+  QuoteKind,
+  StructureKind,
+  VariableDeclarationKind,
+  type ImportDeclarationStructure,
+  type StatementStructures,
+} from 'ts-morph'
 
 let sharedProject: Project | undefined
 function project(): Project {
@@ -34,6 +42,21 @@ export function indent(code: string, depth = 0): string {
   return lines.join('\n')
 }
 
+/** Puts one blank line before each top-level declaration (and its TSDoc) that lacks one. */
+function separate(text: string): string {
+  const lines = text.split('\n')
+  const out: string[] = []
+  for (const line of lines) {
+    const previous = out[out.length - 1]
+    const topLevel = /^(\/\*\*|export |function |const |type |interface )/.test(line)
+    const afterDoc = previous !== undefined && /^( \*|\/\*\*.*\*\/$)/.test(previous)
+    const constRun = line.startsWith('const ') && previous?.startsWith('const ')
+    if (topLevel && previous !== undefined && previous !== '' && !afterDoc && !constRun) out.push('')
+    out.push(line)
+  }
+  return out.join('\n')
+}
+
 /** A function to declare in a generated file. */
 export interface FunctionSpec {
   readonly name: string
@@ -45,28 +68,35 @@ export interface FunctionSpec {
   readonly doc?: string
 }
 
-/** One generated file, built up declaratively and printed once. */
+/**
+ * One generated file, built up declaratively and printed once. Declarations are collected as
+ * ts-morph structures and written in a single call: inserting them one by one re-splices the
+ * file text each time, which is quadratic in the size of a large generated module.
+ */
 export class GeneratedFile {
   readonly path: string
   readonly #preamble: string
-  readonly #file: SourceFile
+  readonly #imports: ImportDeclarationStructure[] = []
+  readonly #statements: (string | StatementStructures)[] = []
 
   constructor(path: string, preamble: string) {
     this.path = path
     this.#preamble = preamble
-    this.#file = project().createSourceFile(`/gen/${path}`, '', { overwrite: true })
   }
 
   /** `import { names } from from` (type-only when `typeOnly`). */
   importNamed(from: string, names: Iterable<string>, typeOnly = false): this {
     const sorted = [...new Set(names)].sort()
-    if (sorted.length) this.#file.addImportDeclaration({ moduleSpecifier: from, namedImports: sorted, isTypeOnly: typeOnly })
+    if (sorted.length) {
+      this.#imports.push({ kind: StructureKind.ImportDeclaration, moduleSpecifier: from, namedImports: sorted, isTypeOnly: typeOnly })
+    }
     return this
   }
 
   /** `const name = initializer` (exported when asked), with optional TSDoc. */
   constant(name: string, initializer: string, options: { exported?: boolean; doc?: string; type?: string } = {}): this {
-    this.#file.addVariableStatement({
+    this.#statements.push({
+      kind: StructureKind.VariableStatement,
       declarationKind: VariableDeclarationKind.Const,
       isExported: options.exported ?? false,
       declarations: [{ name, initializer, ...(options.type ? { type: options.type } : {}) }],
@@ -77,7 +107,7 @@ export class GeneratedFile {
 
   /** A function declaration. */
   fn(spec: FunctionSpec): this {
-    this.#file.addFunction({
+    this.#statements.push({
       kind: StructureKind.Function,
       name: spec.name,
       isExported: spec.exported,
@@ -91,12 +121,16 @@ export class GeneratedFile {
 
   /** Raw statements (already formatted). */
   statements(text: string): this {
-    this.#file.addStatements(text)
+    this.#statements.push(text)
     return this
   }
 
-  /** The file's text: preamble, then the declarations. */
+  /** The file's text: preamble, then imports and declarations in the order they were added. */
   print(): string {
-    return `${this.#preamble}\n${this.#file.getFullText().trimStart()}`.replace(/\n*$/, '\n')
+    const file = project().createSourceFile(`/gen/${this.path}`, '', { overwrite: true })
+    file.addStatements([...this.#imports, ...this.#statements])
+    const text = separate(file.getFullText())
+    project().removeSourceFile(file)
+    return `${this.#preamble}\n${text.trimStart()}`.replace(/\n*$/, '\n')
   }
 }

@@ -58,6 +58,7 @@ export type ErrorCode =
 
 /** Every §19 error code, in the order of the specification. */
 export const ERROR_CODES = ["UNSUPPORTED_VERSION","AUTH_REQUIRED","AUTH_INVALID_SIGNATURE","AUTH_STALE_SESSION","AUTH_STALE_COORDINATOR","AUTH_FORBIDDEN","GROUP_NOT_FOUND","MEMBERSHIP_REQUIRED","MEMBERSHIP_STALE","SCHEMA_VALIDATION_FAILED","INVALID_COMMAND","INVALID_STATE_TRANSITION","REVISION_CONFLICT","ACTION_ID_COLLISION","UNKNOWN_CRITICAL_EXTENSION","WORK_CONTRACT_INCOMPLETE","WORK_OFFER_EXPIRED","WORK_ALREADY_OWNED","WORK_LEASE_EXPIRED","WORK_STALE_OWNERSHIP","APPROVAL_REQUIRED","BUDGET_EXCEEDED","RATE_LIMITED","BACKPRESSURE","CURSOR_TOO_OLD","PROTOCOL_VIOLATION","INTERNAL_ERROR"] as const;
+
 /** What each code means and whether an unchanged retry of the same Command is safe (§19). */
 export const ERROR_CODE_INFO: { readonly [C in ErrorCode]: { readonly meaning: string; readonly retryable: boolean } } = {
   UNSUPPORTED_VERSION: { meaning: "The peers share no protocol version both of them can speak.", retryable: false },
