@@ -1,0 +1,469 @@
+/**
+ * Release check: the five publishable packages as a consumer gets them from the registry.
+ *
+ * 1. package.json metadata: `exports` (`types` + `default`), `files`, README, license, engines,
+ *    exact internal versions.
+ * 2. `npm run build` of each package in dependency order, then every `exports`/`bin` target exists.
+ * 3. `npm pack` of each: no tests, no node_modules, dist present, every export target packed, and
+ *    the built code imports only what the package declares.
+ * 4. A fresh consumer project outside the workspace installs the five tarballs, type-checks a small
+ *    TypeScript file against the packed declarations (no `@types/node`), runs it, and runs the
+ *    `weft-conformance` bin.
+ *
+ * The steps share state and run in order; a failing step makes the later ones fail too.
+ */
+import { spawnSync } from 'node:child_process'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { builtinModules } from 'node:module'
+import { tmpdir } from 'node:os'
+import { delimiter, dirname, join, relative, resolve, sep } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterAll, describe, expect, it } from 'vitest'
+
+const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../../..')
+const tscBin = join(repo, 'node_modules', 'typescript', 'bin', 'tsc')
+
+interface PackageInfo {
+  /** Folder, relative to the repository root. */
+  readonly dir: string
+  readonly name: string
+  /** Whether its code is generated from @weft/spec, so it must pin the exact spec version. */
+  readonly generated: boolean
+}
+
+/** In dependency order: each package only depends on packages before it. */
+const PACKAGES: readonly PackageInfo[] = [
+  { dir: 'spec', name: '@weft/spec', generated: false },
+  { dir: 'packages/codec', name: '@weft/codec', generated: true },
+  { dir: 'packages/validators', name: '@weft/validators', generated: true },
+  { dir: 'tools/codegen', name: '@weft/codegen', generated: true },
+  { dir: 'tools/conformance', name: '@weft/conformance', generated: false },
+]
+
+type ExportValue = string | null | { readonly [condition: string]: ExportValue } | readonly ExportValue[]
+
+interface Manifest {
+  name: string
+  version: string
+  private?: boolean
+  license?: unknown
+  engines?: Record<string, string>
+  files?: unknown
+  exports?: Record<string, ExportValue>
+  bin?: string | Record<string, string>
+  dependencies?: Record<string, string>
+  peerDependencies?: Record<string, string>
+  optionalDependencies?: Record<string, string>
+  devDependencies?: Record<string, string>
+}
+
+const started = Date.now()
+function log(message: string): void {
+  console.log(`[release-check +${((Date.now() - started) / 1000).toFixed(1)}s] ${message}`)
+}
+
+function manifest(pkg: PackageInfo): Manifest {
+  return JSON.parse(readFileSync(join(repo, pkg.dir, 'package.json'), 'utf8')) as Manifest
+}
+
+/**
+ * Environment for child processes: without the npm-script variables of the outer `npm test`
+ * (workspace, prefix, package fields), without NODE_OPTIONS/NODE_PATH (a `--conditions=@weft/source`
+ * there would make the consumer load TypeScript sources), and without the workspace's
+ * `node_modules/.bin` on PATH (so the consumer's bins are the ones found).
+ */
+function childEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {}
+  for (const [key, value] of Object.entries(process.env)) {
+    const k = key.toLowerCase()
+    if (k.startsWith('npm_package_') || k.startsWith('npm_lifecycle_')) continue
+    if (/^npm_config_(workspaces?|include_workspace_root|prefix|local_prefix|global|save|save_.*|package_lock|omit|include|dry_run|json|offline|prefer_offline)$/.test(k)) continue
+    if (k === 'node_options' || k === 'node_path' || k === 'init_cwd' || k.startsWith('vitest')) continue
+    env[key] = value
+  }
+  const path = (process.env.PATH ?? '').split(delimiter).filter((p) => p !== '' && !resolve(p).startsWith(repo + sep))
+  env.PATH = path.join(delimiter)
+  env.NO_UPDATE_NOTIFIER = '1'
+  env.npm_config_update_notifier = 'false'
+  return env
+}
+
+interface RunResult {
+  readonly status: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+function run(command: string, args: readonly string[], cwd: string, options: { check?: boolean; timeout?: number } = {}): RunResult {
+  const result = spawnSync(command, args, { cwd, env: childEnv(), encoding: 'utf8', timeout: options.timeout ?? 300_000, maxBuffer: 64 * 1024 * 1024 })
+  const out: RunResult = { status: result.status, stdout: result.stdout ?? '', stderr: result.stderr ?? '' }
+  if ((options.check ?? true) && (result.error !== undefined || result.status !== 0)) {
+    throw new Error(
+      `\`${command} ${args.join(' ')}\` in ${cwd} failed (status ${String(result.status)}${result.error ? `, ${result.error.message}` : ''})\n` +
+        `--- stdout\n${out.stdout.slice(-6000)}\n--- stderr\n${out.stderr.slice(-6000)}`,
+    )
+  }
+  return out
+}
+
+/** Every file target of an export map, split into `@weft/source` targets and the others. */
+function exportTargets(value: ExportValue, condition: string | undefined, out: { source: string[]; other: string[] }): void {
+  if (value === null) return
+  if (typeof value === 'string') {
+    ;(condition === '@weft/source' ? out.source : out.other).push(value)
+  } else if (Array.isArray(value)) {
+    for (const v of value as readonly ExportValue[]) exportTargets(v, condition, out)
+  } else {
+    for (const [c, v] of Object.entries(value as { readonly [condition: string]: ExportValue })) exportTargets(v, c, out)
+  }
+}
+
+function targetsOf(m: Manifest): { source: string[]; other: string[] } {
+  const out = { source: [] as string[], other: [] as string[] }
+  for (const value of Object.values(m.exports ?? {})) exportTargets(value, undefined, out)
+  return out
+}
+
+function binTargets(m: Manifest): string[] {
+  if (m.bin === undefined) return []
+  return typeof m.bin === 'string' ? [m.bin] : Object.values(m.bin)
+}
+
+/** `./dist/index.js` → `dist/index.js`. */
+function clean(target: string): string {
+  return target.replace(/^\.\//, '')
+}
+
+/** Whether a target (possibly a `*` pattern) matches a file in `files` (paths relative to the package). */
+function targetPresent(target: string, files: ReadonlySet<string>): boolean {
+  const t = clean(target)
+  if (!t.includes('*')) return files.has(t)
+  const [prefix = '', suffix = ''] = t.split('*')
+  for (const f of files) if (f.startsWith(prefix) && f.endsWith(suffix) && f.length > prefix.length + suffix.length) return true
+  return false
+}
+
+function walk(dir: string, base = dir): string[] {
+  if (!existsSync(dir)) return []
+  const out: string[] = []
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const full = join(dir, entry.name)
+    if (entry.isDirectory()) out.push(...walk(full, base))
+    else out.push(relative(base, full).split(sep).join('/'))
+  }
+  return out
+}
+
+/**
+ * Files of `dist/` that no current source compiles to (`dist/a/b.js`, `.d.ts`, `.js.map`,
+ * `.d.ts.map` ← `src/a/b.ts`): left over from an older build.
+ */
+function staleOutputs(packageDir: string): string[] {
+  const sources = new Set(walk(join(packageDir, 'src')).filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts') && !TEST_FILE.test(f)).map((f) => f.slice(0, -3)))
+  return walk(join(packageDir, 'dist'))
+    .filter((f) => !sources.has(f.replace(/\.(?:d\.ts|js)(?:\.map)?$/, '')))
+    .map((f) => `dist/${f}`)
+}
+
+/** Deletes {@link staleOutputs} and the folders they leave empty; returns what was deleted. */
+function pruneStale(packageDir: string): string[] {
+  const stale = staleOutputs(packageDir)
+  for (const f of stale) rmSync(join(packageDir, f), { force: true })
+  const dirs = new Set(stale.map((f) => dirname(f)).filter((d) => d !== 'dist'))
+  for (const d of [...dirs].sort((a, b) => b.length - a.length)) {
+    const full = join(packageDir, d)
+    if (existsSync(full) && readdirSync(full).length === 0) rmSync(full, { recursive: true, force: true })
+  }
+  return stale
+}
+
+const TEST_FILE = /\.(test|spec)\.(?:d\.)?[cm]?[jt]sx?(?:\.map)?$/
+const builtins = new Set(builtinModules)
+
+/** Bare module specifiers a JavaScript or declaration file imports (static, dynamic, re-export). */
+function bareImports(code: string): Set<string> {
+  const found = new Set<string>()
+  const patterns = [/\bfrom\s*(['"])([^'"]+)\1/g, /\bimport\s*(['"])([^'"]+)\1/g, /\bimport\s*\(\s*(['"])([^'"]+)\1\s*\)/g, /\brequire\s*\(\s*(['"])([^'"]+)\1\s*\)/g]
+  for (const re of patterns) {
+    for (const match of code.matchAll(re)) {
+      const spec = match[2]!
+      if (spec.startsWith('.') || spec.startsWith('/') || spec.startsWith('node:') || spec.startsWith('#')) continue
+      const name = spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!
+      if (builtins.has(name)) continue
+      found.add(name)
+    }
+  }
+  return found
+}
+
+// Shared state of the steps below.
+const packDir = mkdtempSync(join(tmpdir(), 'weft-release-pack-'))
+const consumerDir = mkdtempSync(join(tmpdir(), 'weft-release-consumer-'))
+const tarballs = new Map<string, string>()
+const keep = process.env.WEFT_RELEASE_KEEP === '1'
+/** Steps that passed; a step whose prerequisite failed says so instead of failing confusingly. */
+const passed = new Set<string>()
+function requireStep(step: string): void {
+  if (!passed.has(step)) throw new Error(`not run: the "${step}" step failed`)
+}
+
+afterAll(() => {
+  if (keep) {
+    log(`kept ${packDir} and ${consumerDir}`)
+    return
+  }
+  rmSync(packDir, { recursive: true, force: true })
+  rmSync(consumerDir, { recursive: true, force: true })
+})
+
+describe('release packaging', () => {
+  it('has publishable package.json metadata', () => {
+    log('step 1/6: package.json metadata')
+    const spec = manifest(PACKAGES[0]!)
+    const versions = new Map(PACKAGES.map((p) => [p.name, manifest(p).version]))
+    for (const pkg of PACKAGES) {
+      const m = manifest(pkg)
+      const where = `${pkg.dir}/package.json`
+      expect.soft(m.name, where).toBe(pkg.name)
+      expect.soft(m.private, `${where}: a publishable package is not private`).not.toBe(true)
+      expect.soft(m.version, `${where}: version`).toMatch(/^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?$/)
+      const dot = m.exports?.['.']
+      expect.soft(dot !== null && typeof dot === 'object' && !Array.isArray(dot), `${where}: exports["."] is a conditions object`).toBe(true)
+      const conditions = dot as Record<string, ExportValue>
+      expect.soft(typeof conditions.types, `${where}: exports["."].types`).toBe('string')
+      expect.soft(typeof conditions.default, `${where}: exports["."].default`).toBe('string')
+      // `types` must come before `default`: conditions match in key order.
+      const keys = Object.keys(conditions)
+      expect.soft(keys.indexOf('types'), `${where}: exports["."].types comes before default`).toBeLessThan(keys.indexOf('default'))
+      expect.soft(Array.isArray(m.files) && (m.files as unknown[]).length > 0, `${where}: non-empty files list`).toBe(true)
+      expect.soft(existsSync(join(repo, pkg.dir, 'README.md')), `${pkg.dir}/README.md exists`).toBe(true)
+      expect.soft(existsSync(join(repo, pkg.dir, 'LICENSE')), `${pkg.dir}/LICENSE exists`).toBe(true)
+      expect.soft(typeof m.license === 'string' && m.license.length > 0, `${where}: license`).toBe(true)
+      expect.soft(m.engines?.node, `${where}: engines.node`).toMatch(/\d/)
+      for (const [dep, range] of Object.entries(m.dependencies ?? {})) {
+        const own = versions.get(dep)
+        if (own !== undefined) expect.soft(range, `${where}: ${dep} pinned to its exact version`).toBe(own)
+      }
+      if (pkg.generated) expect.soft(m.dependencies?.['@weft/spec'], `${where}: generated from @weft/spec, so pins exactly ${spec.version}`).toBe(spec.version)
+      for (const field of ['dependencies', 'peerDependencies', 'optionalDependencies'] as const) {
+        for (const [dep, range] of Object.entries(m[field] ?? {})) {
+          expect.soft(range, `${where}: ${field}.${dep} must be a registry version, not a local/workspace reference`).not.toMatch(/^(file:|link:|workspace:|\.|\/)/)
+        }
+      }
+    }
+  })
+
+  it('builds each package in dependency order and every export target exists', () => {
+    for (const [i, pkg] of PACKAGES.entries()) {
+      // A release build starts clean: `tsc` never deletes outputs whose source is gone, and npm
+      // pack would publish them. Only such orphans are removed, so concurrent users of dist/ keep
+      // working.
+      const pruned = pruneStale(join(repo, pkg.dir))
+      if (pruned.length > 0) log(`  ${pkg.dir}: removed ${pruned.length} stale dist files (${pruned.slice(0, 3).join(', ')}${pruned.length > 3 ? ', ...' : ''})`)
+      log(`step 2/6: npm run build -w ${pkg.dir} (${i + 1}/${PACKAGES.length})`)
+      run('npm', ['run', 'build', '-w', pkg.dir], repo)
+    }
+    // Packing needs the builds; the checks below report on their own.
+    passed.add('build')
+    for (const pkg of PACKAGES) {
+      const m = manifest(pkg)
+      const onDisk = new Set(walk(join(repo, pkg.dir)).filter((f) => !f.startsWith('node_modules/')))
+      const { source, other } = targetsOf(m)
+      for (const target of other) expect.soft(targetPresent(target, onDisk), `${pkg.name}: exports target ${target} exists after build`).toBe(true)
+      for (const target of source) expect.soft(targetPresent(target, onDisk), `${pkg.name}: @weft/source target ${target} exists`).toBe(true)
+      for (const target of binTargets(m)) expect.soft(targetPresent(target, onDisk), `${pkg.name}: bin ${target} exists`).toBe(true)
+      expect.soft(staleOutputs(join(repo, pkg.dir)), `${pkg.name}: dist files without a source (would be published)`).toEqual([])
+    }
+  })
+
+  it('packs each package with dist, without tests or node_modules', () => {
+    requireStep('build')
+    for (const pkg of PACKAGES) {
+      log(`step 3/6: npm pack -w ${pkg.dir}`)
+      const m = manifest(pkg)
+      const { stdout } = run('npm', ['pack', '-w', pkg.dir, '--pack-destination', packDir, '--json'], repo)
+      const info = JSON.parse(stdout.slice(stdout.indexOf('['))) as { filename: string; name: string }[]
+      expect(info.length, `${pkg.name}: one tarball`).toBe(1)
+      const tarball = join(packDir, info[0]!.filename)
+      expect.soft(existsSync(tarball), `${pkg.name}: ${tarball} written`).toBe(true)
+      tarballs.set(pkg.name, tarball)
+
+      const listing = run('tar', ['-tzf', tarball], packDir).stdout.split('\n').filter((l) => l !== '' && !l.endsWith('/'))
+      expect.soft(listing.every((l) => l.startsWith('package/')), `${pkg.name}: entries under package/`).toBe(true)
+      const files = new Set(listing.map((l) => l.slice('package/'.length)))
+      const list = [...files]
+      expect.soft(list.filter((f) => TEST_FILE.test(f)), `${pkg.name}: no test files in the tarball`).toEqual([])
+      expect.soft(list.filter((f) => f.split('/').includes('node_modules')), `${pkg.name}: no node_modules in the tarball`).toEqual([])
+      expect.soft(list.filter((f) => /(^|\/)(tsconfig[^/]*\.json|vitest\.config\.[cm]?[jt]s|[^/]*\.tsbuildinfo)$/.test(f)), `${pkg.name}: no build/test config in the tarball`).toEqual([])
+      for (const required of ['package.json', 'README.md', 'LICENSE', 'dist/index.js', 'dist/index.d.ts']) {
+        expect.soft(files.has(required), `${pkg.name}: tarball contains ${required}`).toBe(true)
+      }
+      const { source, other } = targetsOf(m)
+      for (const target of other) expect.soft(targetPresent(target, files), `${pkg.name}: exports target ${target} is in the tarball`).toBe(true)
+      for (const target of source) expect.soft(targetPresent(target, files), `${pkg.name}: @weft/source target ${target} is in the tarball`).toBe(true)
+      for (const target of binTargets(m)) expect.soft(targetPresent(target, files), `${pkg.name}: bin ${target} is in the tarball`).toBe(true)
+
+      // Built code may import only declared dependencies: in the consumer every package is hoisted
+      // side by side, so an undeclared import would work there by accident and break elsewhere.
+      const declared = new Set([m.name, ...Object.keys(m.dependencies ?? {}), ...Object.keys(m.peerDependencies ?? {}), ...Object.keys(m.optionalDependencies ?? {})])
+      const undeclared = new Set<string>()
+      for (const f of list) {
+        if (!/^(dist|bin)\/.*\.(?:d\.ts|[cm]?js)$/.test(f)) continue
+        for (const name of bareImports(readFileSync(join(repo, pkg.dir, f), 'utf8'))) if (!declared.has(name)) undeclared.add(`${f} imports ${name}`)
+      }
+      expect.soft([...undeclared], `${pkg.name}: imports of packages missing from dependencies`).toEqual([])
+      log(`  ${info[0]!.filename}: ${files.size} files, ${(statSync(tarball).size / 1024).toFixed(0)} KiB`)
+    }
+    passed.add('pack')
+  })
+
+  it('installs the tarballs into a fresh consumer project', () => {
+    log(`step 4/6: npm install in ${consumerDir}`)
+    requireStep('pack')
+    // Outside the workspace: no ancestor node_modules can satisfy an import by accident.
+    expect(realpathSync(consumerDir).startsWith(realpathSync(repo) + sep)).toBe(false)
+    expect(tarballs.size, 'every package was packed').toBe(PACKAGES.length)
+    const dependencies = Object.fromEntries(PACKAGES.map((p) => [p.name, `file:${tarballs.get(p.name)!}`]))
+    writeFileSync(join(consumerDir, 'package.json'), `${JSON.stringify({ name: 'weft-release-consumer', version: '0.0.0', private: true, type: 'module', dependencies }, null, 2)}\n`)
+    run('npm', ['install', '--no-audit', '--no-fund', '--offline=false', '--prefer-offline'], consumerDir)
+    for (const pkg of PACKAGES) {
+      const installed = join(consumerDir, 'node_modules', ...pkg.name.split('/'))
+      expect(existsSync(join(installed, 'dist', 'index.js')), `${pkg.name} installed with dist`).toBe(true)
+      // Exactly one copy of each internal package: a nested copy would mean a version mismatch.
+      const nested = walk(join(consumerDir, 'node_modules')).filter((f) => f.endsWith(`node_modules/${pkg.name}/package.json`))
+      expect(nested, `${pkg.name}: no nested copies`).toEqual([])
+    }
+    passed.add('install')
+  })
+
+  it('type-checks and runs a TypeScript consumer against the packed declarations', () => {
+    log('step 5/6: type-check and run consumer.ts')
+    requireStep('install')
+    writeFileSync(
+      join(consumerDir, 'tsconfig.json'),
+      `${JSON.stringify(
+        {
+          compilerOptions: {
+            target: 'es2022',
+            module: 'nodenext',
+            moduleResolution: 'nodenext',
+            strict: true,
+            types: [],
+            outDir: 'out',
+            rootDir: '.',
+          },
+          files: ['consumer.ts'],
+        },
+        null,
+        2,
+      )}\n`,
+    )
+    writeFileSync(join(consumerDir, 'consumer.ts'), CONSUMER)
+    run('node', [tscBin, '-p', 'tsconfig.json', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--strict', '--noEmit'], consumerDir)
+    run('node', [tscBin, '-p', 'tsconfig.json'], consumerDir)
+    const { stdout } = run('node', [join('out', 'consumer.js')], consumerDir)
+    log(`  consumer printed ${stdout.trim()}`)
+    const result = JSON.parse(stdout.trim().split('\n').at(-1)!) as Record<string, unknown>
+    expect(result).toEqual({
+      validCommand: true,
+      parsedKind: 'mission.create',
+      invalidCommand: false,
+      invalidKeywords: expect.arrayContaining(['required']) as unknown,
+      parseTextError: { isProtocolError: true, sameClassAsCodec: true, code: 'PROTOCOL_VIOLATION' },
+      parseError: { isProtocolError: true, code: 'SCHEMA_VALIDATION_FAILED' },
+      absoluteUri: [true, false],
+      commandKinds: expect.any(Number) as unknown,
+      knowsMissionCreate: true,
+      payloadValid: true,
+      payloadInvalid: false,
+    })
+    expect(result.commandKinds as number).toBeGreaterThan(0)
+
+    // The `./schemas/*` subpath export resolves to the emitted JSON Schemas.
+    const schema = run(
+      'node',
+      ['--input-type=module', '-e', "import { readFileSync } from 'node:fs'; const url = import.meta.resolve('@weft/validators/schemas/command.schema.json'); console.log(JSON.parse(readFileSync(new URL(url), 'utf8')).$id)"],
+      consumerDir,
+    ).stdout.trim()
+    expect(schema).toMatch(/command\.schema\.json$/)
+  })
+
+  it('runs the weft-conformance bin from the consumer', () => {
+    log('step 6/6: npx weft-conformance --help')
+    requireStep('install')
+    expect(existsSync(join(consumerDir, 'node_modules', '.bin', 'weft-conformance')), 'bin linked into the consumer').toBe(true)
+    const { stdout } = run('npx', ['--no-install', 'weft-conformance', '--help'], consumerDir)
+    expect(stdout).toContain('Usage: weft-conformance')
+    log(`done in ${((Date.now() - started) / 1000).toFixed(1)}s`)
+  })
+})
+
+/** The consumer: the public surface a user of the packages writes against. */
+const CONSUMER = `import { ProtocolError, validators } from '@weft/validators'
+import { commandPayloads } from '@weft/validators/payloads'
+import { COMMAND_KINDS, type Command, type CommandPayload } from '@weft/spec'
+import { ProtocolError as CodecProtocolError, isAbsoluteUri } from '@weft/codec'
+
+const command: Command = {
+  protocolVersion: '0.1',
+  actionId: 'urn:uuid:00000000-0000-4000-8000-000000000101',
+  actor: { type: 'human', id: 'urn:missionweaveprotocol:human:mission-owner' },
+  groupId: 'urn:missionweaveprotocol:group:new-mission',
+  kind: 'mission.create',
+  correlationId: 'urn:uuid:00000000-0000-4000-8000-000000000102',
+  issuedAt: '2026-07-15T00:00:00Z',
+  payload: {
+    missionId: 'urn:missionweaveprotocol:mission:new-mission',
+    groupId: 'urn:missionweaveprotocol:group:new-mission',
+    coordinatorAgentId: 'urn:missionweaveprotocol:agent:coordinator',
+  },
+  signature: {
+    algorithm: 'Ed25519',
+    keyId: 'urn:missionweaveprotocol:key:mission-owner',
+    createdAt: '2026-07-15T00:00:00Z',
+    value: 'c2lnbmF0dXJl',
+  },
+}
+
+// Unsigned: the envelope requires a signature.
+const { signature: _signature, ...unsigned } = command
+
+const value: unknown = JSON.parse(JSON.stringify(command))
+let parsedKind: Command['kind'] | undefined
+if (validators.command.check(value)) parsedKind = value.kind
+
+function errorInfo(fn: () => unknown): { isProtocolError: boolean; sameClassAsCodec?: boolean; code?: string } {
+  try {
+    fn()
+    return { isProtocolError: false }
+  } catch (error) {
+    if (!(error instanceof ProtocolError)) return { isProtocolError: false }
+    return { isProtocolError: true, code: error.code }
+  }
+}
+
+let sameClassAsCodec = false
+try {
+  validators.command.parseText('{"protocolVersion":')
+} catch (error) {
+  sameClassAsCodec = error instanceof CodecProtocolError
+}
+
+const kinds: readonly string[] = COMMAND_KINDS
+const start: CommandPayload<'work.start'> = { workItemId: 'urn:missionweaveprotocol:work-item:one', ownershipEpoch: 1, executionLeaseSeconds: 600 }
+console.log(
+  JSON.stringify({
+    validCommand: validators.command.check(command),
+    parsedKind,
+    invalidCommand: validators.command.check(unsigned),
+    invalidKeywords: validators.command.errors(unsigned).map((issue) => issue.keyword),
+    parseTextError: { ...errorInfo(() => validators.command.parseText('{"protocolVersion":')), sameClassAsCodec },
+    parseError: errorInfo(() => validators.command.parse(unsigned)),
+    absoluteUri: [isAbsoluteUri('urn:missionweaveprotocol:agent:coordinator'), isAbsoluteUri('relative/path')],
+    commandKinds: kinds.length,
+    knowsMissionCreate: kinds.includes('mission.create'),
+    payloadValid: commandPayloads['work.start'].check(start),
+    payloadInvalid: commandPayloads['work.start'].check({ ...start, ownershipEpoch: 0 }),
+  }),
+)
+`
