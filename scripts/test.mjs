@@ -10,6 +10,14 @@ const root = join(import.meta.dirname, '..')
 const reports = join(root, '.reports')
 rmSync(reports, { recursive: true, force: true })
 
+// Generated code must be committed current: check it from the spec sources before turbo's build
+// (which regenerates) can hide a stale file.
+const drift = spawnSync('npx', ['tsx', '--conditions=@weft/source', 'tools/codegen/src/run.ts', '--check'], { cwd: root, stdio: 'inherit' })
+if (drift.status !== 0) {
+  console.log('tests: 0 passed, 1 failed, 0 skipped')
+  process.exit(1)
+}
+
 const run = spawnSync('npx', ['turbo', 'run', 'check', 'test', '--concurrency=1', '--continue', ...process.argv.slice(2)], {
   cwd: root,
   stdio: 'inherit',

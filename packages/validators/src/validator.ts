@@ -26,7 +26,8 @@ export interface Validator<T> {
   errors(value: unknown, limits?: Pick<ValidationLimits, 'maxErrors'>): ValidationIssue[]
   /**
    * Returns `value` typed when valid; otherwise throws a {@link ProtocolError} with code
-   * `SCHEMA_VALIDATION_FAILED` whose `details.issues` holds the bounded issue list.
+   * `SCHEMA_VALIDATION_FAILED` whose `details.issues` holds the bounded issue list and
+   * `details.truncated` tells whether the walk stopped at `maxErrors`.
    */
   parse(value: unknown, limits?: Pick<ValidationLimits, 'maxErrors'>): T
   /**
@@ -90,11 +91,15 @@ export function createValidator<T>(name: string, pair: GeneratedPair<T>, default
   }
   const parse = (value: unknown, limits?: Pick<ValidationLimits, 'maxErrors'>): T => {
     if (check(value)) return value
-    const issues = errors(value, limits)
+    const { maxErrors } = resolveLimits(limits, defaults)
+    const issues = collectIssues(pair, value, maxErrors)
+    // A full list means the walk stopped at the bound: say so, so nobody reads it as complete.
+    const truncated = issues.length >= maxErrors
     const shown = issues.slice(0, 3).map(describe).join('; ')
     const more = issues.length > 3 ? `; and ${issues.length - 3} more` : ''
-    throw new ProtocolError('SCHEMA_VALIDATION_FAILED', `${name} does not conform to its schema: ${shown}${more}`, {
-      details: { issues: issues.map((i) => ({ ...i })) },
+    const stop = truncated ? ` (stopped after ${maxErrors} issues)` : ''
+    throw new ProtocolError('SCHEMA_VALIDATION_FAILED', `${name} does not conform to its schema: ${shown}${more}${stop}`, {
+      details: { issues: issues.map((i) => ({ ...i })), truncated },
     })
   }
   return {

@@ -50,6 +50,7 @@ describe('document validators', () => {
     expect(e.retryable).toBe(false)
     expect(e.message).toContain('/kind')
     expect((e.details?.['issues'] as unknown[]).length).toBeGreaterThan(0)
+    expect(e.details).toMatchObject({ truncated: false })
   })
 
   it('bound the issue list for hostile input', () => {
@@ -59,6 +60,17 @@ describe('document validators', () => {
     expect(validators.command.errors(hostile)).toHaveLength(20)
     expect(validators.command.errors(hostile, { maxErrors: 3 })).toHaveLength(3)
     expect(createValidators({ maxErrors: 7 }).documents.command.errors(hostile)).toHaveLength(7)
+    const e = (() => {
+      try {
+        validators.command.parse(hostile, { maxErrors: 4 })
+      } catch (caught) {
+        return caught as ProtocolError
+      }
+      throw new Error('hostile command accepted')
+    })()
+    expect(e.message).toContain('(stopped after 4 issues)')
+    expect(e.details).toMatchObject({ truncated: true })
+    expect((e.details?.['issues'] as unknown[]).length).toBe(4)
   })
 
   it('refuse oversized or non-JSON text as PROTOCOL_VIOLATION before validating', () => {
