@@ -6,6 +6,7 @@ import { join } from 'node:path'
 
 const SUITES = {
   validators: './validators.mjs',
+  codec: './codec.mjs',
 }
 
 const args = process.argv.slice(2)

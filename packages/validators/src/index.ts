@@ -14,7 +14,9 @@
  * ```
  * @packageDocumentation
  */
+import { createVerifier, type SignedVerifier } from '@weft/codec'
 import { documentValidators } from './gen/documents.js'
+import { schemaCheckForKind } from './schema-check.js'
 import { createDocumentValidator, resolveLimits, type DocumentValidator, type GeneratedPair, type ValidationLimits } from './validator.js'
 
 type GuardOf<F> = F extends (v: unknown) => v is infer T ? T : never
@@ -72,3 +74,12 @@ export type { ErrorCode } from '@weft/codec'
 export { createValidator, createDocumentValidator, resolveLimits } from './validator.js'
 export type { GeneratedPair } from './validator.js'
 export { Collector } from './runtime.js'
+
+// The injected stage-2 check of @weft/codec's signed-document verification (§6.4).
+export { schemaCheckForKind, SCHEMA_CHECK_KINDS } from './schema-check.js'
+
+/**
+ * Signed-document verification (§6.4, all six stages) with the generated schema check bound in:
+ * `signedVerifier.verify('command', bytes, registry)`.
+ */
+export const signedVerifier: SignedVerifier = createVerifier({ validate: schemaCheckForKind })

@@ -2,7 +2,7 @@
  * The validator object users call, built around the generated check and collect functions.
  * @module
  */
-import { ProtocolError, UsageError } from '@weft/codec'
+import { ProtocolError, UsageError, parseStrictJson } from '@weft/codec'
 import { COLLECTOR_FULL, Collector, type ValidationIssue } from './runtime.js'
 
 /** Bounds that keep hostile input cheap to reject. */
@@ -31,8 +31,10 @@ export interface Validator<T> {
    */
   parse(value: unknown, limits?: Pick<ValidationLimits, 'maxErrors'>): T
   /**
-   * Parses JSON text or UTF-8 bytes, then validates. Input over `maxBytes` or not JSON is a
-   * `PROTOCOL_VIOLATION`; a schema failure is `SCHEMA_VALIDATION_FAILED`.
+   * Parses JSON text or UTF-8 bytes strictly (§17.4: one value, no byte-order mark, no trailing
+   * data, no duplicate member names), then validates. Input over `maxBytes` or not strict JSON is a
+   * `PROTOCOL_VIOLATION` with `details.reason` and `details.offset`; a schema failure is
+   * `SCHEMA_VALIDATION_FAILED`.
    */
   parseText(text: string | Uint8Array, limits?: ValidationLimits): T
 }
@@ -75,8 +77,6 @@ function collectIssues<T>(pair: GeneratedPair<T>, value: unknown, maxErrors: num
   return collector.issues
 }
 
-const decoder = new TextDecoder('utf-8', { fatal: true })
-
 function describe(issue: ValidationIssue): string {
   return `${issue.path === '' ? '(root)' : issue.path} ${issue.message}`
 }
@@ -109,17 +109,13 @@ export function createValidator<T>(name: string, pair: GeneratedPair<T>, default
     parse,
     parseText(text, limits) {
       const { maxBytes, maxErrors } = resolveLimits(limits, defaults)
-      // A string's UTF-8 length is at most 3 bytes per UTF-16 unit: measure exactly only when needed.
-      const bytes = typeof text === 'string' ? (text.length * 3 <= maxBytes ? 0 : Buffer.byteLength(text, 'utf8')) : text.byteLength
-      if (bytes > maxBytes) {
-        throw new ProtocolError('PROTOCOL_VIOLATION', `${name} is ${bytes} bytes, over the limit of ${maxBytes}`, { details: { maxBytes } })
+      // §17.4: strict parsing (one UTF-8 value, no BOM, no trailing data, no duplicate member
+      // names after unescaping) before schema validation; oversized input is refused unread.
+      const parsed = parseStrictJson(text, { maxBytes })
+      if (!parsed.ok) {
+        throw new ProtocolError('PROTOCOL_VIOLATION', `${name}: ${parsed.message}`, { details: { reason: parsed.reason, offset: parsed.offset } })
       }
-      let value: unknown
-      try {
-        value = JSON.parse(typeof text === 'string' ? text : decoder.decode(text))
-      } catch (cause) {
-        throw new ProtocolError('PROTOCOL_VIOLATION', `${name} is not valid UTF-8 JSON`, { cause })
-      }
+      const value: unknown = parsed.value
       return parse(value, { maxErrors })
     },
   }

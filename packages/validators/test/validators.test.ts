@@ -89,6 +89,10 @@ describe('document validators', () => {
     expect(code(() => validators.command.parseText('{"a":'))).toBe('PROTOCOL_VIOLATION')
     expect(code(() => validators.command.parseText(new Uint8Array([0x7b, 0xff, 0x7d])))).toBe('PROTOCOL_VIOLATION')
     expect(code(() => validators.command.parseText('{}'))).toBe('SCHEMA_VALIDATION_FAILED')
+    // strict JSON: a duplicate member after unescaping, trailing data, a byte-order mark
+    expect(code(() => validators.command.parseText(text.replace('"kind":', '"kind":"x","\\u006bind":')))).toBe('PROTOCOL_VIOLATION')
+    expect(code(() => validators.command.parseText(`${text} {}`))).toBe('PROTOCOL_VIOLATION')
+    expect(code(() => validators.command.parseText(new Uint8Array([0xef, 0xbb, 0xbf, ...new TextEncoder().encode(text)])))).toBe('PROTOCOL_VIOLATION')
     // multi-byte text is measured in UTF-8 bytes, not UTF-16 units
     expect(code(() => validators.message.parseText(`"${'é'.repeat(60)}"`, { maxBytes: 100 }))).toBe('PROTOCOL_VIOLATION')
   })
@@ -121,5 +125,34 @@ describe('payload validators (@weft/validators/payloads)', () => {
     const set = createPayloadValidators({ maxErrors: 1 })
     expect(set.commandPayloads['work.offer'].errors({ unknown: 1 })).toHaveLength(1)
     expect(() => createPayloadValidators({ maxBytes: 0 })).toThrow(UsageError)
+  })
+})
+
+describe('signedVerifier', () => {
+  it('runs the six stages with the generated schema check bound in', async () => {
+    const { Registry, encodeBase64url, keyPairFromSeed, sign } = await import('@weft/codec')
+    const { signedVerifier } = await import('../src/index.js')
+    const pair = keyPairFromSeed(new Uint8Array(32).fill(7))
+    const registry = Registry.fromEvidence({
+      organizationId: 'urn:weft:org:test',
+      bindings: [
+        {
+          keyId: 'urn:weft:key:ada',
+          principal: { type: 'human', id: 'urn:weft:human:ada' },
+          algorithm: 'Ed25519',
+          publicKey: encodeBase64url(pair.publicKey),
+          validFrom: '2026-01-01T00:00:00Z',
+          validityHistory: [],
+        },
+      ],
+    })
+    const { signature: _, ...unsigned } = command
+    const signed = sign('command', unsigned, { keyId: 'urn:weft:key:ada', pair })
+    const ok = signedVerifier.verify('command', JSON.stringify(signed), registry)
+    expect(ok.ok).toBe(true)
+    const schemaFault = signedVerifier.verify('command', JSON.stringify({ ...signed, kind: 'Bad' }), registry)
+    expect(schemaFault.ok ? undefined : [schemaFault.stage, schemaFault.error.code]).toEqual(['schema', 'SCHEMA_VALIDATION_FAILED'])
+    const tampered = signedVerifier.verify('command', JSON.stringify({ ...signed, correlationId: 'urn:weft:correlation:2' }), registry)
+    expect(tampered.ok ? undefined : [tampered.stage, tampered.error.code]).toEqual(['signature', 'AUTH_INVALID_SIGNATURE'])
   })
 })

@@ -119,7 +119,7 @@ export async function main(argv: readonly string[], io: CliIo = processIo): Prom
   const outcomes = []
   for (const suite of selected) {
     try {
-      outcomes.push(suite.run(location.dir))
+      outcomes.push(await suite.run(location.dir))
     } catch (cause) {
       const message = `suite ${suite.name} could not run: ${(cause as Error).message}`
       io.stderr(`weft-conformance: ${message}\n`)

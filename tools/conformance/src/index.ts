@@ -30,5 +30,30 @@ export {
   STRUCTURAL_COLUMNS,
 } from './report.js'
 export type { TableColumn, StructuralReportOptions, StructuralJson } from './report.js'
-export { SUITES, structuralSuite } from './suites.js'
+export { SUITES, structuralSuite, cryptographySuite, admissionSuite } from './suites.js'
 export type { Suite, SuiteOutcome } from './suites.js'
+
+// The signed-document suites (§6.4) and their bundle-integrity helpers.
+export {
+  runCryptography,
+  formatCryptographyReport,
+  cryptographyJson,
+  cryptographySummaryLine,
+  stageTable,
+  CRYPTOGRAPHY_COLUMNS,
+  PINNED_CRYPTOGRAPHY,
+} from './cryptography.js'
+export type {
+  CryptographyRun,
+  CryptographyResult,
+  CryptographySummary,
+  CryptographyOptions,
+  CryptographyJson,
+  CryptographyOutcome,
+  StageCount,
+} from './cryptography.js'
+export { runAdmission, formatAdmissionReport, admissionJson, admissionSummaryLine, ADMISSION_COLUMNS, PINNED_ADMISSION } from './admission.js'
+export type { AdmissionRun, AdmissionEvaluationResult, AdmissionSummary, AdmissionOptions, AdmissionJson } from './admission.js'
+export { registryFixtureIssues, signingKeyFixtureIssues } from './fixtures.js'
+export { checkManifestDigest, checkArtifacts, artifactEntries, readStrictJson, readBundleFile, isRepositoryPath } from './artifacts.js'
+export type { ArtifactEntry, ArtifactCheck, DigestCheck } from './artifacts.js'

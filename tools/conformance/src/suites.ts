@@ -1,8 +1,10 @@
 /**
  * The registry of conformance suites the CLI can run. Each suite turns a bundle directory into a
- * text report and a JSON value; the cryptography and admission bundles become suites here.
+ * text report and a JSON value: the structural, cryptography and admission suites.
  * @module
  */
+import { admissionJson, formatAdmissionReport, runAdmission } from './admission.js'
+import { cryptographyJson, formatCryptographyReport, runCryptography } from './cryptography.js'
 import { formatStructuralReport, structuralJson } from './report.js'
 import { runStructural } from './structural.js'
 
@@ -23,7 +25,8 @@ export interface Suite {
   readonly name: string
   /** One line for `--help`. */
   readonly description: string
-  run(bundleDir: string): SuiteOutcome
+  /** Runs the suite; may be asynchronous (the admission suite drives an asynchronous log seam). */
+  run(bundleDir: string): SuiteOutcome | Promise<SuiteOutcome>
 }
 
 /** The structural suite: `conformance/manifest.json` against `@weft/validators`. */
@@ -41,5 +44,35 @@ export const structuralSuite: Suite = {
   },
 }
 
+/** The cryptography suite: `cryptography/manifest.json` (§6.4, 62 evaluations) against `@weft/codec`. */
+export const cryptographySuite: Suite = {
+  name: 'cryptography',
+  description: 'cryptography/manifest.json: six-stage signed-document verification (§6.4)',
+  run(bundleDir) {
+    const run = runCryptography(bundleDir)
+    return {
+      suite: 'cryptography',
+      ok: run.ok,
+      text: (options) => formatCryptographyReport(run, options),
+      json: () => cryptographyJson(run),
+    }
+  },
+}
+
+/** The admission suite: `admission/manifest.json` (§6.4, 30 evaluations) against `@weft/codec`. */
+export const admissionSuite: Suite = {
+  name: 'admission',
+  description: 'admission/manifest.json: first admission and historical replay (§6.4)',
+  async run(bundleDir) {
+    const run = await runAdmission(bundleDir)
+    return {
+      suite: 'admission',
+      ok: run.ok,
+      text: (options) => formatAdmissionReport(run, options),
+      json: () => admissionJson(run),
+    }
+  },
+}
+
 /** Every suite, in the order the CLI runs them by default. */
-export const SUITES: readonly Suite[] = [structuralSuite]
+export const SUITES: readonly Suite[] = [structuralSuite, cryptographySuite, admissionSuite]

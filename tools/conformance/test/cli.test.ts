@@ -56,7 +56,7 @@ describe.skipIf(!dir)('weft-conformance against the bundle', () => {
     expect(code).toBe(0)
     const report = JSON.parse(stdout) as { ok: boolean; suites: { suite: string; summary: unknown; results: unknown[] }[] }
     expect(report.ok).toBe(true)
-    expect(report.suites.map((s) => s.suite)).toEqual(['structural'])
+    expect(report.suites.map((s) => s.suite)).toEqual(['structural', 'cryptography', 'admission'])
     expect(report.suites[0]?.summary).toEqual({ total: 58, passed: 58, failed: 0, expectedFailures: 0, valid: 27, invalid: 31 })
     expect(report.suites[0]?.results).toHaveLength(58)
   })

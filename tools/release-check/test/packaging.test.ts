@@ -180,8 +180,12 @@ function pruneStale(packageDir: string): string[] {
 const TEST_FILE = /\.(test|spec)\.(?:d\.)?[cm]?[jt]sx?(?:\.map)?$/
 const builtins = new Set(builtinModules)
 
-/** Bare module specifiers a JavaScript or declaration file imports (static, dynamic, re-export). */
-function bareImports(code: string): Set<string> {
+/**
+ * Bare module specifiers a JavaScript or declaration file imports (static, dynamic, re-export).
+ * Comments are dropped first: a TSDoc `@example` may show an import of a sibling package.
+ */
+function bareImports(source: string): Set<string> {
+  const code = source.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '')
   const found = new Set<string>()
   const patterns = [/\bfrom\s*(['"])([^'"]+)\1/g, /\bimport\s*(['"])([^'"]+)\1/g, /\bimport\s*\(\s*(['"])([^'"]+)\1\s*\)/g, /\brequire\s*\(\s*(['"])([^'"]+)\1\s*\)/g]
   for (const re of patterns) {

@@ -1,0 +1,379 @@
+/**
+ * Strict pure Ed25519 for the Signed Document Verification Profile (§6.4): exact encoding checks
+ * of public keys (stage 4) and signatures (stage 3), verification (stage 6) and signing.
+ *
+ * ## Where the time goes, and why it is safe to spend it only once
+ *
+ * Signing and the signature equation run in `node:crypto` (OpenSSL). What OpenSSL does not do is
+ * the strict point validation §6.4 asks for: it neither rejects a public key outside the
+ * prime-order subgroup nor reports *why* an `R` is unacceptable. This module adds those checks.
+ *
+ * - A public key is checked once, by {@link importPublicKey}, which returns a
+ *   {@link VerifiedPublicKey} holding the ready `KeyObject`. Every later
+ *   {@link verifyEd25519} with it costs one OpenSSL verification plus a few byte comparisons.
+ * - {@link checkSignatureEncoding} is the exact stage-3 classifier. Stage 3 precedes key
+ *   resolution and the equation, so a mixed-order `R` must be reported as a stage-3 fault even
+ *   though the equation would reject it too; the check therefore always decides `[L]R = I`.
+ * - {@link verifyEd25519} does not repeat the point checks on `R`. OpenSSL evaluates the
+ *   cofactorless equation by computing `R' = [S]B - [k]A` and comparing the canonical encoding of
+ *   `R'` byte for byte with `Renc`. With `A` proven prime-order, `[S]B - [k]A` lies in the
+ *   prime-order subgroup, so an accepted `Renc` is the canonical encoding of a prime-order point
+ *   (or of the identity): every stage-3 rule on `R` is implied by acceptance. `S < L` and the
+ *   byte-level `R` rules are still checked here because they are nearly free.
+ *
+ * ## The subgroup test
+ *
+ * `[L]P = I` by double-and-add over BigInt (`@noble/curves` `isTorsionFree`) costs about 1 ms
+ * per point. This module instead asks OpenSSL's X25519 ladder for `u([5L-1]P)`, where
+ * `u = (1+y)/(1-y)` is the Montgomery coordinate of `P`. The scalar `5L-1` is a multiple of 8 with bit 254 set and below 2^255, so X25519's
+ * clamping leaves it unchanged. Writing `P = Q + T` with `Q` in the prime-order subgroup and `T`
+ * in the 8-torsion, `[5L-1]P = -Q` (8 divides `5L-1`, and `5L-1 = -1 mod L`), so the ladder
+ * returns `u(Q)`. That equals `u(P)` exactly when `P = ±Q`, i.e. when `T = I`. A `u` on the
+ * quadratic twist (a `y` with no curve point) never passes: the twist has order `4L'` for a prime
+ * `L'` that divides neither `5L-2` nor `5L`. About 0.1 ms per point. Only when the test fails is
+ * the failure classified (off-curve, small-order or mixed-order) with `@noble/curves`.
+ * @module
+ */
+import {
+  createPrivateKey,
+  createPublicKey,
+  diffieHellman,
+  sign as nodeSign,
+  verify as nodeVerify,
+  type KeyObject,
+} from 'node:crypto'
+import { ed25519 } from '@noble/curves/ed25519.js'
+import { UsageError } from './errors.js'
+
+/** The result of a strict §6.4 encoding check: success, or a stable kebab-case reason. */
+export type KeyCheck = { readonly ok: true } | { readonly ok: false; readonly reason: string }
+
+/**
+ * Why a public key fails the strict §6.4 point rules (stage 4). The names follow the fault
+ * names of the protocol's cryptography vectors where one exists.
+ */
+export type PublicKeyFault =
+  | 'public-key-wrong-length'
+  | 'public-key-noncanonical'
+  | 'public-key-negative-zero'
+  | 'public-key-off-curve'
+  | 'public-key-identity'
+  | 'public-key-small-order'
+  | 'public-key-mixed-order'
+
+/** Why a signature fails the strict §6.4 encoding rules for `Renc` and `Senc` (stage 3). */
+export type SignatureFault =
+  | 'signature-wrong-length'
+  | 'signature-s-out-of-range'
+  | 'signature-r-noncanonical'
+  | 'signature-r-negative-zero'
+  | 'signature-r-off-curve'
+  | 'signature-r-small-order'
+  | 'signature-r-mixed-order'
+
+const Point = ed25519.Point
+const Fp = Point.Fp
+
+/** The prime order L of the base point (§6.4). */
+const L = (1n << 252n) + 27742317777372353535851937790883648493n
+/** L as 32 little-endian bytes, for the byte-wise `S < L` comparison. */
+const L_BYTES = littleEndian32(L)
+
+// DER wrappers that turn raw key bytes into the encodings node:crypto imports (RFC 8410).
+const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex')
+const X25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b656e04220420', 'hex')
+
+/**
+ * The X25519 private key whose scalar is `5L - 1` (see the module comment). X25519 clamps a
+ * scalar by clearing bits 0-2 and 255 and setting bit 254; this one already has that shape, so
+ * OpenSSL multiplies by exactly `5L - 1`.
+ */
+let probeKey: KeyObject | undefined
+function subgroupProbeKey(): KeyObject {
+  probeKey ??= createPrivateKey({ key: Buffer.concat([X25519_PKCS8_PREFIX, littleEndian32(5n * L - 1n)]), format: 'der', type: 'pkcs8' })
+  return probeKey
+}
+
+let subgroupChecks = 0
+
+/**
+ * How many prime-order-subgroup tests (`[L]P = I`, §6.4) this module has run since it was
+ * loaded. A diagnostic for tests and benchmarks: it shows that a {@link VerifiedPublicKey} is
+ * checked once and then reused, and that {@link verifyEd25519} itself runs none.
+ */
+export function subgroupCheckCount(): number {
+  return subgroupChecks
+}
+
+function littleEndian32(n: bigint): Buffer {
+  return Buffer.from(n.toString(16).padStart(64, '0'), 'hex').reverse()
+}
+
+const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'))
+
+/** The y coordinate of a point encoding: little-endian, sign bit (bit 255) cleared. */
+function yOf(enc: Uint8Array): bigint {
+  let hex = '0x' + HEX[enc[31]! & 0x7f]!
+  for (let i = 30; i >= 0; i--) hex += HEX[enc[i]!]!
+  return BigInt(hex)
+}
+
+/** Is the y field of `enc` (sign bit ignored) at least p? Only 19 values in [p, 2^255) are. */
+function yNotCanonical(enc: Uint8Array): boolean {
+  if ((enc[31]! & 0x7f) !== 0x7f) return false
+  for (let i = 30; i >= 1; i--) if (enc[i] !== 0xff) return false
+  return enc[0]! >= 0xed
+}
+
+/** Is the y field exactly 1 (the identity when x = 0) or p - 1 (the order-2 point (0, -1))? */
+function yIsOneOrMinusOne(enc: Uint8Array): 1 | -1 | 0 {
+  const top = enc[31]! & 0x7f
+  if (top === 0) {
+    if (enc[0] !== 1) return 0
+    for (let i = 1; i <= 30; i++) if (enc[i] !== 0) return 0
+    return 1
+  }
+  if (top === 0x7f && enc[0] === 0xec) {
+    for (let i = 1; i <= 30; i++) if (enc[i] !== 0xff) return 0
+    return -1
+  }
+  return 0
+}
+
+/** Is the little-endian scalar `s` (32 bytes) below L? Compared byte-wise, never reduced. */
+function scalarBelowL(sig: Uint8Array, offset: number): boolean {
+  for (let i = 31; i >= 0; i--) {
+    const a = sig[offset + i]!
+    const b = L_BYTES[i]!
+    if (a !== b) return a < b
+  }
+  return false // equal to L
+}
+
+/**
+ * The fast prime-order test of the module comment. Precondition: `y < p` and `y ≠ ±1`. True
+ * exactly when the encoding decodes to a curve point in the prime-order subgroup; `undefined`
+ * when OpenSSL refused the computation, which happens for small-order inputs (see below).
+ */
+function inPrimeOrderSubgroup(y: bigint): boolean | undefined {
+  subgroupChecks++
+  const u = Fp.mul(Fp.add(1n, y), Fp.inv(Fp.sub(1n, y)))
+  const uBytes = littleEndian32(u)
+  try {
+    // A JWK import is several times faster than decoding a DER SubjectPublicKeyInfo.
+    const publicKey = createPublicKey({ key: { kty: 'OKP', crv: 'X25519', x: uBytes.toString('base64url') }, format: 'jwk' })
+    return diffieHellman({ privateKey: subgroupProbeKey(), publicKey }).equals(uBytes)
+  } catch {
+    // OpenSSL refuses an all-zero shared secret, which is what a small-order input yields.
+    return undefined
+  }
+}
+
+type PointClass = 'prime-order' | 'identity' | 'noncanonical' | 'negative-zero' | 'off-curve' | 'small-order' | 'mixed-order'
+
+/** Classifies a 32-byte point encoding under the strict RFC 8032 decoding of §6.4. */
+function classifyPoint(enc: Uint8Array): PointClass {
+  if (yNotCanonical(enc)) return 'noncanonical'
+  const special = yIsOneOrMinusOne(enc)
+  if (special !== 0) {
+    // y = ±1 forces x = 0, whose only canonical sign bit is 0.
+    if (enc[31]! & 0x80) return 'negative-zero'
+    return special === 1 ? 'identity' : 'small-order'
+  }
+  const prime = inPrimeOrderSubgroup(yOf(enc))
+  if (prime === true) return 'prime-order'
+  // The rare path, reached only by invalid points: say which rule failed. A definite `false`
+  // already ruled out a prime-order point, so no [L]P multiplication is needed here.
+  let point
+  try {
+    point = Point.fromBytes(enc, false)
+  } catch {
+    return 'off-curve'
+  }
+  if (point.isSmallOrder()) return 'small-order'
+  // OpenSSL refused a point that is not small-order: not expected, so decide the slow way
+  // rather than trust the refusal.
+  if (prime === undefined && point.isTorsionFree()) return 'prime-order'
+  return 'mixed-order'
+}
+
+const PUBLIC_KEY_FAULT: Record<Exclude<PointClass, 'prime-order'>, PublicKeyFault> = {
+  identity: 'public-key-identity',
+  noncanonical: 'public-key-noncanonical',
+  'negative-zero': 'public-key-negative-zero',
+  'off-curve': 'public-key-off-curve',
+  'small-order': 'public-key-small-order',
+  'mixed-order': 'public-key-mixed-order',
+}
+
+const OK: KeyCheck = Object.freeze({ ok: true })
+
+function failure(reason: string): { readonly ok: false; readonly reason: string } {
+  return Object.freeze({ ok: false, reason })
+}
+
+/**
+ * The strict public-key rules of §6.4 (stage 4): exactly 32 bytes, a canonical RFC 8032
+ * encoding (`y < p`, no negative zero), a point on the curve, not the identity, and in the
+ * prime-order subgroup (`[L]A = I`). Small-order and mixed-order keys are rejected by
+ * arithmetic, not by a blacklist.
+ */
+export function checkPublicKeyEncoding(key: Uint8Array): KeyCheck {
+  if (!(key instanceof Uint8Array) || key.length !== 32) return failure('public-key-wrong-length')
+  const cls = classifyPoint(key)
+  return cls === 'prime-order' ? OK : failure(PUBLIC_KEY_FAULT[cls])
+}
+
+/**
+ * The byte-level subset of the stage-3 signature rules (§6.4): length 64, `S < L` without
+ * reduction, `Renc` with `y < p`, no negative zero, and not the order-2 point `(0, -1)`. It
+ * decides no subgroup membership, so it cannot classify every fault; it is what
+ * {@link verifyEd25519} checks before the equation, where acceptance implies the rest (see the
+ * module comment). A caller that defers the full {@link checkSignatureEncoding} must still run
+ * it before reporting any failure of a later stage, so that a stage-3 fault is reported as such.
+ */
+export function precheckSignatureEncoding(signature: Uint8Array): KeyCheck {
+  const reason = byteLevelSignatureFault(signature)
+  return reason === undefined ? OK : failure(reason)
+}
+
+function byteLevelSignatureFault(signature: Uint8Array): SignatureFault | undefined {
+  if (!(signature instanceof Uint8Array) || signature.length !== 64) return 'signature-wrong-length'
+  if (!scalarBelowL(signature, 32)) return 'signature-s-out-of-range'
+  if (yNotCanonical(signature)) return 'signature-r-noncanonical'
+  const special = yIsOneOrMinusOne(signature)
+  if (special !== 0 && signature[31]! & 0x80) return 'signature-r-negative-zero'
+  if (special === -1) return 'signature-r-small-order'
+  return undefined
+}
+
+/**
+ * The exact stage-3 signature encoding rules of §6.4: a 64-byte `Renc || Senc`, `Renc` a
+ * canonical point encoding on the curve with `[L]R = I` (the identity itself is permitted;
+ * non-identity small-order and mixed-order `R` fail), and `Senc` an unsigned little-endian
+ * `S` with `0 <= S < L`, never reduced modulo L.
+ */
+export function checkSignatureEncoding(signature: Uint8Array): KeyCheck {
+  const early = byteLevelSignatureFault(signature)
+  if (early !== undefined) return failure(early)
+  const r = signature.subarray(0, 32)
+  const cls = classifyPoint(r)
+  switch (cls) {
+    case 'prime-order':
+    case 'identity':
+      return OK
+    case 'noncanonical':
+      return failure('signature-r-noncanonical')
+    case 'negative-zero':
+      return failure('signature-r-negative-zero')
+    case 'off-curve':
+      return failure('signature-r-off-curve')
+    case 'small-order':
+      return failure('signature-r-small-order')
+    case 'mixed-order':
+      return failure('signature-r-mixed-order')
+  }
+}
+
+/**
+ * An Ed25519 public key that passed {@link checkPublicKeyEncoding} (§6.4). Only
+ * {@link importPublicKey} makes one; it keeps the `node:crypto` key ready, so verifying with it
+ * repeats no point check.
+ */
+export interface VerifiedPublicKey {
+  /** The 32-byte encoding (a copy on every read). */
+  readonly bytes: Uint8Array
+}
+
+class StrictPublicKey implements VerifiedPublicKey {
+  readonly #bytes: Uint8Array
+  readonly #keyObject: KeyObject
+
+  constructor(bytes: Uint8Array, keyObject: KeyObject) {
+    this.#bytes = bytes
+    this.#keyObject = keyObject
+    Object.freeze(this)
+  }
+
+  get bytes(): Uint8Array {
+    return this.#bytes.slice()
+  }
+
+  static keyObjectOf(key: unknown): KeyObject | undefined {
+    return typeof key === 'object' && key !== null && #keyObject in key ? (key as StrictPublicKey).#keyObject : undefined
+  }
+}
+
+/**
+ * Is `value` a {@link VerifiedPublicKey} made by {@link importPublicKey}, i.e. a key that passed
+ * the strict §6.4 point rules? Also narrows the result of {@link importPublicKey}.
+ */
+export function isVerifiedPublicKey(value: unknown): value is VerifiedPublicKey {
+  return StrictPublicKey.keyObjectOf(value) !== undefined
+}
+
+/**
+ * Checks a raw 32-byte Ed25519 public key against the strict rules of §6.4 and, when it passes,
+ * returns a {@link VerifiedPublicKey} to verify with any number of times. The checks, including
+ * the subgroup test, run here and only here.
+ *
+ * @example
+ * ```ts
+ * const key = importPublicKey(bytes)
+ * if (!isVerifiedPublicKey(key)) return reject(key.reason)
+ * verifyEd25519(key, signingBytes, signature)
+ * ```
+ */
+export function importPublicKey(key: Uint8Array): VerifiedPublicKey | { readonly ok: false; readonly reason: string } {
+  const check = checkPublicKeyEncoding(key)
+  if (!check.ok) return check
+  const bytes = Uint8Array.from(key)
+  const keyObject = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(bytes).toString('base64url') }, format: 'jwk' })
+  return new StrictPublicKey(bytes, keyObject)
+}
+
+/**
+ * Verifies a pure Ed25519 signature (RFC 8032, not Ed25519ctx or Ed25519ph) over `message`:
+ * stage 6 of §6.4. Returns `false` for any signature that is not 64 bytes, has `S >= L`, or does
+ * not satisfy the cofactorless equation; because `key` is prime-order, acceptance also implies
+ * every stage-3 rule on `R` (see the module comment).
+ * @throws {@link UsageError} when `key` was not made by {@link importPublicKey}.
+ */
+export function verifyEd25519(key: VerifiedPublicKey, message: Uint8Array, signature: Uint8Array): boolean {
+  const keyObject = StrictPublicKey.keyObjectOf(key)
+  if (keyObject === undefined) throw new UsageError('verifyEd25519: the key was not made by importPublicKey')
+  if (byteLevelSignatureFault(signature) !== undefined) return false
+  try {
+    return nodeVerify(null, message, keyObject, signature)
+  } catch {
+    return false
+  }
+}
+
+/** An Ed25519 signing key (§6.4): its public key and a pure-Ed25519 signing function. */
+export interface Ed25519KeyPair {
+  /** The 32-byte public key (a copy on every read). */
+  readonly publicKey: Uint8Array
+  /** Signs `message` with pure Ed25519 (deterministic, RFC 8032 §5.1.6); returns 64 bytes. */
+  sign(message: Uint8Array): Uint8Array
+}
+
+/**
+ * An Ed25519 key pair from a 32-byte RFC 8032 seed (the private key of RFC 8032 §5.1.5), signing
+ * through `node:crypto` for the signature envelope of §6.4.
+ * @throws {@link UsageError} when `seed` is not 32 bytes.
+ */
+export function keyPairFromSeed(seed: Uint8Array): Ed25519KeyPair {
+  if (!(seed instanceof Uint8Array) || seed.length !== 32) throw new UsageError('keyPairFromSeed: the seed must be 32 bytes')
+  const privateKey = createPrivateKey({ key: Buffer.concat([ED25519_PKCS8_PREFIX, seed]), format: 'der', type: 'pkcs8' })
+  const jwk = createPublicKey(privateKey).export({ format: 'jwk' })
+  const publicKey = Uint8Array.from(Buffer.from(String(jwk.x), 'base64url'))
+  return Object.freeze({
+    get publicKey(): Uint8Array {
+      return publicKey.slice()
+    },
+    sign(message: Uint8Array): Uint8Array {
+      return Uint8Array.from(nodeSign(null, message, privateKey))
+    },
+  })
+}
