@@ -42,7 +42,7 @@ import {
   verify as nodeVerify,
   type KeyObject,
 } from 'node:crypto'
-import { ed25519 } from '@noble/curves/ed25519.js'
+import { createRequire } from 'node:module'
 import { UsageError } from './errors.js'
 
 /** The result of a strict §6.4 encoding check: success, or a stable kebab-case reason. */
@@ -71,8 +71,40 @@ export type SignatureFault =
   | 'signature-r-small-order'
   | 'signature-r-mixed-order'
 
-const Point = ed25519.Point
-const Fp = Point.Fp
+/** The field prime p = 2^255 - 19. */
+const P = (1n << 255n) - 19n
+
+function modP(a: bigint): bigint {
+  const r = a % P
+  return r < 0n ? r + P : r
+}
+
+/** Inverse modulo p by the extended Euclidean algorithm (`a` is never 0 mod p here). */
+function invP(a: bigint): bigint {
+  let t = 0n
+  let nextT = 1n
+  let r = P
+  let nextR = modP(a)
+  while (nextR !== 0n) {
+    const q = r / nextR
+    ;[t, nextT] = [nextT, t - q * nextT]
+    ;[r, nextR] = [nextR, r - q * nextR]
+  }
+  return modP(t)
+}
+
+type NobleEd25519 = typeof import('@noble/curves/ed25519.js')
+let noble: NobleEd25519 | undefined
+/**
+ * @noble/curves, loaded on first use. Only the rare path needs it (naming the fault of a point
+ * that already failed the fast test), and importing it costs ~50 ms, which every process that
+ * merely validates documents would otherwise pay at start. Node >= 20.19 loads ESM through
+ * `require` synchronously.
+ */
+function nobleCurve(): NobleEd25519['ed25519'] {
+  noble ??= createRequire(import.meta.url)('@noble/curves/ed25519.js') as NobleEd25519
+  return noble.ed25519
+}
 
 /** The prime order L of the base point (§6.4). */
 const L = (1n << 252n) + 27742317777372353535851937790883648493n
@@ -157,7 +189,8 @@ function scalarBelowL(sig: Uint8Array, offset: number): boolean {
  */
 function inPrimeOrderSubgroup(y: bigint): boolean | undefined {
   subgroupChecks++
-  const u = Fp.mul(Fp.add(1n, y), Fp.inv(Fp.sub(1n, y)))
+  // The birational map to Montgomery form, u = (1 + y) / (1 - y) mod p.
+  const u = modP((1n + y) * invP(1n - y))
   const uBytes = littleEndian32(u)
   try {
     // A JWK import is several times faster than decoding a DER SubjectPublicKeyInfo.
@@ -186,7 +219,7 @@ function classifyPoint(enc: Uint8Array): PointClass {
   // already ruled out a prime-order point, so no [L]P multiplication is needed here.
   let point
   try {
-    point = Point.fromBytes(enc, false)
+    point = nobleCurve().Point.fromBytes(enc, false)
   } catch {
     return 'off-curve'
   }
