@@ -94,7 +94,7 @@ export async function run({ log }) {
   const bundle = await loadBundle()
   const { verify } = await codecDist('signed.js')
   const { Registry } = await codecDist('registry.js')
-  const { schemaCheckForKind } = await import('@weft/validators')
+  const { schemaCheckForKind } = await import('@weft/validators/signed')
   const manifest = JSON.parse(readFileSync(join(bundle, 'cryptography/manifest.json'), 'utf8'))
   const evidenceText = readFileSync(join(bundle, 'cryptography/keys/registry-valid.json'), 'utf8')
   const evidence = JSON.parse(evidenceText)

@@ -5,7 +5,7 @@
  * @example
  * ```ts
  * import { Registry, verify } from '@weft/codec'
- * import { schemaCheckForKind } from '@weft/validators'
+ * import { schemaCheckForKind } from '@weft/validators/signed'
  *
  * const registry = Registry.fromEvidence(evidence) // validated once, keys checked once
  * const result = verify('command', bytes, registry, { validate: schemaCheckForKind })

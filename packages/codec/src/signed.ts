@@ -8,13 +8,13 @@
  * this package (`@weft/spec <- @weft/codec <- @weft/validators`). Importing the validators here
  * would turn that arrow into a cycle, so the schema check is an **injected dependency**: every
  * entry point takes a {@link SchemaCheck} (`validate(kind, value) => boolean`), and
- * `@weft/validators` exports a ready one (`schemaCheckForKind`). The rest of verification (the
+ * `@weft/validators/signed` exports a ready one (`schemaCheckForKind`). The rest of verification (the
  * profile rules, key resolution, JCS, Ed25519) stays here, beside the primitives it uses, so there
  * is one implementation of §6.4 whatever the schema source.
  *
  * ```ts
  * import { createVerifier } from '@weft/codec'
- * import { schemaCheckForKind } from '@weft/validators'
+ * import { schemaCheckForKind } from '@weft/validators/signed'
  * const verifier = createVerifier({ validate: schemaCheckForKind })
  * const result = verifier.verify('command', frameBytes, registry)
  * ```
@@ -162,7 +162,7 @@ export type SchemaCheck = (kind: DocumentKind | 'first-admission-record', value:
 
 /** What {@link verify} needs besides the document and the key resolver. */
 export interface VerifyOptions {
-  /** The stage-2 schema check; `schemaCheckForKind` of `@weft/validators` is the ready one. */
+  /** The stage-2 schema check; `schemaCheckForKind` of `@weft/validators/signed` is the ready one. */
   readonly validate: SchemaCheck
   /** Limits of the stage-1 strict parser (defaults of `parseStrictJson`). */
   readonly json?: StrictJsonOptions
@@ -466,7 +466,7 @@ export interface SignedVerifier {
  * Binds the injected schema check (and parser limits) once.
  * @example
  * ```ts
- * const verifier = createVerifier({ validate: schemaCheckForKind }) // from @weft/validators
+ * const verifier = createVerifier({ validate: schemaCheckForKind }) // from @weft/validators/signed
  * const result = verifier.verify('event', bytes, Registry.fromEvidence(evidence))
  * if (!result.ok) reply(result.error.toWire(now)), audit(result.stage, result.reason)
  * ```

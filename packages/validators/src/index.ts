@@ -2,7 +2,8 @@
  * @weft/validators: ahead-of-time validators for every MissionWeaveProtocol 0.1 document. Importing
  * this package compiles no schema: the validator code was generated from @weft/spec by
  * `weft-codegen` and is committed under `src/gen/`. Payload validators live in the subpath
- * `@weft/validators/payloads`, so code that needs only documents never loads them.
+ * `@weft/validators/payloads` and the signed-document helpers in `@weft/validators/signed`, so
+ * code that only validates documents never loads them.
  *
  * @example
  * ```ts
@@ -14,9 +15,7 @@
  * ```
  * @packageDocumentation
  */
-import { createVerifier, type SignedVerifier } from '@weft/codec'
 import { documentValidators } from './gen/documents.js'
-import { schemaCheckForKind } from './schema-check.js'
 import { createDocumentValidator, resolveLimits, type DocumentValidator, type GeneratedPair, type ValidationLimits } from './validator.js'
 
 type GuardOf<F> = F extends (v: unknown) => v is infer T ? T : never
@@ -67,7 +66,8 @@ export const validatorForSchemaId: (id: string) => DocumentValidator<unknown> | 
 export { DEFAULT_LIMITS } from './validator.js'
 export type { DocumentValidator, ValidationLimits, Validator } from './validator.js'
 export type { ValidationIssue } from './runtime.js'
-export { ProtocolError, UsageError, isAbsoluteUri, isProtocolTimestamp, isSha256, isCanonicalBase64url } from '@weft/codec'
+export { ProtocolError, UsageError } from '@weft/codec/errors'
+export { isAbsoluteUri, isProtocolTimestamp, isSha256, isCanonicalBase64url } from '@weft/codec/formats'
 export type { ErrorCode } from '@weft/codec'
 
 // Library-author surface: wrapping generated functions, for code generated elsewhere.
@@ -75,11 +75,4 @@ export { createValidator, createDocumentValidator, resolveLimits } from './valid
 export type { GeneratedPair } from './validator.js'
 export { Collector } from './runtime.js'
 
-// The injected stage-2 check of @weft/codec's signed-document verification (§6.4).
-export { schemaCheckForKind, SCHEMA_CHECK_KINDS } from './schema-check.js'
 
-/**
- * Signed-document verification (§6.4, all six stages) with the generated schema check bound in:
- * `signedVerifier.verify('command', bytes, registry)`.
- */
-export const signedVerifier: SignedVerifier = createVerifier({ validate: schemaCheckForKind })

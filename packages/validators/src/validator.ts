@@ -2,7 +2,8 @@
  * The validator object users call, built around the generated check and collect functions.
  * @module
  */
-import { ProtocolError, UsageError, parseStrictJson } from '@weft/codec'
+import { ProtocolError, UsageError } from '@weft/codec/errors'
+import { parseStrictJson } from '@weft/codec/json'
 import { COLLECTOR_FULL, Collector, type ValidationIssue } from './runtime.js'
 
 /** Bounds that keep hostile input cheap to reject. */

@@ -131,7 +131,7 @@ describe('payload validators (@weft/validators/payloads)', () => {
 describe('signedVerifier', () => {
   it('runs the six stages with the generated schema check bound in', async () => {
     const { Registry, encodeBase64url, keyPairFromSeed, sign } = await import('@weft/codec')
-    const { signedVerifier } = await import('../src/index.js')
+    const { signedVerifier } = await import('../src/signed.js')
     const pair = keyPairFromSeed(new Uint8Array(32).fill(7))
     const registry = Registry.fromEvidence({
       organizationId: 'urn:weft:org:test',

@@ -35,7 +35,7 @@ import {
   type SchemaCheck,
   type TrustedAcceptance,
 } from '@weft/codec'
-import { schemaCheckForKind } from '@weft/validators'
+import { schemaCheckForKind } from '@weft/validators/signed'
 import { artifactEntries, checkArtifacts, checkManifestDigest, readBundleFile, readStrictJson, type ArtifactCheck, type DigestCheck } from './artifacts.js'
 import { PINNED_CRYPTOGRAPHY, stageTable, type StageCount } from './cryptography.js'
 import { registryFixtureIssues } from './fixtures.js'

@@ -31,7 +31,7 @@ import {
   type SchemaCheck,
   type VerifyResult,
 } from '@weft/codec'
-import { schemaCheckForKind } from '@weft/validators'
+import { schemaCheckForKind } from '@weft/validators/signed'
 import { artifactEntries, checkArtifacts, checkManifestDigest, readBundleFile, readStrictJson, type ArtifactCheck, type DigestCheck } from './artifacts.js'
 import { registryFixtureIssues, signingKeyFixtureIssues } from './fixtures.js'
 import { renderTable, type TableColumn } from './report.js'

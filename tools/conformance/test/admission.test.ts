@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { bundleForTests } from '@weft/spec/bundle'
-import { schemaCheckForKind } from '@weft/validators'
+import { schemaCheckForKind } from '@weft/validators/signed'
 import { main, type CliIo } from '../src/cli.js'
 import { PINNED_ADMISSION, admissionJson, formatAdmissionReport, runAdmission } from '../src/admission.js'
 

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest'
 import { bundleForTests } from '@weft/spec/bundle'
-import { schemaCheckForKind } from '@weft/validators'
+import { schemaCheckForKind } from '@weft/validators/signed'
 import { main, type CliIo } from '../src/cli.js'
 import { PINNED_CRYPTOGRAPHY, cryptographyJson, formatCryptographyReport, runCryptography, type CryptographyRun } from '../src/cryptography.js'
 

@@ -20,10 +20,10 @@ const OUT = 'packages/validators/src/gen'
 export const PROTOCOL_FORMATS = {
   uri: {
     name: 'isAbsoluteUri',
-    from: '@weft/codec',
+    from: '@weft/codec/formats',
     implies: { patterns: ['^[A-Za-z][A-Za-z0-9+.-]*:'], excludes: ["[^A-Za-z0-9._~:/?#\\[\\]@!$&'()*+,;=%-]"] },
   },
-  'date-time': { name: 'isProtocolTimestamp', from: '@weft/codec' },
+  'date-time': { name: 'isProtocolTimestamp', from: '@weft/codec/formats' },
 } as const satisfies Record<string, FormatImport>
 
 /** A payload family (Command or Event payloads) to compile. */
