@@ -9,12 +9,13 @@ import { CommandPayloads, EventPayloads, SCHEMA_BASE, documents } from '@weft/sp
 import type { EmitContext, GeneratedOutput } from './emitters/context.js'
 import { emitErrorCodes } from './emitters/error-codes.js'
 import { emitJsonSchemas } from './emitters/json-schema.js'
+import { emitStatecharts } from './emitters/statecharts.js'
 import { emitValidators } from './emitters/validators.js'
 
 export type { EmitContext, GeneratedOutput } from './emitters/context.js'
 
 /** Folders whose whole content belongs to the generator (extra files there are stale). */
-export const GENERATED_DIRS = ['packages/codec/src/gen', 'packages/validators/src/gen', 'packages/validators/schemas'] as const
+export const GENERATED_DIRS = ['packages/codec/src/gen', 'packages/validators/src/gen', 'packages/validators/schemas', 'spec/docs'] as const
 
 /** Versions named in the preamble of every generated file. */
 export interface GenerateOptions {
@@ -34,6 +35,7 @@ export function generate(options: GenerateOptions): GeneratedOutput[] {
   const outputs = [
     ...emitErrorCodes(ctx),
     ...emitJsonSchemas(ctx),
+    ...emitStatecharts(ctx),
     ...emitValidators(ctx, [
       {
         module: 'command-payloads',
