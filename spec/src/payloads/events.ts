@@ -269,6 +269,9 @@ export const WorkOfferAcceptedPayload = Type.Object(
   {
     workItemId: Id,
     assigneeId: Id,
+    // §11.3: the ownership lease binds the Session Epoch the Worker accepted under; recorded so
+    // replay rebuilds the lease exactly, whatever sessions the Agent opened later.
+    sessionEpoch: PositiveInteger,
     ownershipEpoch: PositiveInteger,
     ownershipLeaseId: Id,
     ownershipLeaseExpiresAt: Timestamp,

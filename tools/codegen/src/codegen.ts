@@ -7,6 +7,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, wri
 import { dirname, join, relative } from 'node:path'
 import { CommandPayloads, EventPayloads, SCHEMA_BASE, documents } from '@weft/spec'
 import type { EmitContext, GeneratedOutput } from './emitters/context.js'
+import { emitAuthority } from './emitters/authority.js'
+import { emitClient } from './emitters/client.js'
 import { emitErrorCodes } from './emitters/error-codes.js'
 import { emitJsonSchemas } from './emitters/json-schema.js'
 import { emitStatecharts } from './emitters/statecharts.js'
@@ -15,7 +17,14 @@ import { emitValidators } from './emitters/validators.js'
 export type { EmitContext, GeneratedOutput } from './emitters/context.js'
 
 /** Folders whose whole content belongs to the generator (extra files there are stale). */
-export const GENERATED_DIRS = ['packages/codec/src/gen', 'packages/validators/src/gen', 'packages/validators/schemas', 'spec/docs'] as const
+export const GENERATED_DIRS = [
+  'packages/authority/src/gen',
+  'packages/client/src/gen',
+  'packages/codec/src/gen',
+  'packages/validators/src/gen',
+  'packages/validators/schemas',
+  'spec/docs',
+] as const
 
 /** Versions named in the preamble of every generated file. */
 export interface GenerateOptions {
@@ -33,6 +42,8 @@ export function generate(options: GenerateOptions): GeneratedOutput[] {
   const line = preamble(options)
   const ctx: EmitContext = { preamble: line, preambleText: line.replace(/^\/\/ /, ''), schemaBase: SCHEMA_BASE, documents }
   const outputs = [
+    ...emitAuthority(ctx),
+    ...emitClient(ctx),
     ...emitErrorCodes(ctx),
     ...emitJsonSchemas(ctx),
     ...emitStatecharts(ctx),

@@ -1,5 +1,5 @@
 /**
- * Release check: the five publishable packages as a consumer gets them from the registry.
+ * Release check: the publishable packages as a consumer gets them from the registry.
  *
  * 1. package.json metadata: `exports` (`types` + `default`), `files`, README, license, engines,
  *    exact internal versions.
@@ -36,6 +36,8 @@ const PACKAGES: readonly PackageInfo[] = [
   { dir: 'spec', name: '@weft/spec', generated: false },
   { dir: 'packages/codec', name: '@weft/codec', generated: true },
   { dir: 'packages/validators', name: '@weft/validators', generated: true },
+  { dir: 'packages/client', name: '@weft/client', generated: true },
+  { dir: 'packages/authority', name: '@weft/authority', generated: true },
   { dir: 'tools/codegen', name: '@weft/codegen', generated: true },
   { dir: 'tools/conformance', name: '@weft/conformance', generated: false },
 ]
@@ -192,6 +194,8 @@ function bareImports(source: string): Set<string> {
     for (const match of code.matchAll(re)) {
       const spec = match[2]!
       if (spec.startsWith('.') || spec.startsWith('/') || spec.startsWith('node:') || spec.startsWith('#')) continue
+      // Only a bare specifier shaped like a package name counts (a `from` property in code is not an import).
+      if (!/^(@[a-z0-9][\w.-]*\/)?[a-z0-9][\w.-]*(\/\S*)?$/.test(spec)) continue
       const name = spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!
       if (builtins.has(name)) continue
       found.add(name)

@@ -19,7 +19,7 @@ const set11 = new Set(["grantId","policyName","beneficiary","targetCommandKind",
 const set12 = new Set(["parentWorkItemId","childMissionId","childGroupId","depth","coordinatorAgentId","budget","deadline","childFailurePolicy","fencedOwnershipEpoch"]);
 const set13 = new Set(["mission","group","conversation","coordinatorLease","memberships","reason","approvalRevocation"]);
 const set14 = new Set(["workItemId","candidateAgentIds","offers","offerExpiresAt","selectionBasis","delegationGrantId","emergencyOverride","fencedOwnershipEpoch"]);
-const set15 = new Set(["workItemId","assigneeId","ownershipEpoch","ownershipLeaseId","ownershipLeaseExpiresAt","startBy","agentCardVersion","capabilityPins","withdrawnAgentIds","scheduleEstimate"]);
+const set15 = new Set(["workItemId","assigneeId","sessionEpoch","ownershipEpoch","ownershipLeaseId","ownershipLeaseExpiresAt","startBy","agentCardVersion","capabilityPins","withdrawnAgentIds","scheduleEstimate"]);
 const set16 = new Set(["workItemId","contract","previousContractVersion","revisionReason","dependencyIds","addedDependencyId","requiresReacceptance"]);
 const set17 = new Set(["workItemId","ownershipEpoch","executionLeaseId","checkpoint","reason","requiredResolution","blockedLeaseExpiresAt"]);
 const set18 = new Set(["approvalId","workItemId","ownershipEpoch","operations","resources","budget","expiresAt","comments"]);
@@ -5209,7 +5209,7 @@ export function e_evt_work_offer_created(v: any, p: string, x: Collector): void 
 /** Returns whether the value is valid against `weft-event-payloads.work.offer.accepted#`, from the `work.offer.accepted` payload of @weft/spec. */
 export function c_evt_work_offer_accepted(v: any): boolean {
   if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) return false
-  if (v["workItemId"] === undefined || v["assigneeId"] === undefined || v["ownershipEpoch"] === undefined || v["ownershipLeaseId"] === undefined || v["ownershipLeaseExpiresAt"] === undefined || v["startBy"] === undefined || v["agentCardVersion"] === undefined || v["capabilityPins"] === undefined || v["withdrawnAgentIds"] === undefined) return false
+  if (v["workItemId"] === undefined || v["assigneeId"] === undefined || v["sessionEpoch"] === undefined || v["ownershipEpoch"] === undefined || v["ownershipLeaseId"] === undefined || v["ownershipLeaseExpiresAt"] === undefined || v["startBy"] === undefined || v["agentCardVersion"] === undefined || v["capabilityPins"] === undefined || v["withdrawnAgentIds"] === undefined) return false
   for (const v1 in v) {
     switch (v1) {
       case "workItemId": {
@@ -5220,6 +5220,11 @@ export function c_evt_work_offer_accepted(v: any): boolean {
       case "assigneeId": {
         const v2 = v[v1]
         if (!c_common_defs_id(v2)) return false
+        break
+      }
+      case "sessionEpoch": {
+        const v2 = v[v1]
+        if (!c_common_defs_positiveInteger(v2)) return false
         break
       }
       case "ownershipEpoch": {
@@ -5251,18 +5256,18 @@ export function c_evt_work_offer_accepted(v: any): boolean {
         const v2 = v[v1]
         if (!(Array.isArray(v2))) return false
         if (v2.length < 1) return false
-        for (let v11 = 0; v11 < v2.length; v11++) {
-          const v12 = v2[v11]
-          if (!c_common_defs_capabilityRef(v12)) return false
+        for (let v12 = 0; v12 < v2.length; v12++) {
+          const v13 = v2[v12]
+          if (!c_common_defs_capabilityRef(v13)) return false
         }
         break
       }
       case "withdrawnAgentIds": {
         const v2 = v[v1]
         if (!(Array.isArray(v2))) return false
-        for (let v15 = 0; v15 < v2.length; v15++) {
-          const v16 = v2[v15]
-          if (!c_common_defs_id(v16)) return false
+        for (let v16 = 0; v16 < v2.length; v16++) {
+          const v17 = v2[v16]
+          if (!c_common_defs_id(v17)) return false
         }
         if (!unique(v2)) return false
         break
@@ -5286,6 +5291,7 @@ export function e_evt_work_offer_accepted(v: any, p: string, x: Collector): void
     if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { x.add(p, "type", "must be object", "#/type"); break L1 }
     if (v["workItemId"] === undefined) x.add(p, "required", "must have required property 'workItemId'", "#/required")
     if (v["assigneeId"] === undefined) x.add(p, "required", "must have required property 'assigneeId'", "#/required")
+    if (v["sessionEpoch"] === undefined) x.add(p, "required", "must have required property 'sessionEpoch'", "#/required")
     if (v["ownershipEpoch"] === undefined) x.add(p, "required", "must have required property 'ownershipEpoch'", "#/required")
     if (v["ownershipLeaseId"] === undefined) x.add(p, "required", "must have required property 'ownershipLeaseId'", "#/required")
     if (v["ownershipLeaseExpiresAt"] === undefined) x.add(p, "required", "must have required property 'ownershipLeaseExpiresAt'", "#/required")
@@ -5306,69 +5312,75 @@ export function e_evt_work_offer_accepted(v: any, p: string, x: Collector): void
       }
     }
     {
-      const v3 = v["ownershipEpoch"]
+      const v3 = v["sessionEpoch"]
       if (v3 !== undefined) {
-        e_common_defs_positiveInteger(v3, p + "/ownershipEpoch", x)
+        e_common_defs_positiveInteger(v3, p + "/sessionEpoch", x)
       }
     }
     {
-      const v4 = v["ownershipLeaseId"]
+      const v4 = v["ownershipEpoch"]
       if (v4 !== undefined) {
-        e_common_defs_id(v4, p + "/ownershipLeaseId", x)
+        e_common_defs_positiveInteger(v4, p + "/ownershipEpoch", x)
       }
     }
     {
-      const v5 = v["ownershipLeaseExpiresAt"]
+      const v5 = v["ownershipLeaseId"]
       if (v5 !== undefined) {
-        e_common_defs_timestamp(v5, p + "/ownershipLeaseExpiresAt", x)
+        e_common_defs_id(v5, p + "/ownershipLeaseId", x)
       }
     }
     {
-      const v6 = v["startBy"]
+      const v6 = v["ownershipLeaseExpiresAt"]
       if (v6 !== undefined) {
-        e_common_defs_timestamp(v6, p + "/startBy", x)
+        e_common_defs_timestamp(v6, p + "/ownershipLeaseExpiresAt", x)
       }
     }
     {
-      const v7 = v["agentCardVersion"]
+      const v7 = v["startBy"]
       if (v7 !== undefined) {
-        e_common_defs_positiveInteger(v7, p + "/agentCardVersion", x)
+        e_common_defs_timestamp(v7, p + "/startBy", x)
       }
     }
     {
-      const v8 = v["capabilityPins"]
+      const v8 = v["agentCardVersion"]
       if (v8 !== undefined) {
-        L9: {
-          if (!(Array.isArray(v8))) { x.add(p + "/capabilityPins", "type", "must be array", "#/properties/capabilityPins/type"); break L9 }
-          if (v8.length < 1) x.add(p + "/capabilityPins", "minItems", "must have at least 1 items", "#/properties/capabilityPins/minItems")
-          for (let v9 = 0; v9 < v8.length; v9++) {
-            const v10 = v8[v9]
-            e_common_defs_capabilityRef(v10, p + "/capabilityPins" + '/' + v9, x)
+        e_common_defs_positiveInteger(v8, p + "/agentCardVersion", x)
+      }
+    }
+    {
+      const v9 = v["capabilityPins"]
+      if (v9 !== undefined) {
+        L10: {
+          if (!(Array.isArray(v9))) { x.add(p + "/capabilityPins", "type", "must be array", "#/properties/capabilityPins/type"); break L10 }
+          if (v9.length < 1) x.add(p + "/capabilityPins", "minItems", "must have at least 1 items", "#/properties/capabilityPins/minItems")
+          for (let v10 = 0; v10 < v9.length; v10++) {
+            const v11 = v9[v10]
+            e_common_defs_capabilityRef(v11, p + "/capabilityPins" + '/' + v10, x)
           }
         }
       }
     }
     {
-      const v11 = v["withdrawnAgentIds"]
-      if (v11 !== undefined) {
-        L11: {
-          if (!(Array.isArray(v11))) { x.add(p + "/withdrawnAgentIds", "type", "must be array", "#/properties/withdrawnAgentIds/type"); break L11 }
-          for (let v12 = 0; v12 < v11.length; v12++) {
-            const v13 = v11[v12]
-            e_common_defs_id(v13, p + "/withdrawnAgentIds" + '/' + v12, x)
+      const v12 = v["withdrawnAgentIds"]
+      if (v12 !== undefined) {
+        L12: {
+          if (!(Array.isArray(v12))) { x.add(p + "/withdrawnAgentIds", "type", "must be array", "#/properties/withdrawnAgentIds/type"); break L12 }
+          for (let v13 = 0; v13 < v12.length; v13++) {
+            const v14 = v12[v13]
+            e_common_defs_id(v14, p + "/withdrawnAgentIds" + '/' + v13, x)
           }
-          if (!unique(v11)) x.add(p + "/withdrawnAgentIds", "uniqueItems", "must not contain duplicate items", "#/properties/withdrawnAgentIds/uniqueItems")
+          if (!unique(v12)) x.add(p + "/withdrawnAgentIds", "uniqueItems", "must not contain duplicate items", "#/properties/withdrawnAgentIds/uniqueItems")
         }
       }
     }
     {
-      const v14 = v["scheduleEstimate"]
-      if (v14 !== undefined) {
-        e_workItem_properties_scheduleEstimate(v14, p + "/scheduleEstimate", x)
+      const v15 = v["scheduleEstimate"]
+      if (v15 !== undefined) {
+        e_workItem_properties_scheduleEstimate(v15, p + "/scheduleEstimate", x)
       }
     }
-    for (const v15 in v) {
-      if (!(typeof v15 === 'string' && set15.has(v15))) x.add(p + '/' + pointerToken(v15), 'additionalProperties', 'unknown member is not allowed', "#/additionalProperties")
+    for (const v16 in v) {
+      if (!(typeof v16 === 'string' && set15.has(v16))) x.add(p + '/' + pointerToken(v16), 'additionalProperties', 'unknown member is not allowed', "#/additionalProperties")
     }
   }
 }

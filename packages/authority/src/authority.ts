@@ -1,0 +1,24 @@
+/**
+ * `createAuthority`: a Group Authority over the domain handlers and reducers.
+ * @module
+ */
+import { handlers, reducers } from './compose.js'
+import { createPipeline, type Authority, type AuthorityOptions } from './pipeline.js'
+
+/**
+ * Starts a Group Authority: the signed Command pipeline over the domain handlers, an Event store
+ * (in memory unless one is given) and the state folded from it.
+ *
+ * Commands are processed one at a time, so every handler decides on a state no other Command can
+ * change meanwhile; the compare-and-set rules of §15.3 hold without locks.
+ * @throws UsageError on bad options (no registry, a signing key the registry does not bind to the Authority, ...).
+ * @example
+ * ```ts
+ * const authority = createAuthority({ registry, keys: { authority: { type: 'service', id }, signingKey } })
+ * const receipt = await authority.submit(signedCommandText)
+ * receipt.events // the signed Events of the transaction
+ * ```
+ */
+export function createAuthority(options: AuthorityOptions): Authority {
+  return createPipeline({ ...options, handlers, reducers })
+}

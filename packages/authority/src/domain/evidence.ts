@@ -1,0 +1,76 @@
+/**
+ * Evidence-based review (§13.2): Evidence embedded in `work.submit`, `work.accept_result` and
+ * `work.fail` is verified as a signed document, must be bound to the WorkItem it is offered for, and
+ * must map onto the acceptance criteria of the Work Contract.
+ * @module
+ */
+import type { Evidence, WorkContract } from '@weft/spec'
+import { reject, type HandlerContext } from '../handler.js'
+import type { GroupState, WorkItemRecord } from '../model.js'
+
+/**
+ * Verifies each Evidence document (§6.4, through `ctx.verifyDocument`) and checks it is about this
+ * Mission, Group and WorkItem, that a `work_item` subject names this WorkItem (a `mission` subject
+ * does not belong here), and that no Evidence ID repeats.
+ * @throws ProtocolError from verification, or `INVALID_COMMAND` naming the Evidence.
+ */
+export function requireBoundEvidence(ctx: HandlerContext, group: GroupState, record: WorkItemRecord, evidence: readonly Evidence[]): void {
+  const workItemId = record.doc.workItemId
+  const seen = new Set<string>()
+  for (const e of evidence) {
+    ctx.verifyDocument('evidence', e)
+    if (seen.has(e.evidenceId)) reject('INVALID_COMMAND', `Evidence ${e.evidenceId} appears twice`, { evidenceId: e.evidenceId })
+    seen.add(e.evidenceId)
+    const bound = e.missionId === group.missionId && e.groupId === group.groupId && e.workItemId === workItemId
+    const subjectOk = e.subject.type === 'artifact' || (e.subject.type === 'work_item' && e.subject.id === workItemId)
+    if (!bound || !subjectOk) reject('INVALID_COMMAND', `Evidence ${e.evidenceId} is not about WorkItem ${workItemId}`, { evidenceId: e.evidenceId })
+  }
+}
+
+/**
+ * The acceptance criteria of `contract` that `evidence` leaves uncovered. A criterion is covered by
+ * passing Evidence that names it and has one of its required types; with `every`, each required
+ * type needs its own passing Evidence.
+ */
+export function uncoveredCriteria(contract: WorkContract, evidence: readonly Evidence[], mode: 'any' | 'every'): string[] {
+  return contract.acceptanceCriteria
+    .filter((criterion) => {
+      const types = new Set(evidence.filter((e) => e.result === 'passed' && e.criterionIds.includes(criterion.criterionId)).map((e) => e.type))
+      const covered = mode === 'any' ? criterion.evidenceRequired.some((t) => types.has(t)) : criterion.evidenceRequired.every((t) => types.has(t))
+      return !covered
+    })
+    .map((criterion) => criterion.criterionId)
+}
+
+/**
+ * Checks that `evidence` is bound to the WorkItem of `record` ({@link requireBoundEvidence}) and
+ * covers every acceptance criterion of its contract with passing Evidence of a required type
+ * (§13.2: a submission maps Evidence to the acceptance criteria).
+ * @throws ProtocolError `INVALID_COMMAND` with `details.uncoveredCriteria`, or what
+ * {@link requireBoundEvidence} throws.
+ */
+export function checkEvidenceCovers(ctx: HandlerContext, group: GroupState, record: WorkItemRecord, evidence: readonly Evidence[]): void {
+  requireBoundEvidence(ctx, group, record, evidence)
+  const uncovered = uncoveredCriteria(record.doc.contract, evidence, 'any')
+  if (uncovered.length > 0) reject('INVALID_COMMAND', `no passing Evidence covers ${uncovered.join(', ')}`, { uncoveredCriteria: uncovered })
+}
+
+/** A WorkItem's pending submission (§13.2): the epoch it was made under and its Evidence. */
+export interface SubmissionFacts {
+  readonly ownershipEpoch: number
+  readonly evidence: readonly Evidence[]
+}
+
+// The WorkItem document keeps only Evidence IDs; review needs the documents and the epoch, so the
+// `work.submitted` reducer files them here, keyed by the record (a fold of the log like the rest).
+const submissions = new WeakMap<WorkItemRecord, SubmissionFacts>()
+
+/** Files the latest submission of `record` (reducer side). */
+export function fileSubmission(record: WorkItemRecord, facts: SubmissionFacts): void {
+  submissions.set(record, facts)
+}
+
+/** The latest submission of `record`, if any. */
+export function submissionOf(record: WorkItemRecord): SubmissionFacts | undefined {
+  return submissions.get(record)
+}

@@ -1,0 +1,177 @@
+/**
+ * WorkItem leases (§11.3–§11.5): the ownership lease that follows an accepted offer, the Execution
+ * Lease that `work.start` issues, and the fencing checks every owner Command passes. The blocked
+ * lease of §11.4 is the ownership lease renewed to the blocked bound, so a record holds at most one
+ * ownership lease and one Execution Lease.
+ * @module
+ */
+import type { Lease, WorkOwner } from '@weft/spec'
+import { reject } from '../handler.js'
+import type { ActorRef, GroupState, WorkItemRecord } from '../model.js'
+
+/** Whether `lease` is active and its expiry has not been reached at `nowMs`. */
+export function leaseLive(lease: Lease | undefined, nowMs: number): lease is Lease {
+  return lease !== undefined && lease.state === 'active' && nowMs < Date.parse(lease.expiresAt)
+}
+
+/**
+ * When a queued owner's right to start ends: the earlier of the ownership lease's start-by and its
+ * expiry (§11.3: an ownership grant carries a start-by deadline).
+ */
+export function ownershipDeadlineMs(lease: Lease): number {
+  const expires = Date.parse(lease.expiresAt)
+  return lease.startBy === undefined ? expires : Math.min(expires, Date.parse(lease.startBy))
+}
+
+/**
+ * Whether the WorkItem has a live owner at `nowMs` (the `noLiveOwner` / `ownershipLive` guards of
+ * §10.2): a queued owner within its start-by deadline, an active owner under an unexpired
+ * Execution Lease, a blocked owner within its bounded blocked lease. Other states have no owner
+ * that could be fenced.
+ */
+export function ownerLive(record: WorkItemRecord, nowMs: number): boolean {
+  if (record.doc.owner === undefined) return false
+  switch (record.doc.state) {
+    case 'active':
+      return leaseLive(record.executionLease, nowMs)
+    case 'queued':
+      return leaseLive(record.ownershipLease, nowMs) && nowMs < ownershipDeadlineMs(record.ownershipLease)
+    case 'blocked':
+      return leaseLive(record.ownershipLease, nowMs)
+    default:
+      return false
+  }
+}
+
+/** `lease` closed at `at` (§11.3: release, expiry and revocation say when and why). */
+export function closeLease(lease: Lease, state: 'expired' | 'revoked' | 'released', at: string, reason: string): Lease {
+  return { ...lease, state, closedAt: at, closureReason: reason }
+}
+
+// A record holds only its current leases (model.ts); the reducers file every lease they close here,
+// keyed by the record, so the closure (when and why) stays inspectable.
+const closedLeases = new WeakMap<WorkItemRecord, Lease[]>()
+
+/**
+ * Takes the lease in `slot` off `record`, closing it at `at` for `reason` when it is still active
+ * (§11.3; §12: cancellation and failure revoke), and files it with {@link closedLeasesOf}.
+ */
+export function retireLease(record: WorkItemRecord, slot: 'ownershipLease' | 'executionLease', state: 'expired' | 'revoked' | 'released', at: string, reason: string): void {
+  const lease = record[slot]
+  if (lease === undefined) return
+  delete record[slot]
+  const closed = lease.state === 'active' ? closeLease(lease, state, at, reason) : lease
+  const history = closedLeases.get(record)
+  if (history === undefined) closedLeases.set(record, [closed])
+  else history.push(closed)
+}
+
+/** The leases of `record` closed so far, oldest first. */
+export function closedLeasesOf(record: WorkItemRecord): readonly Lease[] {
+  return closedLeases.get(record) ?? []
+}
+
+/**
+ * `lease` renewed at `at` until `expiresAt`. An ownership lease's start-by moves with it: after a
+ * checkpoint or a block the owner must resume within the new bound (§11.3, §11.4).
+ */
+export function renewLease(lease: Lease, at: string, expiresAt: string): Lease {
+  return {
+    ...lease,
+    expiresAt,
+    renewalCount: lease.renewalCount + 1,
+    lastRenewedAt: at,
+    ...(lease.leaseType === 'ownership' ? { startBy: expiresAt } : {}),
+  }
+}
+
+/** What a new WorkItem lease is bound to (§11.3). */
+export interface WorkLeaseTerms {
+  readonly leaseId: string
+  readonly holderAgentId: string
+  readonly sessionEpoch: number
+  readonly ownershipEpoch: number
+  /** Issue and start instant. */
+  readonly at: string
+  readonly expiresAt: string
+  /** An ownership lease's start-by deadline; its expiry when absent. */
+  readonly startBy?: string
+}
+
+/**
+ * A new ownership or Execution Lease of `record`. An ownership lease's start-by is its expiry; an
+ * Execution Lease has no start-by (lease schema).
+ */
+export function workLease(type: 'ownership' | 'execution', record: WorkItemRecord, terms: WorkLeaseTerms): Lease {
+  return {
+    leaseId: terms.leaseId,
+    leaseType: type,
+    missionId: record.doc.missionId,
+    groupId: record.doc.groupId,
+    workItemId: record.doc.workItemId,
+    holderAgentId: terms.holderAgentId,
+    sessionEpoch: terms.sessionEpoch,
+    ownershipEpoch: terms.ownershipEpoch,
+    ...(type === 'ownership' ? { startBy: terms.startBy ?? terms.expiresAt } : {}),
+    issuedAt: terms.at,
+    startsAt: terms.at,
+    expiresAt: terms.expiresAt,
+    state: 'active',
+    renewalCount: 0,
+  }
+}
+
+/**
+ * The owner of `record` under `ownershipEpoch`, when `actor` is it.
+ * @throws ProtocolError `WORK_STALE_OWNERSHIP` when `ownershipEpoch` is not the current one (§4.5:
+ * a fenced epoch never completes the item), `AUTH_FORBIDDEN` when the epoch is current but `actor`
+ * is not its owner.
+ */
+export function requireOwner(record: WorkItemRecord, actor: ActorRef, ownershipEpoch: number): WorkOwner {
+  const owner = record.doc.owner
+  if (owner === undefined || owner.ownershipEpoch !== ownershipEpoch) {
+    reject('WORK_STALE_OWNERSHIP', `Ownership Epoch ${ownershipEpoch} of ${record.doc.workItemId} is fenced`, {
+      ownershipEpoch,
+      currentOwnershipEpoch: owner?.ownershipEpoch ?? null,
+    })
+  }
+  if (actor.type !== 'agent' || actor.id !== owner.agentId) reject('AUTH_FORBIDDEN', `only the owner of ${record.doc.workItemId} may do this`)
+  return owner
+}
+
+/**
+ * The current Execution Lease of `record`, after checking everything §11.3 asks of an owner
+ * Command that executes (renewal, checkpoint, block, Artifact publication, submission, usage,
+ * Worker-reported failure): the actor owns the item under the current `ownershipEpoch`, the item
+ * is `active`, `executionLeaseId` names the current Execution Lease, and that lease is unexpired.
+ * @throws ProtocolError `WORK_STALE_OWNERSHIP`, `AUTH_FORBIDDEN`, `INVALID_STATE_TRANSITION` or
+ * `WORK_LEASE_EXPIRED` (also for an older or unknown Lease ID of the same epoch).
+ * @example
+ * ```ts
+ * const lease = requireCurrentExecution(group, record, command.actor, payload.ownershipEpoch, payload.executionLeaseId, ctx.nowMs)
+ * ```
+ */
+export function requireCurrentExecution(
+  group: GroupState,
+  record: WorkItemRecord,
+  actor: ActorRef,
+  ownershipEpoch: number,
+  executionLeaseId: string,
+  nowMs: number,
+): Lease {
+  if (record.doc.groupId !== group.groupId) reject('INVALID_COMMAND', `WorkItem ${record.doc.workItemId} is not in Group ${group.groupId}`)
+  requireOwner(record, actor, ownershipEpoch)
+  if (record.doc.state !== 'active') reject('INVALID_STATE_TRANSITION', `WorkItem ${record.doc.workItemId} is ${record.doc.state}, not active`, { state: record.doc.state })
+  const lease = record.executionLease
+  if (lease === undefined || lease.leaseId !== executionLeaseId) {
+    // §11.3: a delayed Command with an older Lease ID is rejected even when its epoch is unchanged.
+    const known = record.executionLeaseIds.has(executionLeaseId)
+    reject('WORK_LEASE_EXPIRED', known ? `Execution Lease ${executionLeaseId} was superseded` : `Execution Lease ${executionLeaseId} is unknown`, {
+      executionLeaseId,
+    })
+  }
+  if (lease.state !== 'active' || nowMs >= Date.parse(lease.expiresAt)) {
+    reject('WORK_LEASE_EXPIRED', `Execution Lease ${executionLeaseId} expired at ${lease.expiresAt}`, { executionLeaseId })
+  }
+  return lease
+}

@@ -1,0 +1,142 @@
+/**
+ * The Message domain (§9, §9.1): Committed Messages in the Group's Conversations. A Message never
+ * authorizes anything (`authority: false`), and an accepted one is never rewritten: corrections,
+ * retractions and redactions are new Messages pointing at the original (§4 invariant 6).
+ * @module
+ */
+import type { Conversation, Message } from '@weft/spec'
+import { draft, reject, requireGroup, type AnyEventDraft, type CommandOf, type HandlerContext, type HandlerFor, type ReducerFor } from '../handler.js'
+import type { ActorRef, AuthorityState, GroupState, MessageRecord } from '../model.js'
+import { hasLiveMembership, isControlPlane, isCoordinator, isMissionOwner, requireRole, sameActor } from './memberships.js'
+
+type MessageCommandKind = 'message.post' | 'message.correct' | 'message.retract' | 'message.redact'
+type MessageEventKind = 'message.posted' | 'message.corrected' | 'message.retracted' | 'message.redacted'
+type AmendingKind = 'correction' | 'retraction' | 'redaction'
+
+/**
+ * The Conversation `actor` may write to: it exists and is open, and a restricted one admits only
+ * its listed members, the Coordinator and the MissionOwner (§9).
+ */
+function requireConversation(group: GroupState, actor: ActorRef, conversationId: string): Conversation {
+  const conversation = group.conversations.get(conversationId) ?? reject('INVALID_COMMAND', 'unknown conversation')
+  if (conversation.state !== 'active') reject('INVALID_STATE_TRANSITION', 'the conversation is closed')
+  if (conversation.access.mode === 'restricted') {
+    const listed = (conversation.access.members ?? []).some((m) => sameActor(m as ActorRef, actor))
+    requireRole([listed, isCoordinator(group, actor), isMissionOwner(group, actor)], 'write to this restricted conversation')
+  }
+  return conversation
+}
+
+/** §8, §9: only current members (active, or provisional for a candidate Worker) post. */
+function requireMember(group: GroupState, actor: ActorRef): void {
+  if (!hasLiveMembership(group, actor)) reject('MEMBERSHIP_REQUIRED', 'the actor holds no current membership in the group')
+}
+
+function requireNewId(group: GroupState, messageId: string): void {
+  if (group.messages.has(messageId)) reject('INVALID_COMMAND', `message ${messageId} already exists`)
+}
+
+/** The Committed Message a handler appends; `authority` is always `false` (§9). */
+function committed(ctx: HandlerContext, group: GroupState, author: ActorRef, fields: Pick<Message, 'messageId' | 'conversationId' | 'kind' | 'content'> & Partial<Message>): Message {
+  return { ...fields, missionId: group.missionId, groupId: group.groupId, author: { type: author.type, id: author.id }, authority: false, committedAt: ctx.now }
+}
+
+function post(command: CommandOf<'message.post'>, ctx: HandlerContext): readonly AnyEventDraft[] {
+  const group = requireGroup(ctx)
+  const actor = command.actor as ActorRef
+  const { messageId, conversationId, content, mentions, references } = command.payload
+  requireMember(group, actor)
+  requireConversation(group, actor, conversationId)
+  requireNewId(group, messageId)
+  const message = committed(ctx, group, actor, {
+    messageId,
+    conversationId,
+    kind: 'message',
+    content,
+    ...(mentions === undefined ? {} : { mentions }),
+    ...(references === undefined ? {} : { references }),
+  })
+  return [draft('message.posted', message, { conversationId })]
+}
+
+/** The payload every amending Command shares. */
+type AmendPayload = CommandOf<'message.correct'>['payload'] | CommandOf<'message.retract'>['payload'] | CommandOf<'message.redact'>['payload']
+
+/**
+ * The new Message amending `targetMessageId` (§9.1), in the target's Conversation. A correction
+ * or retraction needs a target still in effect; a redaction may hide anything not yet redacted.
+ */
+function amendment(ctx: HandlerContext, group: GroupState, actor: ActorRef, kind: AmendingKind, p: AmendPayload): { message: Message; target: MessageRecord } {
+  const target = group.messages.get(p.targetMessageId) ?? reject('INVALID_COMMAND', 'unknown target message')
+  if (target.message.kind !== 'message' && target.message.kind !== 'correction') reject('INVALID_COMMAND', `a ${target.message.kind} cannot be amended`)
+  const amendedBy = new Set(target.followUps.map((id) => group.messages.get(id)?.message.kind))
+  const closedBy = kind === 'redaction' ? ['redaction'] : ['retraction', 'redaction']
+  const closing = closedBy.find((k) => amendedBy.has(k as Message['kind']))
+  if (closing !== undefined) reject('INVALID_STATE_TRANSITION', `the target message was already subject to a ${closing}`)
+  requireNewId(group, p.messageId)
+  const extra = 'mentions' in p ? { ...(p.mentions === undefined ? {} : { mentions: p.mentions }), ...(p.references === undefined ? {} : { references: p.references }) } : {}
+  const message = committed(ctx, group, actor, {
+    messageId: p.messageId,
+    conversationId: target.message.conversationId,
+    kind,
+    targetMessageId: p.targetMessageId,
+    content: p.content,
+    reason: p.reason,
+    ...extra,
+  })
+  return { message, target }
+}
+
+/** Correction and retraction: a current member amends a Message it authored (§9.1). */
+function authorAmendment(command: CommandOf<'message.correct' | 'message.retract'>, ctx: HandlerContext, kind: 'correction' | 'retraction'): { message: Message; conversationId: string } {
+  const group = requireGroup(ctx)
+  const actor = command.actor as ActorRef
+  requireMember(group, actor)
+  const { message, target } = amendment(ctx, group, actor, kind, command.payload)
+  if (!sameActor(target.message.author as ActorRef, actor)) reject('AUTH_FORBIDDEN', `only the author may issue a ${kind}`)
+  requireConversation(group, actor, message.conversationId)
+  return { message, conversationId: message.conversationId }
+}
+
+function correct(command: CommandOf<'message.correct'>, ctx: HandlerContext): readonly AnyEventDraft[] {
+  const { message, conversationId } = authorAmendment(command, ctx, 'correction')
+  return [draft('message.corrected', message, { conversationId })]
+}
+
+function retract(command: CommandOf<'message.retract'>, ctx: HandlerContext): readonly AnyEventDraft[] {
+  const { message, conversationId } = authorAmendment(command, ctx, 'retraction')
+  return [draft('message.retracted', message, { conversationId })]
+}
+
+function redact(command: CommandOf<'message.redact'>, ctx: HandlerContext): readonly AnyEventDraft[] {
+  const group = requireGroup(ctx)
+  const actor = command.actor as ActorRef
+  // §9.1, §7.4: a redaction is a moderation decision with an auditable policy reason.
+  requireRole([isCoordinator(group, actor), isMissionOwner(group, actor), isControlPlane(ctx, actor)], 'redact messages')
+  const { message } = amendment(ctx, group, actor, 'redaction', command.payload)
+  return [draft('message.redacted', message, { conversationId: message.conversationId })]
+}
+
+/** Command handlers of the Message domain (§9, §9.1). */
+export const messageHandlers = {
+  'message.post': post,
+  'message.correct': correct,
+  'message.retract': retract,
+  'message.redact': redact,
+} satisfies { readonly [K in MessageCommandKind]: HandlerFor<K> }
+
+/** Stores a Committed Message and links an amendment to its target, whose own record stays as accepted. */
+function commit(state: AuthorityState, groupId: string | undefined, message: Message): void {
+  const group = state.groups.get(groupId as string)
+  if (group === undefined) return
+  group.messages.set(message.messageId, { message, followUps: [] })
+  if (message.targetMessageId !== undefined) group.messages.get(message.targetMessageId)?.followUps.push(message.messageId)
+}
+
+/** Event reducers of the Message domain. */
+export const messageReducers = {
+  'message.posted': (state, event) => commit(state, event.groupId, event.payload),
+  'message.corrected': (state, event) => commit(state, event.groupId, event.payload),
+  'message.retracted': (state, event) => commit(state, event.groupId, event.payload),
+  'message.redacted': (state, event) => commit(state, event.groupId, event.payload),
+} satisfies { readonly [K in MessageEventKind]: ReducerFor<K> }

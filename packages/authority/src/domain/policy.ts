@@ -1,0 +1,79 @@
+/**
+ * The policy and archival domain (§7.4, §20): one-shot Cooperation Override Grants recorded in the
+ * Group's Policy Log, and the archival facts. This Authority does not archive Groups yet, but it
+ * folds archival Events of an existing log so replay of such a log works.
+ * @module
+ */
+import type { CooperationOverrideGrant, EventPayload } from '@weft/spec'
+import { draft, reject, requireGroup, type AnyEventDraft, type CommandOf, type HandlerContext, type HandlerFor, type ReducerFor } from '../handler.js'
+import type { ActorRef, GroupState } from '../model.js'
+import { isControlPlane, isMissionOwner, requireRole } from './memberships.js'
+
+type PolicyCommandKind = 'policy.grant_cooperation_override' | 'ext.missionweaveprotocol.core.group_archive'
+type PolicyEventKind = 'policy.cooperation_override.granted' | 'group.snapshot.created' | 'group.archived'
+
+/** A Group Snapshot as `group.snapshot.created` references it (§7.4). */
+export type SnapshotReference = EventPayload<'group.snapshot.created'>
+
+// GroupState has no member for snapshots; they are kept beside it, keyed by the Group object.
+const snapshots = new WeakMap<GroupState, Map<string, SnapshotReference>>()
+
+/** The snapshots `group.snapshot.created` recorded for a Group, by snapshot ID. */
+export function groupSnapshots(group: GroupState): ReadonlyMap<string, SnapshotReference> {
+  return snapshots.get(group) ?? new Map()
+}
+
+function grantOverride(command: CommandOf<'policy.grant_cooperation_override'>, ctx: HandlerContext): readonly AnyEventDraft[] {
+  const group = requireGroup(ctx)
+  const actor = command.actor as ActorRef
+  const p = command.payload
+  // §20: only the MissionOwner or an authorized Organization policy actor issues an override.
+  requireRole([isMissionOwner(group, actor), isControlPlane(ctx, actor)], 'grant cooperation overrides')
+  if (group.overrides.has(p.grantId)) reject('INVALID_COMMAND', `override grant ${p.grantId} already exists`)
+  if (Date.parse(p.expiresAt) <= ctx.nowMs) reject('INVALID_COMMAND', 'the override expiry is not in the future')
+  const grant: CooperationOverrideGrant = {
+    grantId: p.grantId,
+    missionId: group.missionId,
+    groupId: group.groupId,
+    policyName: p.policyName,
+    beneficiary: p.beneficiary,
+    targetCommandKind: p.targetCommandKind,
+    targetActionId: p.targetActionId,
+    reason: p.reason,
+    approver: { type: actor.type, id: actor.id },
+    grantedAt: ctx.now,
+    expiresAt: p.expiresAt,
+  }
+  return [draft('policy.cooperation_override.granted', { grant })]
+}
+
+function archive(): readonly AnyEventDraft[] {
+  reject('INVALID_COMMAND', 'group archival is not supported by this authority yet')
+}
+
+/** Command handlers of the policy and archival domain (§7.4, §20). */
+export const policyHandlers = {
+  'policy.grant_cooperation_override': grantOverride,
+  'ext.missionweaveprotocol.core.group_archive': archive,
+} satisfies { readonly [K in PolicyCommandKind]: HandlerFor<K> }
+
+/** Event reducers of the policy and archival domain. */
+export const policyReducers = {
+  'policy.cooperation_override.granted': (state, event) => {
+    const group = state.groups.get(event.groupId as string)
+    // §20: issued unconsumed; the target Command's acceptance consumes it once.
+    group?.overrides.set(event.payload.grant.grantId, { grant: event.payload.grant })
+  },
+  'group.snapshot.created': (state, event) => {
+    const group = state.groups.get(event.groupId as string)
+    if (group === undefined) return
+    const known = snapshots.get(group) ?? new Map<string, SnapshotReference>()
+    known.set(event.payload.snapshotId, event.payload)
+    snapshots.set(group, known)
+  },
+  'group.archived': (state, event) => {
+    const group = state.groups.get(event.groupId as string)
+    // §7.4: archival is final and names the signed snapshot it rests on.
+    if (group !== undefined) group.group = { ...group.group, state: 'archived', archivedAt: event.occurredAt, archiveSnapshotId: event.payload.archiveSnapshotId }
+  },
+} satisfies { readonly [K in PolicyEventKind]: ReducerFor<K> }

@@ -1,0 +1,54 @@
+/**
+ * The WorkItem state machine as the handlers ask it (§10.2): which rows leave a state on a Command,
+ * and which target applies once the guards are evaluated. The rows are those of
+ * `WORK_ITEM_TRANSITIONS` (`@weft/spec/machines`), flattened by the generator; no state list is
+ * written here by hand.
+ * @module
+ */
+import type { WorkItemState } from '@weft/spec'
+import type { WorkItemEventType, WorkItemGuard } from '@weft/spec/machines'
+import { WORK_ITEM_TRANSITION_LOOKUP, transitionTargets, type TransitionTarget } from '../gen/transitions.js'
+import { reject } from '../handler.js'
+import type { WorkItemRecord } from '../model.js'
+
+/** The state of a WorkItem for the machine: `none` before it exists (§10.2 creation rows). */
+export type WorkItemMachineState = WorkItemState | 'none'
+
+/** The guard flags a handler computed; a guard absent here does not hold. */
+export type GuardFlags = { readonly [G in WorkItemGuard]?: boolean }
+
+/** The machine state of a record, `none` when there is no record. */
+export function machineStateOf(record: WorkItemRecord | undefined): WorkItemMachineState {
+  return record === undefined ? 'none' : record.doc.state
+}
+
+/**
+ * The rows leaving `from` on `event`, guarded ones first.
+ * @throws ProtocolError `INVALID_STATE_TRANSITION` when the table has none (§10.2: transitions the
+ * table does not permit are rejected).
+ */
+export function requireRows(from: WorkItemMachineState, event: WorkItemEventType): readonly TransitionTarget[] {
+  const rows = transitionTargets(WORK_ITEM_TRANSITION_LOOKUP, from, event)
+  if (rows.length === 0) reject('INVALID_STATE_TRANSITION', `${event} is not permitted from WorkItem state ${from}`, { state: from, event })
+  return rows
+}
+
+/** Whether some row from `from` on `event` is guarded by `guard`. */
+export function hasGuard(from: WorkItemMachineState, event: WorkItemEventType, guard: WorkItemGuard): boolean {
+  return transitionTargets(WORK_ITEM_TRANSITION_LOOKUP, from, event).some((row) => row.guard === guard)
+}
+
+/**
+ * The target state of the first row from `from` on `event` whose guard holds in `flags` (an
+ * unguarded row always holds).
+ * @throws ProtocolError `INVALID_STATE_TRANSITION` when no row applies.
+ */
+export function nextState(from: WorkItemMachineState, event: WorkItemEventType, flags: GuardFlags = {}): WorkItemMachineState {
+  const rows = requireRows(from, event)
+  const row = rows.find((r) => r.guard === undefined || flags[r.guard as WorkItemGuard] === true)
+  if (row === undefined) {
+    const guards = rows.map((r) => r.guard).filter((g) => g !== undefined)
+    reject('INVALID_STATE_TRANSITION', `${event} from ${from} needs ${guards.join(' or ')}`, { state: from, event, guards })
+  }
+  return row.to as WorkItemMachineState
+}

@@ -1,0 +1,198 @@
+/**
+ * Executing WorkItems (§11.3, §11.4, §12, §13.2): the execution approval gate, start under a new
+ * Execution Lease, renewal, checkpoint, block and unblock, usage recording and submission. Every
+ * owner Command after start goes through {@link requireCurrentExecution}. Handlers only; the
+ * reducers are in `work-reducers.ts`.
+ * @module
+ */
+import type { WorkContract } from '@weft/spec'
+import { reject, requireGroup, type HandlerContext, type HandlerFor } from '../handler.js'
+import type { ActorRef, GroupState, WorkItemRecord } from '../model.js'
+import { checkEvidenceCovers } from './evidence.js'
+import { leaseLive, ownerLive, ownershipDeadlineMs, renewLease, requireCurrentExecution, requireOwner, workLease } from './leases.js'
+import { limitsOf, requireUsageFits } from './work-budget.js'
+import { nextState, requireRows } from './work-machine.js'
+import { childMissionRunning, executionRef, isCurrentCoordinator, isMissionOwner, isPolicyService, present, requireMissionActive, requireWorkItem, workDraft } from './work-roles.js'
+
+/**
+ * The execution approval a WorkItem needs before start (§12): what its contract says, raised to
+ * `policy_required` when Organization policy asks for one.
+ */
+export function executionApprovalMode(ctx: HandlerContext, group: GroupState, record: WorkItemRecord): WorkContract['executionApproval'] {
+  const mode = record.doc.contract.executionApproval
+  if (mode === 'not_required' && ctx.policy.requiresExecutionApproval?.(group, record.doc.workItemId) === true) return 'policy_required'
+  return mode
+}
+
+/** Checks that an approval's resources, operations and budget stay within the contract (§4.11, §12). */
+function requireApprovalWithinContract(contract: WorkContract, resources: readonly string[], operations: readonly string[], budget: WorkContract['budget']): void {
+  const unknown = resources.filter((r) => !contract.allowedResources.some((g) => g.resource === r))
+  const allowedOps = new Set(contract.allowedResources.flatMap((g) => g.operations))
+  const extraOps = operations.filter((op) => !allowedOps.has(op))
+  if (unknown.length > 0 || extraOps.length > 0) reject('INVALID_COMMAND', 'the approval exceeds the resources or operations of the Work Contract', { resources: unknown, operations: extraOps })
+  const cap = limitsOf(contract.budget)
+  for (const [dimension, value] of Object.entries(limitsOf(budget))) {
+    const limit = cap[dimension as keyof typeof cap]
+    if (limit !== undefined && value > limit) reject('BUDGET_EXCEEDED', `the approval budget exceeds the Work Contract in ${dimension}`, { dimension, limit, requested: value })
+  }
+}
+
+/**
+ * `approval.grant_execution` (§12): opens the start gate of a queued WorkItem whose contract or
+ * policy requires it, for its current Ownership Epoch until an absolute expiry. `human_required`
+ * takes a human MissionOwner; `policy_required` the MissionOwner, the current Coordinator or an
+ * Organization policy service.
+ */
+export const grantExecution: HandlerFor<'approval.grant_execution'> = (command, ctx) => {
+  const group = requireGroup(ctx)
+  const p = command.payload
+  const actor = command.actor as ActorRef
+  const record = requireWorkItem(group, p.workItemId)
+  const mode = executionApprovalMode(ctx, group, record)
+  nextState(record.doc.state, command.kind, { executionApprovalRequired: mode !== 'not_required' })
+  const allowed =
+    mode === 'human_required'
+      ? actor.type === 'human' && isMissionOwner(group, actor)
+      : isMissionOwner(group, actor) || isCurrentCoordinator(group, actor, ctx.nowMs) || isPolicyService(ctx, actor)
+  if (!allowed) reject('AUTH_FORBIDDEN', `${mode} execution approval cannot come from ${actor.id}`)
+  if (record.doc.owner?.ownershipEpoch !== p.ownershipEpoch) reject('WORK_STALE_OWNERSHIP', `Ownership Epoch ${p.ownershipEpoch} is not current`, { ownershipEpoch: p.ownershipEpoch })
+  if (record.executionApprovals.some((a) => a.approvalId === p.approvalId) || group.approvals.has(p.approvalId)) reject('INVALID_COMMAND', `approval ${p.approvalId} already exists`)
+  requireApprovalWithinContract(record.doc.contract, p.resources, p.operations, p.budget)
+  const { expiresInSeconds, ...granted } = p
+  return [workDraft('approval.execution.granted', { ...granted, expiresAt: ctx.after(expiresInSeconds) })]
+}
+
+/**
+ * `work.start` (§11.3): the owner starts a queued WorkItem within its start-by deadline, once every
+ * dependency is verified (§10.4) and any required execution approval for the current epoch is
+ * valid (§12), under a new Execution Lease.
+ */
+export const startWork: HandlerFor<'work.start'> = (command, ctx) => {
+  const group = requireGroup(ctx)
+  const p = command.payload
+  const actor = command.actor as ActorRef
+  const record = requireWorkItem(group, p.workItemId)
+  requireOwner(record, actor, p.ownershipEpoch)
+  requireRows(record.doc.state, command.kind)
+  requireMissionActive(group)
+  const ownership = record.ownershipLease
+  if (!leaseLive(ownership, ctx.nowMs) || ctx.nowMs >= ownershipDeadlineMs(ownership)) {
+    reject('WORK_LEASE_EXPIRED', `the ownership of WorkItem ${p.workItemId} passed its start-by deadline`)
+  }
+  const unsatisfied = record.dependencyIds.filter((id) => group.workItems.get(id)?.doc.state !== 'verified')
+  if (unsatisfied.length > 0) reject('INVALID_STATE_TRANSITION', `WorkItem ${p.workItemId} waits for its dependencies`, { unsatisfiedDependencies: unsatisfied })
+  if (executionApprovalMode(ctx, group, record) !== 'not_required') {
+    const approved = record.executionApprovals.some((a) => a.ownershipEpoch === p.ownershipEpoch && ctx.nowMs < Date.parse(a.expiresAt))
+    if (!approved) reject('APPROVAL_REQUIRED', `WorkItem ${p.workItemId} needs a valid execution approval for Ownership Epoch ${p.ownershipEpoch}`)
+  }
+  nextState(record.doc.state, command.kind, { startAllowed: true })
+  const executionLease = workLease('execution', record, {
+    leaseId: ctx.newId(),
+    holderAgentId: actor.id,
+    sessionEpoch: command.sessionEpoch ?? ctx.state.org.agents.get(actor.id)?.sessionEpoch ?? 1,
+    ownershipEpoch: p.ownershipEpoch,
+    at: ctx.now,
+    expiresAt: ctx.after(p.executionLeaseSeconds),
+  })
+  return [workDraft('work.started', { workItemId: p.workItemId, ownershipEpoch: p.ownershipEpoch, executionLease, executionLeaseExpiresAt: executionLease.expiresAt })]
+}
+
+/** The record of an owner Command under the current Execution Lease, after the §11.3 checks and the row check. */
+function currentExecution(
+  ctx: HandlerContext,
+  kind: 'work.checkpoint' | 'work.block' | 'work.submit' | 'ext.missionweaveprotocol.core.work_execution_lease_renew' | 'ext.missionweaveprotocol.core.resource_usage_record',
+  actor: ActorRef,
+  p: { readonly workItemId: string; readonly ownershipEpoch: number; readonly executionLeaseId: string },
+): { readonly group: GroupState; readonly record: WorkItemRecord } {
+  const group = requireGroup(ctx)
+  const record = requireWorkItem(group, p.workItemId)
+  requireCurrentExecution(group, record, actor, p.ownershipEpoch, p.executionLeaseId, ctx.nowMs)
+  nextState(record.doc.state, kind)
+  return { group, record }
+}
+
+/** `ext.missionweaveprotocol.core.work_execution_lease_renew` (§11.3): extends the current Execution Lease, with optional progress. */
+export const renewExecution: HandlerFor<'ext.missionweaveprotocol.core.work_execution_lease_renew'> = (command, ctx) => {
+  const p = command.payload
+  const { record } = currentExecution(ctx, command.kind, command.actor as ActorRef, p)
+  const lease = renewLease(record.executionLease!, ctx.now, ctx.after(p.leaseSeconds))
+  return [
+    workDraft('work.progressed', { workItemId: p.workItemId, ownershipEpoch: p.ownershipEpoch, executionLease: lease, executionLeaseExpiresAt: lease.expiresAt, ...present({ progress: p.progress }) }),
+  ]
+}
+
+function requireCheckpointTaken(ctx: HandlerContext, createdAt: string): void {
+  if (Date.parse(createdAt) > ctx.nowMs) reject('INVALID_COMMAND', 'a checkpoint cannot be dated after its Command is accepted', { createdAt })
+}
+
+/** `work.checkpoint` (§11.3): a durable checkpoint releases the Execution Lease; ownership stays until `resumeBy`. */
+export const checkpointWork: HandlerFor<'work.checkpoint'> = (command, ctx) => {
+  const p = command.payload
+  currentExecution(ctx, command.kind, command.actor as ActorRef, p)
+  requireCheckpointTaken(ctx, p.checkpoint.createdAt)
+  return [workDraft('work.checkpointed', { ...executionRef(p), checkpoint: p.checkpoint, resumeBy: ctx.after(p.resumeWithinSeconds), ...present({ progress: p.progress }) })]
+}
+
+/** `work.block` (§11.4): checkpoint, blocker and a bounded blocked lease; the execution slot is released. */
+export const blockWork: HandlerFor<'work.block'> = (command, ctx) => {
+  const p = command.payload
+  currentExecution(ctx, command.kind, command.actor as ActorRef, p)
+  requireCheckpointTaken(ctx, p.checkpoint.createdAt)
+  const blockedLeaseExpiresAt = ctx.after(p.blockedLeaseSeconds)
+  return [workDraft('work.blocked', { ...executionRef(p), checkpoint: p.checkpoint, reason: p.reason, ...present({ requiredResolution: p.requiredResolution }), blockedLeaseExpiresAt })]
+}
+
+/**
+ * `work.unblock` (§10.2, §11.4): by the Coordinator, the MissionOwner or the owner. The WorkItem
+ * re-enters its queue while the blocked lease is live, else it becomes `open` to be re-offered.
+ */
+export const unblockWork: HandlerFor<'work.unblock'> = (command, ctx) => {
+  const group = requireGroup(ctx)
+  const p = command.payload
+  const actor = command.actor as ActorRef
+  const record = requireWorkItem(group, p.workItemId)
+  const owner = record.doc.owner
+  const isOwner = actor.type === 'agent' && owner?.agentId === actor.id
+  if (!isCurrentCoordinator(group, actor, ctx.nowMs) && !isMissionOwner(group, actor) && !isOwner) reject('AUTH_FORBIDDEN', 'only the Coordinator, the MissionOwner or the owner may unblock')
+  requireRows(record.doc.state, command.kind)
+  if (childMissionRunning(ctx.state, record)) reject('INVALID_STATE_TRANSITION', `WorkItem ${p.workItemId} waits for its child Mission`)
+  const next = nextState(record.doc.state, command.kind, { ownershipLive: ownerLive(record, ctx.nowMs) })
+  const resolution = present({ resolution: p.resolution })
+  return [
+    workDraft(
+      'work.unblocked',
+      next === 'queued' && owner !== undefined
+        ? { workItemId: p.workItemId, nextState: 'queued', ownershipEpoch: owner.ownershipEpoch, ...resolution }
+        : { workItemId: p.workItemId, nextState: 'open', ...resolution },
+    ),
+  ]
+}
+
+/**
+ * `ext.missionweaveprotocol.core.resource_usage_record` (§12): a nonzero delta under the current
+ * Execution Lease, charged to the WorkItem, its WorkItem ancestry and the Mission at once.
+ */
+export const recordResourceUsage: HandlerFor<'ext.missionweaveprotocol.core.resource_usage_record'> = (command, ctx) => {
+  const p = command.payload
+  const { group, record } = currentExecution(ctx, command.kind, command.actor as ActorRef, p)
+  const charge = requireUsageFits(group, record, p.usageDelta)
+  return [workDraft('ext.missionweaveprotocol.core.resource_usage_recorded', { ...executionRef(p), usageDelta: p.usageDelta, ...charge })]
+}
+
+/**
+ * `work.submit` (§13.2): Artifacts published for this WorkItem and Evidence covering every
+ * acceptance criterion, under the current Execution Lease, which the submission releases.
+ */
+export const submitWork: HandlerFor<'work.submit'> = (command, ctx) => {
+  const p = command.payload
+  const { group, record } = currentExecution(ctx, command.kind, command.actor as ActorRef, p)
+  const artifactHashes = p.artifactIds.map((artifactId) => {
+    const artifact = group.artifacts.get(artifactId)
+    if (artifact === undefined || artifact.manifest.workItemId !== p.workItemId) {
+      reject('INVALID_COMMAND', `Artifact ${artifactId} was not published for WorkItem ${p.workItemId}`, { artifactId })
+    }
+    return artifact.manifest.contentHash
+  })
+  checkEvidenceCovers(ctx, group, record, p.evidence)
+  return [workDraft('work.submitted', { ...executionRef(p), artifactIds: p.artifactIds, artifactHashes: [...new Set(artifactHashes)], evidence: p.evidence })]
+}

@@ -1,0 +1,45 @@
+/**
+ * @weft/authority: a MissionWeaveProtocol 0.1 Group Authority. Signed Commands go in through
+ * {@link createAuthority}'s ingress; accepted transactions come out as signed, per-Group ordered
+ * Events, and the state is always the fold of that log.
+ *
+ * @example
+ * ```ts
+ * import { createAuthority } from '@weft/authority'
+ *
+ * const authority = createAuthority({ registry, keys: { authority: { type: 'service', id }, signingKey } })
+ * const receipt = await authority.submit(signedCommandText) // or createClient({ transport: authority.connect() })
+ * authority.events(receipt.groupId!) // the Group's log
+ * ```
+ * @packageDocumentation
+ */
+export { createAuthority } from './authority.js'
+export type { Authority, AuthorityOptions, AuthorityKeys, AuditEntry } from './pipeline.js'
+export { DEFAULT_POLICY } from './pipeline.js'
+export { createMemoryStore } from './store.js'
+export type { AuthorityStore, StoredReceipt } from './store.js'
+export type { Clock, RandomSource } from './clock.js'
+export type { ActorRef, AuthorityState, GroupState, OrganizationState, AgentRecord, WorkItemRecord, ArtifactRecord, MessageRecord, GrantRecord, ProposalRecord } from './model.js'
+export type { AuthorityPolicy } from './handler.js'
+
+// Artifacts (§13): content-addressed bytes outside the log, provenance, Context Packages.
+export { createMemoryBlobStore, resolveArtifact, checkedCopy } from './blobs.js'
+export type { BlobStore, MemoryBlobStoreOptions } from './blobs.js'
+export { createProvenanceIndex } from './provenance.js'
+export type { ProvenanceIndex, ProducedBy } from './provenance.js'
+export { buildContextPackage, signContextPackage, checkContextPackageScope } from './context-packages.js'
+export type { UnsignedContextPackage, BuildContextPackageInput, ContextScope } from './context-packages.js'
+
+// Library-author surface: the pipeline over custom tables, the handler contract, transactions.
+export { createPipeline, fold } from './pipeline.js'
+export type { PipelineOptions } from './pipeline.js'
+export type { IngressStage, Diagnostic } from './ingress.js'
+export { handlers, reducers } from './compose.js'
+export { emptyState, actorKey, aggregateKey } from './model.js'
+export type { CommandOf, AnyCommand, EventOf, EventDraft, AnyEventDraft, HandlerFor, ReducerFor, HandlerContext } from './handler.js'
+export { draft, reject, requireGroup } from './handler.js'
+export { materialize, applyEvents, aggregateIdOf } from './transact.js'
+export type { ReducerTable, TransactionCause, MaterializeOptions } from './transact.js'
+export { dispatchCommand, applyEvent, COMMAND_RULES, EVENT_RULES } from './gen/index.js'
+export type { CommandHandlers, EventReducers, CommandRule, EventRule } from './gen/index.js'
+export { systemClock, systemRandom, timestampOf, uuidSource } from './clock.js'

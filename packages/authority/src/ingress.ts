@@ -1,0 +1,340 @@
+/**
+ * The ingress checks of a Group Authority, in the order of a Command's walk (ARCHITECTURE): size,
+ * the six §6.4 stages (strict parse, schema, signature), the payload schema, freshness,
+ * idempotency by (actor, Action ID), Session, Membership and Coordinator Epochs, issuer type, and
+ * `expectedRevision`. Each check reads the state and throws a `ProtocolError` with the most
+ * specific §19 code; none writes anything. The first failing check decides the answer.
+ *
+ * Every refusal carries a protected {@link Diagnostic} as its `cause`: which check failed and why.
+ * The Authority keeps it in its audit record and never sends it (§6.4).
+ * @module
+ */
+import {
+  canonicalize,
+  createVerifier,
+  GENERIC_WIRE_MESSAGES,
+  parseTimestamp,
+  ProtocolError,
+  signingHash,
+  type DocumentKind,
+  type ErrorCode,
+  type KeyResolver,
+  type SignedVerifier,
+  type Stage,
+} from '@weft/codec'
+import type { Command, CommandKind } from '@weft/spec'
+import { validators } from '@weft/validators'
+import { commandPayloads } from '@weft/validators/payloads'
+import { schemaCheckForKind } from '@weft/validators/signed'
+import { COMMAND_RULES, type CommandRule } from './gen/rules.js'
+import type { AnyCommand, AuthorityPolicy, HandlerContext } from './handler.js'
+import { actorKey, aggregateKey, type ActorRef, type AuthorityState, type GroupState } from './model.js'
+import type { AuthorityStore, StoredReceipt } from './store.js'
+
+/** Where in the ingress a Command was refused; kept in the audit record, never sent (§6.4). */
+export type IngressStage =
+  | 'size'
+  | Stage
+  | 'kind'
+  | 'payload'
+  | 'extensions'
+  | 'freshness'
+  | 'idempotency'
+  | 'session'
+  | 'group'
+  | 'membership'
+  | 'coordinator'
+  | 'role'
+  | 'revision'
+  | 'handler'
+  | 'commit'
+
+/**
+ * The protected diagnostic of a refusal: the check (`stage`), a stable kebab-case `reason`, and
+ * free text. For an embedded Signed Document the stage reads `<document kind>:<§6.4 stage>`.
+ */
+export interface Diagnostic {
+  readonly stage: string
+  readonly reason: string
+  readonly detail?: string
+}
+
+/** Throws the refusal `code` with a wire `message` and the protected diagnostic as its cause. */
+export function refuse(code: ErrorCode, message: string, stage: IngressStage, reason: string, options: { detail?: string; details?: Record<string, unknown> } = {}): never {
+  const cause: Diagnostic = options.detail === undefined ? { stage, reason } : { stage, reason, detail: options.detail }
+  throw new ProtocolError(code, message, options.details === undefined ? { cause } : { cause, details: options.details })
+}
+
+/** The diagnostic a refusal carries, or one made up for an error thrown without one (a handler's). */
+export function diagnosticOf(error: ProtocolError, fallbackStage: IngressStage): Diagnostic {
+  const cause = error.cause as Partial<Diagnostic> | undefined
+  if (typeof cause?.stage === 'string' && typeof cause.reason === 'string') return cause as Diagnostic
+  const detail = cause instanceof Error ? cause.message : undefined
+  return detail === undefined ? { stage: fallbackStage, reason: error.message } : { stage: fallbackStage, reason: error.message, detail }
+}
+
+/** A Command that passed the signature stages (or the trusted path) with its §6.4 signing hash. */
+export interface Decoded {
+  readonly command: Command
+  readonly commandHash: string
+}
+
+/** A §6.4 verifier whose strict parser admits Commands up to `maxCommandBytes`. */
+export function commandVerifier(maxCommandBytes: number): SignedVerifier {
+  return createVerifier({ validate: schemaCheckForKind, json: { maxBytes: maxCommandBytes } })
+}
+
+/**
+ * Ingress steps 1–4 for received bytes: the size limit (`PROTOCOL_VIOLATION`), then all six stages
+ * of §6.4 (strict parse, Command schema, signature envelope, key resolution, JCS, Ed25519), each
+ * failing with its stage's wire code and the one generic message of that code.
+ */
+export function decodeSigned(input: string | Uint8Array, verifier: SignedVerifier, registry: KeyResolver, maxCommandBytes: number): Decoded {
+  if (typeof input !== 'string' && !(input instanceof Uint8Array)) refuse('PROTOCOL_VIOLATION', GENERIC_WIRE_MESSAGES.PROTOCOL_VIOLATION, 'size', 'not-text-or-bytes')
+  const size = typeof input === 'string' ? Buffer.byteLength(input, 'utf8') : input.byteLength
+  if (size > maxCommandBytes) refuse('PROTOCOL_VIOLATION', 'The Command exceeds the size limit.', 'size', 'command-too-large', { detail: `${size} bytes` })
+  const result = verifier.verify('command', input, registry)
+  // The codec's error already holds the generic wire message and the stage diagnostic as its cause.
+  if (!result.ok) throw result.error
+  return { command: result.verified.document as unknown as Command, commandHash: result.verified.signingHash }
+}
+
+/**
+ * The trusted path's steps 2–3: no bytes, so no size limit or strict parse, and no signature stages;
+ * the Command schema still applies, and the signing hash is computed for idempotency.
+ */
+export function decodeTrusted(command: unknown): Decoded {
+  if (!validators.command.check(command)) {
+    refuse('SCHEMA_VALIDATION_FAILED', GENERIC_WIRE_MESSAGES.SCHEMA_VALIDATION_FAILED, 'schema', 'schema-invalid', {
+      details: { issues: validators.command.errors(command, { maxErrors: 8 }) },
+    })
+  }
+  return { command, commandHash: signingHash(command) }
+}
+
+/**
+ * `HandlerContext.verifyDocument`: the six §6.4 stages for an embedded Signed Document, given as its
+ * canonical JSON; with `registry` undefined (the trusted path) only its schema.
+ */
+export function documentVerifier(verifier: SignedVerifier, registry: KeyResolver | undefined): HandlerContext['verifyDocument'] {
+  return (kind, document) => {
+    if (registry === undefined) {
+      if (!schemaCheckForKind(kind, document as never)) throw documentError('SCHEMA_VALIDATION_FAILED', kind, 'schema', 'schema-invalid')
+      return
+    }
+    const jcs = canonicalize(document)
+    if (!jcs.ok) throw documentError('PROTOCOL_VIOLATION', kind, 'canonicalization', `jcs-${jcs.reason}`)
+    const result = verifier.verify(kind, jcs.bytes, registry)
+    if (!result.ok) throw documentError(result.error.code as keyof typeof GENERIC_WIRE_MESSAGES, kind, result.stage, result.reason, result.detail)
+  }
+}
+
+function documentError(code: keyof typeof GENERIC_WIRE_MESSAGES, kind: DocumentKind, stage: Stage, reason: string, detail?: string): ProtocolError {
+  const cause: Diagnostic = { stage: `${kind}:${stage}`, reason, ...(detail === undefined ? {} : { detail }) }
+  return new ProtocolError(code, GENERIC_WIRE_MESSAGES[code], { cause })
+}
+
+/** What the checks after the signature read. */
+export interface IngressContext {
+  readonly state: AuthorityState
+  readonly store: AuthorityStore
+  readonly policy: AuthorityPolicy
+  /** The Authority clock, epoch milliseconds. */
+  readonly nowMs: number
+}
+
+/** A Command cleared for its handler. */
+export interface Admitted {
+  readonly command: AnyCommand
+  readonly rule: CommandRule
+  /** The Command's Group; absent for Organization-scoped kinds and for the kinds that create one. */
+  readonly group: GroupState | undefined
+  readonly duplicate?: undefined
+}
+
+/** A retry of an accepted Command: its stored receipt (§15.1). */
+export interface Duplicate {
+  readonly duplicate: StoredReceipt
+}
+
+/** §15.1: the kinds that carry the ID of the Group they create, which therefore need not exist yet. */
+const CREATES_GROUP: ReadonlySet<string> = new Set<CommandKind>(['mission.create', 'mission.create_follow_up'])
+
+/**
+ * Ingress steps after the signature, in order: kind and payload schema, critical extensions,
+ * freshness, idempotency, Session Epoch, Group and Membership (or control-plane policy for a
+ * service), Coordinator Epoch, issuer type, `expectedRevision`. Returns the Command typed by its
+ * kind, or the stored receipt when it is an exact retry.
+ * @throws ProtocolError with the code of the first failing check.
+ */
+export function admit({ command, commandHash }: Decoded, ctx: IngressContext): Admitted | Duplicate {
+  const rule = ruleOf(command)
+  checkExtensions(command)
+  checkFreshness(command, ctx)
+  const actor = command.actor as ActorRef
+  const prior = ctx.store.receipt(actorKey(actor), command.actionId)
+  if (prior !== undefined) {
+    if (prior.commandHash === commandHash) return { duplicate: prior }
+    refuse('ACTION_ID_COLLISION', 'The Action ID was already used for a different Command.', 'idempotency', 'different-signing-hash')
+  }
+  checkSession(command, actor, rule, ctx.state)
+  const group = checkGroupAndMembership(command, actor, rule, ctx)
+  checkCoordinator(command, actor, rule, group, ctx.nowMs)
+  if (!rule.issuerTypes.includes(actor.type)) refuse('AUTH_FORBIDDEN', `A ${actor.type} may not issue ${command.kind}.`, 'role', 'issuer-type-not-allowed')
+  checkRevision(command, rule, group, ctx.state)
+  return { command: command as AnyCommand, rule, group }
+}
+
+/** The catalog rule of a known kind whose payload matches its schema. */
+function ruleOf(command: Command): CommandRule {
+  const rule = (COMMAND_RULES as Readonly<Record<string, CommandRule>>)[command.kind]
+  // §18: an `ext.` kind passes the envelope schema, but only catalogued kinds have a transition here.
+  if (rule === undefined) refuse('INVALID_COMMAND', `Unknown Command kind ${command.kind}.`, 'kind', 'kind-not-catalogued')
+  const payload = commandPayloads[rule.kind]
+  if (!payload.check(command.payload)) {
+    refuse('SCHEMA_VALIDATION_FAILED', `The ${command.kind} payload does not conform to its schema.`, 'payload', 'payload-schema-invalid', {
+      details: { issues: payload.errors(command.payload, { maxErrors: 8 }) },
+    })
+  }
+  return rule
+}
+
+/** §18: this Authority interprets no Extension Profile data, so any critical entry is refused. */
+function checkExtensions(command: Command): void {
+  const critical = Object.entries(command.extensions ?? {})
+    .filter(([, entry]) => entry.critical)
+    .map(([profile]) => profile)
+  if (critical.length > 0) {
+    refuse('UNKNOWN_CRITICAL_EXTENSION', 'The Command depends on an Extension Profile this Authority cannot interpret.', 'extensions', 'critical-extension', {
+      details: { profiles: critical },
+    })
+  }
+}
+
+/** An RFC 3339 text as epoch milliseconds (fraction digits past the millisecond kept as a fraction). */
+export function epochMs(text: string): number {
+  const t = parseTimestamp(text)
+  if (t === undefined) return Number.NaN
+  return t.seconds * 1000 + (t.fraction === '' ? 0 : Number(`0.${t.fraction}`) * 1000)
+}
+
+/** §6.4: a newly presented Command must fall within the bounded freshness window; failure is AUTH_INVALID_SIGNATURE (§19). */
+function checkFreshness(command: Command, ctx: IngressContext): void {
+  const skew = epochMs(command.issuedAt) - ctx.nowMs
+  if (!(Math.abs(skew) <= ctx.policy.freshnessSeconds * 1000)) {
+    refuse('AUTH_INVALID_SIGNATURE', GENERIC_WIRE_MESSAGES.AUTH_INVALID_SIGNATURE, 'freshness', skew < 0 ? 'issued-too-long-ago' : 'issued-in-the-future', { detail: `${skew} ms` })
+  }
+}
+
+/** §4.4, §6.3: an Agent Command carries exactly the Agent's current Session Epoch (0 before any session). */
+function checkSession(command: Command, actor: ActorRef, rule: CommandRule, state: AuthorityState): void {
+  if (actor.type !== 'agent' || !rule.requiredEpochs.agent.includes('session')) return
+  const current = state.org.agents.get(actor.id)?.sessionEpoch ?? 0
+  const epoch = requireEpoch(command.sessionEpoch, 'sessionEpoch', 'session')
+  if (epoch !== current) refuse('AUTH_STALE_SESSION', 'The Session Epoch is not current.', 'session', epoch < current ? 'session-epoch-fenced' : 'session-epoch-not-issued')
+}
+
+function requireEpoch(value: number | undefined, name: string, stage: IngressStage): number {
+  if (value === undefined) refuse('INVALID_COMMAND', `The Command must carry ${name}.`, stage, `${name}-missing`)
+  return value
+}
+
+/**
+ * §8, §15.1: the named Group must exist (except for the kinds that create it); an Agent or human
+ * needs a Membership there, active or provisional, at exactly the envelope's epoch; a service is
+ * authorized by Organization policy (the control plane list) instead.
+ */
+function checkGroupAndMembership(command: Command, actor: ActorRef, rule: CommandRule, ctx: IngressContext): GroupState | undefined {
+  let group: GroupState | undefined
+  if (rule.scope === 'group') {
+    if (command.groupId === undefined) refuse('INVALID_COMMAND', `${command.kind} is Group-scoped and needs a groupId.`, 'group', 'group-id-missing')
+    group = ctx.state.groups.get(command.groupId)
+    // §17.2: an absent Group and one the caller may not see answer alike.
+    if (group === undefined && !CREATES_GROUP.has(command.kind)) refuse('GROUP_NOT_FOUND', 'group not found', 'group', 'group-absent')
+  }
+  if (actor.type === 'service') {
+    if (rule.scope === 'group' && !ctx.policy.controlPlane.includes(actor.id)) {
+      refuse('AUTH_FORBIDDEN', 'The service is not authorized by Organization policy.', 'membership', 'service-not-control-plane')
+    }
+    return group
+  }
+  if (!rule.requiredEpochs[actor.type].includes('membership')) return group
+  const epoch = requireEpoch(command.membershipEpoch, 'membershipEpoch', 'membership')
+  const id = group?.membershipByMember.get(actorKey(actor))
+  const membership = id === undefined ? undefined : group?.memberships.get(id)
+  if (membership === undefined) refuse('MEMBERSHIP_REQUIRED', 'No applicable Membership.', 'membership', 'no-membership')
+  if (membership.state === 'ended') {
+    if (epoch < membership.membershipEpoch) refuse('MEMBERSHIP_STALE', 'The Membership Epoch is fenced.', 'membership', 'membership-epoch-fenced')
+    refuse('MEMBERSHIP_REQUIRED', 'No applicable Membership.', 'membership', 'membership-ended')
+  }
+  if (epoch !== membership.membershipEpoch) {
+    refuse('MEMBERSHIP_STALE', 'The Membership Epoch is fenced.', 'membership', epoch < membership.membershipEpoch ? 'membership-epoch-fenced' : 'membership-epoch-not-issued')
+  }
+  return group
+}
+
+/**
+ * §7.2, §15.1: a Command under the Coordinator lease (one carrying `coordinatorEpoch`, or a kind that
+ * requires it) must come from the current Coordinator, at the current epoch, while its lease is live.
+ */
+function checkCoordinator(command: Command, actor: ActorRef, rule: CommandRule, group: GroupState | undefined, nowMs: number): void {
+  const required = rule.coordinatorOnly || (actor.type !== 'service' && rule.requiredEpochs[actor.type].includes('coordinator'))
+  if (command.coordinatorEpoch === undefined && !required) return
+  const stale = (reason: string): never => refuse('AUTH_STALE_COORDINATOR', 'The Coordinator Epoch is fenced.', 'coordinator', reason)
+  if (group === undefined) return stale('no-group')
+  const current = group.mission.coordinator
+  const epoch = requireEpoch(command.coordinatorEpoch, 'coordinatorEpoch', 'coordinator')
+  if (epoch !== current.coordinatorEpoch) stale(epoch < current.coordinatorEpoch ? 'coordinator-epoch-fenced' : 'coordinator-epoch-not-issued')
+  if (actor.type !== 'agent' || actor.id !== current.agentId) stale('not-the-coordinator')
+  const lease = group.coordinatorLease
+  if (lease.state !== 'active' || !(epochMs(lease.expiresAt) > nowMs)) stale('coordinator-lease-expired')
+}
+
+/** §15.3: when the Command names an expected revision, it must equal the current revision of the kind's aggregate. */
+function checkRevision(command: Command, rule: CommandRule, group: GroupState | undefined, state: AuthorityState): void {
+  if (command.expectedRevision === undefined) return
+  const current = currentRevision(command, rule, group, state)
+  if (current !== command.expectedRevision) {
+    refuse('REVISION_CONFLICT', 'The expected revision does not match the current revision.', 'revision', 'revision-mismatch', {
+      details: { expectedRevision: command.expectedRevision, currentRevision: current },
+    })
+  }
+}
+
+function text(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined
+}
+
+/**
+ * The current revision of the aggregate a Command targets (0 when it does not exist yet). Group
+ * aggregates are identified as their Events are (see `aggregateIdOf` in `transact.ts`); the
+ * Organization's Agent Registry entry counts registered card versions and a session its epoch.
+ */
+export function currentRevision(command: Command, rule: CommandRule, group: GroupState | undefined, state: AuthorityState): number {
+  const p = command.payload as Record<string, unknown>
+  let id: string | undefined
+  switch (rule.aggregate) {
+    case 'agent':
+      return state.org.agents.get(text((p['card'] as Record<string, unknown> | undefined)?.['agentId']) ?? '')?.cardVersions.length ?? 0
+    case 'session':
+      return state.org.agents.get(text(p['agentId']) ?? '')?.sessionEpoch ?? 0
+    case 'workItem':
+      id = text(p['workItemId']) ?? text(p['parentWorkItemId']) ?? text(p['proposalId']) ?? command.workItemId
+      break
+    case 'membership':
+      id = text(p['membershipId']) ?? text(p['grantId'])
+      break
+    case 'message':
+      id = text(p['targetMessageId']) ?? text(p['messageId'])
+      break
+    case 'approval':
+      id = text(p['approvalId'])
+      break
+    case 'artifact':
+      id = text((p['artifact'] as Record<string, unknown> | undefined)?.['artifactId'])
+      break
+    default:
+      id = command.groupId
+  }
+  return id === undefined ? 0 : (group?.revisions.get(aggregateKey(rule.aggregate, id)) ?? 0)
+}

@@ -1,0 +1,214 @@
+/**
+ * The authoritative state of a Group Authority (§5): Organization records and, per Group, the
+ * Mission, Memberships, WorkItems, leases, approvals, Messages and Artifacts. It is a fold of the
+ * Event log (§4 invariant 6, §16): only reducers (`reduce.ts` and the `domain/*` reducers) write
+ * it, handlers only read it. Records hold the normative documents as the Events carried them plus
+ * the links and bookkeeping the documents have no field for.
+ *
+ * Maps are used everywhere so that a Command costs the same with 1,000 or 100,000 Events in the
+ * log (the reference runtime copies its whole state per Command).
+ * @module
+ */
+import type {
+  AgentCard,
+  Approval,
+  Artifact,
+  ChildFailurePolicy,
+  CheckpointRecord,
+  ContextPackage,
+  Conversation,
+  CooperationOverrideGrant,
+  DelegationGrant,
+  Event,
+  Evidence,
+  Group,
+  Lease,
+  Membership,
+  Message,
+  Mission,
+  ResourceBudget,
+  WorkItem,
+} from '@weft/spec'
+import type { AggregateType } from '@weft/spec'
+
+/** A Principal as the common `actor` shape (`{ type, id }`). */
+export interface ActorRef {
+  readonly type: 'agent' | 'human' | 'service'
+  readonly id: string
+}
+
+/** The key of an actor in maps: `agent:urn:…`. */
+export function actorKey(actor: ActorRef): string {
+  return `${actor.type}:${actor.id}`
+}
+
+/** The key of an aggregate in {@link GroupState.revisions}: `workItem:urn:…`. */
+export function aggregateKey(type: AggregateType, id: string): string {
+  return `${type}:${id}`
+}
+
+/** An Event as stored: the signed envelope. Group Events always carry `groupId`, `sequence` and `aggregateRevision`. */
+export type StoredEvent = Event
+
+/** What the Agent Registry knows of one Agent (§6.1, §6.3). */
+export interface AgentRecord {
+  readonly agentId: string
+  /** The latest registered, Organization-signed Agent Card. */
+  card: AgentCard
+  /** Every registered card version, oldest first (assignments pin a version, §6.1). */
+  readonly cardVersions: AgentCard[]
+  /** The current Session Epoch; 0 before the first `session_open` (§6.3). */
+  sessionEpoch: number
+}
+
+/** Organization-level state: the Agent Registry and Session Epochs (§6). */
+export interface OrganizationState {
+  readonly agents: Map<string, AgentRecord>
+  /** Organization-scoped Events (no Group, sequence or revision, §15.2), in acceptance order. */
+  readonly log: StoredEvent[]
+}
+
+/** A persisted Delegation Grant with its use so far (§9.1). */
+export interface GrantRecord {
+  readonly grant: DelegationGrant
+  /** WorkItems created or offered under the Grant; their budgets count against its ceilings. */
+  readonly workItemIds: Set<string>
+}
+
+/** An open Work Proposal (§10.2: not a WorkItem yet). */
+export interface ProposalRecord {
+  readonly proposalId: string
+  readonly proposedBy: ActorRef
+  readonly eventId: string
+  readonly contract: WorkItem['contract']
+  readonly dependencyIds: readonly string[]
+  readonly parentWorkItemId?: string
+  /** Set when a `work.authorize` consumed it. */
+  authorizedAs?: string
+}
+
+/** A granted Execution Approval (§12), bound to one Ownership Epoch. */
+export interface ExecutionApprovalRecord {
+  readonly approvalId: string
+  readonly ownershipEpoch: number
+  readonly expiresAt: string
+  readonly grantedBy: ActorRef
+}
+
+/** A result that arrived under a fenced Ownership Epoch: kept for audit, never completes (§4.5, §11.5). */
+export interface LateResultRecord {
+  readonly eventId: string
+  readonly ownershipEpoch: number
+  readonly agentId: string
+}
+
+/**
+ * One WorkItem (§10): the document as of its latest Event (`doc.state`, `doc.revision`,
+ * `doc.owner`, `doc.offers`, `doc.contract` are authoritative) plus links and leases.
+ */
+export interface WorkItemRecord {
+  doc: WorkItem
+  /** Declared dependencies (§10.4); together with every other WorkItem's they form a DAG. */
+  dependencyIds: string[]
+  readonly parentWorkItemId?: string
+  readonly proposalId?: string
+  readonly delegationGrantId?: string
+  /** Depth below the nearest Grant scope root (§9.1 maximum descendant depth); 0 for the root. */
+  readonly depth: number
+  /** When the current offer stops being acceptable (§10.3); absent when not offered. */
+  offerExpiresAt?: string
+  /** The highest Ownership Epoch ever issued; the next accept gets `+1` (§4.5). */
+  lastOwnershipEpoch: number
+  /** The current ownership lease (`leaseType: ownership`); absent when nobody owns the item. */
+  ownershipLease?: Lease
+  /** The current Execution Lease (`leaseType: execution`); present only while `active`. */
+  executionLease?: Lease
+  /** Every Execution Lease ID ever issued for the item, so an old one is told from an unknown one (§11.3). */
+  readonly executionLeaseIds: Set<string>
+  /** The latest checkpoint, from which a reassigned owner resumes (§11.5). */
+  lastCheckpoint?: CheckpointRecord
+  /** Granted Execution Approvals (§12), newest last. */
+  readonly executionApprovals: ExecutionApprovalRecord[]
+  /** Artifacts published for the item, by Artifact ID. */
+  readonly artifactIds: Set<string>
+  /** The linked child Mission while the item is promoted (§14). */
+  childMissionId?: string
+  childGroupId?: string
+  childFailurePolicy?: ChildFailurePolicy
+  /** Results of fenced owners, kept for audit (§11.5). */
+  readonly lateResults: LateResultRecord[]
+  /** Budget reserved for the item (its contract budget), released when it ends (§12). */
+  reservedBudget: ResourceBudget
+}
+
+/** One published Artifact (§13.1); the bytes live in the blob store, never here. */
+export interface ArtifactRecord {
+  readonly manifest: Artifact
+  readonly eventId: string
+  readonly ownershipEpoch: number
+  readonly executionLeaseId: string
+}
+
+/** A Message and its later corrections, retractions and redactions (§9.1: each a new Event). */
+export interface MessageRecord {
+  readonly message: Message
+  /** Message IDs of the corrections / retractions / redactions that point at this one, in order. */
+  readonly followUps: string[]
+}
+
+/** A Cooperation Override Grant in the Policy Log (§20); consumed once. */
+export interface OverrideRecord {
+  readonly grant: CooperationOverrideGrant
+  consumedByActionId?: string
+}
+
+/** The Mission's pending submission (§7.3): the exact revision and Artifact set under decision. */
+export interface SubmissionRecord {
+  readonly missionRevision: number
+  readonly artifactHashes: readonly string[]
+  readonly eventId: string
+}
+
+/** Everything one Group's log folds into. */
+export interface GroupState {
+  readonly groupId: string
+  readonly missionId: string
+  /** The sequence of the last appended Event; the next one gets `head + 1` (§15.2). */
+  head: number
+  /** The current revision of every aggregate that has one, by {@link aggregateKey}. */
+  readonly revisions: Map<string, number>
+  mission: Mission
+  group: Group
+  /** The Coordinator lease under the current Coordinator Epoch (§7.2). */
+  coordinatorLease: Lease
+  readonly conversations: Map<string, Conversation>
+  readonly memberships: Map<string, Membership>
+  /** The Membership ID of each member, by {@link actorKey}; the latest one, ended or not. */
+  readonly membershipByMember: Map<string, string>
+  readonly grants: Map<string, GrantRecord>
+  readonly proposals: Map<string, ProposalRecord>
+  readonly workItems: Map<string, WorkItemRecord>
+  readonly messages: Map<string, MessageRecord>
+  readonly artifacts: Map<string, ArtifactRecord>
+  /** Context Packages handed over in this Group, by package ID (§13.3). */
+  readonly contextPackages: Map<string, ContextPackage>
+  /** Mission-level Approvals and change requests, by Approval ID (§7.3). */
+  readonly approvals: Map<string, Approval>
+  submission?: SubmissionRecord
+  readonly overrides: Map<string, OverrideRecord>
+  /** Evidence accepted in this Group, for the derived progress of §7.3. */
+  readonly acceptedEvidence: Evidence[]
+}
+
+/** The whole authoritative state of one Authority: the Organization plus every Group it serves. */
+export interface AuthorityState {
+  readonly org: OrganizationState
+  readonly groups: Map<string, GroupState>
+  /** Child Group ID -> parent Group and WorkItem (§14), for propagation both ways. */
+  readonly childLinks: Map<string, { readonly parentGroupId: string; readonly parentWorkItemId: string }>
+}
+
+/** An empty Authority state. */
+export function emptyState(): AuthorityState {
+  return { org: { agents: new Map(), log: [] }, groups: new Map(), childLinks: new Map() }
+}

@@ -1,0 +1,368 @@
+/**
+ * The Command pipeline of a Group Authority, parameterized by its handler and reducer tables:
+ * ingress checks (`ingress.ts`), the kind's handler, then one atomic transaction (Events signed by
+ * the Authority, appended to the store with the receipt, folded into the state by the reducers
+ * replay uses). `createAuthority` binds it to the domain handlers; tests bind small tables of their
+ * own.
+ * @module
+ */
+import type { Receipt, Transport } from '@weft/client'
+import { parseStrictJson, ProtocolError, sign, UsageError, type ErrorCode, type KeyResolver, type SigningKey } from '@weft/codec'
+import type { Event } from '@weft/spec'
+import { validators } from '@weft/validators'
+import { eventPayloads } from '@weft/validators/payloads'
+import { systemClock, systemRandom, timestampOf, uuidSource, type Clock, type RandomSource } from './clock.js'
+import { dispatchCommand, type CommandHandlers } from './gen/handlers.js'
+import type { EventReducers } from './gen/reducers.js'
+import { deepFreeze, type CommandRule } from './gen/rules.js'
+import type { AnyEventDraft, AuthorityPolicy, HandlerContext } from './handler.js'
+import {
+  admit,
+  commandVerifier,
+  decodeSigned,
+  decodeTrusted,
+  diagnosticOf,
+  documentVerifier,
+  type Admitted,
+  type Decoded,
+  type IngressStage,
+} from './ingress.js'
+import { emptyState, type ActorRef, type AuthorityState, type GroupState } from './model.js'
+import { createMemoryStore, type AuthorityStore, type StoredReceipt } from './store.js'
+import { applyEvents, materialize } from './transact.js'
+
+/** The Authority's own identity: the service Principal that accepts Events (`acceptedBy`) and its signing key. */
+export interface AuthorityKeys {
+  readonly authority: { readonly type: 'service'; readonly id: string }
+  /** Signs every Event under the `event` profile (§6.4); the Registry must bind it to {@link authority}. */
+  readonly signingKey: SigningKey
+}
+
+/** Options of `createAuthority`. Only `registry` and `keys` are required. */
+export interface AuthorityOptions {
+  /** The time source, epoch milliseconds. Default: the wall clock. */
+  readonly clock?: Clock
+  /** Random bytes for the `urn:uuid:` IDs the Authority mints. Default: `node:crypto`. */
+  readonly random?: RandomSource
+  /** Resolves the keys of Command and embedded-document signatures (§6.4 stage 4), e.g. a `Registry` of `@weft/codec`. */
+  readonly registry: KeyResolver
+  readonly keys: AuthorityKeys
+  /** Organization policy; missing fields take {@link DEFAULT_POLICY}. */
+  readonly policy?: Partial<AuthorityPolicy>
+  /** Where accepted transactions go. Default: {@link createMemoryStore}. A store holding a log is folded into the initial state. */
+  readonly store?: AuthorityStore
+}
+
+/**
+ * One refused Command as the audit record keeps it (§6.4: the first failing stage and its reason
+ * are retained for authorized auditors and never sent to the caller). Envelope fields are present
+ * when the Command could be read that far.
+ */
+export interface AuditEntry {
+  /** The Authority clock when the Command was refused. */
+  readonly at: string
+  readonly code: ErrorCode
+  /** The message the caller received. */
+  readonly message: string
+  /** Which check refused it (an {@link IngressStage}, or `<document kind>:<§6.4 stage>` for an embedded document). */
+  readonly stage: string
+  /** A stable reason, or the handler's message. */
+  readonly reason: string
+  readonly detail?: string
+  readonly actor?: ActorRef
+  readonly actionId?: string
+  readonly kind?: string
+  readonly groupId?: string
+}
+
+/**
+ * A running Group Authority.
+ *
+ * Commands are processed one at a time: each runs to completion, from ingress to commit, before the
+ * next one starts. That is what makes the compare-and-set of §15.3 (first accept of an offer, lease
+ * renewal, Membership change, Approval) atomic: a handler's decision and its Events see exactly the
+ * state no other Command can change in between.
+ */
+export interface Authority {
+  /**
+   * Runs the full ingress on a Command's exact UTF-8 JSON bytes (or text): size, strict parse,
+   * schema, §6.4 signature, freshness, idempotency, epochs, role, `expectedRevision`, then the
+   * kind's handler and one atomic transaction. Resolves to the {@link Receipt}; an exact retry of
+   * an accepted Command resolves to its original receipt with `duplicate: true`.
+   * @returns Rejects only with a `ProtocolError` (§19), after which nothing was appended or changed.
+   */
+  submit(bytes: string | Uint8Array): Promise<Receipt>
+  /** Serializes a signed Command object to JSON and {@link submit}s it. */
+  submitCommand(command: object): Promise<Receipt>
+  /**
+   * The trusted in-process path, for benchmarks and simulators that build Commands in memory: it
+   * skips the size limit, the strict parse and the §6.4 signature stages (of the Command and of
+   * embedded documents, whose schemas are still checked) and runs everything else exactly as
+   * {@link submit}. The Command must not be changed after the call. Never expose it to untrusted input.
+   * @throws ProtocolError when the Command is refused.
+   */
+  submitTrusted(command: object): Receipt
+  /** The in-process transport: `submit(command, bytes)` runs {@link submit} on the bytes. */
+  connect(): Transport
+  /**
+   * The live state, a fold of the log. Read-only: mutating it breaks state = fold(log). The object
+   * stays the same for the Authority's life.
+   */
+  readonly state: AuthorityState
+  /** One Group's state, or `undefined`. Read-only like {@link state}. */
+  group(groupId: string): GroupState | undefined
+  /** The Events of a Group after `afterSequence` (default 0), in sequence order. */
+  events(groupId: string, afterSequence?: number): readonly Event[]
+  /** The Organization-scoped Events, in acceptance order. */
+  organizationEvents(): readonly Event[]
+  /** A fresh fold of the whole stored log with the same reducers; equal to {@link state} unless something is wrong. */
+  replayState(): AuthorityState
+  /** Every refused Command so far, oldest first. */
+  audit(): readonly AuditEntry[]
+}
+
+/** The policy fields `createAuthority` fills in when absent. */
+export const DEFAULT_POLICY: AuthorityPolicy = Object.freeze({
+  freshnessSeconds: 300,
+  maxCommandBytes: 1024 * 1024,
+  maxMissionDepth: 4,
+  maxDelegationDepth: 8,
+  controlPlane: Object.freeze([]) as readonly string[],
+})
+
+/** What {@link createPipeline} needs besides the public options: the tables it dispatches to. */
+export interface PipelineOptions extends AuthorityOptions {
+  readonly handlers: CommandHandlers
+  readonly reducers: EventReducers
+}
+
+/**
+ * Folds `events` (in acceptance order) into a new state with `reducers`. Each reducer receives its
+ * own copy of the Event, so nothing a reducer keeps or changes can reach the stored log.
+ */
+export function fold(events: Iterable<Event>, reducers: EventReducers): AuthorityState {
+  const state = emptyState()
+  for (const event of events) applyEvents(state, [structuredClone(event)], reducers)
+  return state
+}
+
+/**
+ * Builds an {@link Authority} over the given handler and reducer tables. `createAuthority` calls it
+ * with the domain tables; it is exported for tests and for hosts that compose their own.
+ * @throws UsageError on bad options.
+ */
+export function createPipeline(options: PipelineOptions): Authority {
+  const { handlers, reducers, registry, keys } = checkOptions(options)
+  const policy = resolvePolicy(options.policy)
+  const clock = options.clock ?? systemClock
+  const newId = uuidSource(options.random ?? systemRandom)
+  const store = options.store ?? createMemoryStore()
+  const verifier = commandVerifier(policy.maxCommandBytes)
+  const state = fold(store.allEvents(), reducers)
+  const auditLog: AuditEntry[] = []
+  const signEvent = (event: Omit<Event, 'signature'>): Event => sign('event', event, keys.signingKey) as unknown as Event
+
+  /** One Command from decoding to receipt; throws only the caller's `ProtocolError`, recorded in audit. */
+  function handle(decode: () => Decoded, raw: () => unknown, trusted: boolean): Receipt {
+    const nowMs = clock.now()
+    const now = timestampOf(nowMs)
+    let decoded: Decoded | undefined
+    const step = { stage: 'ingress' as IngressStage }
+    try {
+      decoded = decode()
+      const admitted = admit(decoded, { state, store, policy, nowMs })
+      if (admitted.duplicate !== undefined) return { ...admitted.duplicate, duplicate: true }
+      return commit(admitted, decoded.commandHash, nowMs, now, trusted, step)
+    } catch (thrown) {
+      throw refused(thrown, decoded?.command ?? raw(), now, step.stage)
+    }
+  }
+
+  function commit({ command, rule, group }: Admitted, commandHash: string, nowMs: number, now: string, trusted: boolean, step: { stage: IngressStage }): Receipt {
+    const ctx: HandlerContext = {
+      state,
+      group,
+      now,
+      nowMs,
+      authority: keys.authority,
+      policy,
+      newId,
+      after: (seconds) => timestampOf(nowMs + seconds * 1000),
+      commandHash,
+      verifyDocument: documentVerifier(verifier, trusted ? undefined : registry),
+    }
+    step.stage = 'handler'
+    const drafts = dispatchCommand(handlers, command, ctx)
+    step.stage = 'commit'
+    checkDrafts(drafts, rule)
+    const actor = command.actor as ActorRef
+    const cause = { type: 'command' as const, id: command.actionId, actor, correlationId: command.correlationId, commandHash, ...(command.groupId === undefined ? {} : { groupId: command.groupId }) }
+    // Stored Events are private, frozen copies: §4.6, accepted Events are immutable.
+    const events = materialize(state, cause, drafts, { now, newId, authority: keys.authority, sign: signEvent }).map(frozenCopy)
+    const malformed = events.find((event): boolean => !validators.event.check(event))
+    if (malformed !== undefined) throw new Error(`${malformed.kind}: the Event envelope fails its schema`)
+    const receipt: StoredReceipt = deepFreeze({
+      actionId: command.actionId,
+      actor: { ...command.actor },
+      kind: command.kind,
+      ...(command.groupId === undefined ? {} : { groupId: command.groupId }),
+      commandHash,
+      events,
+      acceptedAt: now,
+    })
+    try {
+      applyEvents(state, events.map((e) => structuredClone(e)), reducers)
+      // The append is the commit point: a receipt exists exactly when the Events do.
+      store.appendTransaction(events, receipt)
+    } catch (failure) {
+      // A reducer or the store failed part-way: the state goes back to the fold of what is stored.
+      refill(state, fold(store.allEvents(), reducers))
+      throw failure
+    }
+    return { ...receipt, duplicate: false }
+  }
+
+  /** The caller's error (with `relatedActionId` when known), after recording the refusal in audit. */
+  function refused(thrown: unknown, source: unknown, at: string, stage: IngressStage): ProtocolError {
+    const error = ProtocolError.from(thrown)
+    const diagnostic = diagnosticOf(error, stage)
+    const envelope = envelopeOf(source)
+    auditLog.push(
+      Object.freeze({
+        at,
+        code: error.code,
+        message: error.message,
+        ...diagnostic,
+        ...envelope,
+      }),
+    )
+    if (envelope.actionId === undefined) return error
+    return new ProtocolError(error.code, error.message, {
+      retryable: error.retryable,
+      relatedActionId: envelope.actionId,
+      cause: error.cause,
+      ...(error.details === undefined ? {} : { details: error.details }),
+    })
+  }
+
+  const submitBytes = (bytes: string | Uint8Array): Receipt =>
+    handle(
+      () => decodeSigned(bytes, verifier, registry, policy.maxCommandBytes),
+      () => peek(bytes, policy.maxCommandBytes),
+      false,
+    )
+  const settle = (run: () => Receipt): Promise<Receipt> =>
+    new Promise((resolve, reject) => {
+      try {
+        resolve(run())
+      } catch (error) {
+        reject(ProtocolError.from(error))
+      }
+    })
+
+  const authority: Authority = {
+    submit: (bytes) => settle(() => submitBytes(bytes)),
+    submitCommand: (command) => settle(() => submitBytes(serialize(command) as string)),
+    submitTrusted: (command) => handle(() => decodeTrusted(command), () => command, true),
+    connect: () => ({ submit: (_command, bytes) => authority.submit(bytes) }),
+    state,
+    group: (groupId) => state.groups.get(groupId),
+    events: (groupId, afterSequence) => store.groupEvents(groupId, afterSequence),
+    organizationEvents: () => store.organizationEvents(),
+    replayState: () => fold(store.allEvents(), reducers),
+    audit: () => auditLog.slice(),
+  }
+  return Object.freeze(authority)
+}
+
+/** Handler output is checked before it is signed: a kind the catalog does not list for the Command, or a payload off its schema, is a handler bug. */
+function checkDrafts(drafts: readonly AnyEventDraft[], rule: CommandRule): void {
+  for (const d of drafts) {
+    if (!rule.emits.includes(d.kind)) throw new Error(`${rule.kind} may not emit ${d.kind} (COMMAND_CATALOG emits)`)
+    const validator = eventPayloads[d.kind]
+    if (!validator.check(d.payload)) throw new Error(`${d.kind} payload fails its schema: ${JSON.stringify(validator.errors(d.payload, { maxErrors: 3 }))}`)
+  }
+}
+
+function frozenCopy<T>(value: T): T {
+  return deepFreeze(structuredClone(value))
+}
+
+/**
+ * Moves the contents of `source` into `target` in place, so the `state` object handed out keeps its
+ * identity: Maps and arrays are refilled, nested records recursed into, other members replaced.
+ */
+function refill(target: object, source: object): void {
+  const to = target as Record<string, unknown>
+  for (const [key, value] of Object.entries(source)) {
+    const current = to[key]
+    if (current instanceof Map && value instanceof Map) {
+      current.clear()
+      for (const [k, v] of value) current.set(k, v)
+    } else if (Array.isArray(current) && Array.isArray(value)) {
+      current.length = 0
+      for (const v of value) current.push(v)
+    } else if (typeof current === 'object' && current !== null && typeof value === 'object' && value !== null) {
+      refill(current, value)
+    } else {
+      to[key] = value
+    }
+  }
+}
+
+/** JSON text of a Command object, or `undefined` when it has none (the ingress then refuses it). */
+function serialize(command: object): string | undefined {
+  try {
+    return JSON.stringify(command)
+  } catch {
+    return undefined
+  }
+}
+
+/** The raw document of refused bytes, read again for the audit record (only refusals pay for it). */
+function peek(bytes: string | Uint8Array, maxBytes: number): unknown {
+  if (typeof bytes !== 'string' && !(bytes instanceof Uint8Array)) return undefined
+  const parsed = parseStrictJson(bytes, { maxBytes })
+  return parsed.ok ? parsed.value : undefined
+}
+
+/** The envelope members of a (possibly invalid) Command that the audit record and `relatedActionId` use. */
+function envelopeOf(source: unknown): Pick<AuditEntry, 'actor' | 'actionId' | 'kind' | 'groupId'> {
+  if (typeof source !== 'object' || source === null) return {}
+  const s = source as Record<string, unknown>
+  const actor = s['actor'] as Record<string, unknown> | undefined
+  const text = (v: unknown): v is string => typeof v === 'string'
+  return {
+    ...(text(s['actionId']) ? { actionId: s['actionId'] } : {}),
+    ...(typeof actor === 'object' && actor !== null && text(actor['id']) && ['agent', 'human', 'service'].includes(actor['type'] as string)
+      ? { actor: { type: actor['type'] as ActorRef['type'], id: actor['id'] } }
+      : {}),
+    ...(text(s['kind']) ? { kind: s['kind'] } : {}),
+    ...(text(s['groupId']) ? { groupId: s['groupId'] } : {}),
+  }
+}
+
+function resolvePolicy(overrides: Partial<AuthorityPolicy> = {}): AuthorityPolicy {
+  const policy: AuthorityPolicy = { ...DEFAULT_POLICY, ...overrides }
+  for (const name of ['freshnessSeconds', 'maxCommandBytes', 'maxMissionDepth', 'maxDelegationDepth'] as const) {
+    const value = policy[name]
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) throw new UsageError(`policy.${name} must be a non-negative finite number, got ${String(value)}`)
+  }
+  if (!Array.isArray(policy.controlPlane) || !policy.controlPlane.every((id) => typeof id === 'string')) throw new UsageError('policy.controlPlane must be an array of service Principal IDs')
+  return Object.freeze({ ...policy, controlPlane: Object.freeze([...policy.controlPlane]) })
+}
+
+function checkOptions(options: PipelineOptions): PipelineOptions {
+  if (typeof options?.registry?.resolve !== 'function') throw new UsageError('createAuthority needs a registry (a KeyResolver such as Registry.fromEvidence(...))')
+  const { authority, signingKey } = options.keys ?? {}
+  if (authority?.type !== 'service' || typeof authority.id !== 'string') throw new UsageError("keys.authority must be the Authority's service Principal { type: 'service', id }")
+  if (typeof signingKey?.keyId !== 'string' || typeof signingKey.pair?.sign !== 'function') throw new UsageError('keys.signingKey must be a SigningKey { keyId, pair }')
+  const bound = options.registry.resolve(signingKey.keyId)
+  // Subscribers verify every Event against the Registry (§6.4 `acceptedBy`), so an unbound key could never be checked.
+  if (!bound.ok || bound.key.principal.type !== 'service' || bound.key.principal.id !== authority.id) {
+    throw new UsageError(`keys.signingKey (${signingKey.keyId}) is not bound to ${authority.id} in the registry`)
+  }
+  if (options.clock !== undefined && typeof options.clock.now !== 'function') throw new UsageError('clock must be { now(): number }')
+  if (options.random !== undefined && typeof options.random !== 'function') throw new UsageError('random must be a function (n) => Uint8Array')
+  return options
+}

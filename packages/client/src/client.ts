@@ -1,0 +1,130 @@
+/**
+ * `createClient`: one signing Principal talking to a Group Authority through a {@link Transport},
+ * with a typed builder per Command kind and its fencing epochs tracked as Events arrive.
+ * @module
+ */
+import type { SigningKey } from '@weft/codec'
+import { UsageError } from '@weft/codec/errors'
+import type { Actor, CommandKind, CommandPayload, Event } from '@weft/spec'
+import { createEpochs, type Epochs } from './epochs.js'
+import { buildCommand, type BuiltCommand, type EnvelopeSource } from './envelope.js'
+import { bindBuilders, type CommandBuilders } from './gen/builders.js'
+import { systemRandom, type Clock, type RandomSource } from './ids.js'
+import type { CommandOptions, CommandSender, Receipt, Transport } from './sender.js'
+
+/** Options of {@link createClient}. */
+export interface ClientOptions {
+  /** The Principal that signs every Command (an Agent, a human or an Organization service). */
+  readonly actor: Actor
+  /** Its Ed25519 key; the Registry must bind `signingKey.keyId` to `actor` (§6.4). */
+  readonly signingKey: SigningKey
+  /** Carries signed Commands to the Authority, e.g. `authority.connect()` of `@weft/authority`. */
+  readonly transport: Transport
+  /** The Group Group-scoped Commands name when their options name none. */
+  readonly groupId?: string
+  /** Milliseconds since the epoch for `issuedAt`; defaults to `Date.now`. */
+  readonly clock?: Clock
+  /** Random bytes for Action and correlation IDs; defaults to `node:crypto`. */
+  readonly random?: RandomSource
+}
+
+/** The hand-written part of a {@link Client}: building, sending, retrying and epochs. */
+export interface ClientCore extends CommandSender {
+  /** The signing Principal. */
+  readonly actor: Actor
+  /** The default Group of this client, if any. */
+  readonly groupId: string | undefined
+  /**
+   * The epochs this client carries, shared by every {@link ClientCore.withGroup} view. Learned
+   * from each receipt automatically; set them by hand or {@link ClientCore.observe} subscribed
+   * Events when they arrive another way.
+   */
+  readonly epochs: Epochs
+  /**
+   * Builds and signs a Command without sending it (§15.1 envelope, §6.4 signature).
+   * @throws UsageError when a Group or an epoch the envelope needs is unknown.
+   */
+  build<K extends CommandKind>(kind: K, payload: CommandPayload<K>, options?: CommandOptions): BuiltCommand<K>
+  /**
+   * Builds, signs and submits a Command; resolves to the {@link Receipt} after learning epochs
+   * from its Events. A refusal rejects with the transport's `ProtocolError` as is; a local
+   * misuse rejects with a `UsageError` before anything is sent.
+   */
+  send<K extends CommandKind>(kind: K, payload: CommandPayload<K>, options?: CommandOptions): Promise<Receipt>
+  /**
+   * Submits an already built Command again, byte for byte: the unchanged retry of §19 (same Action
+   * ID, same signature), answered by the original receipt if the first attempt was accepted. After
+   * a fencing error or an expired `issuedAt`, build a new Command instead.
+   */
+  resend(built: BuiltCommand): Promise<Receipt>
+  /** Learns epochs from Events received outside a receipt, e.g. from a subscription; same as `epochs.observe`. */
+  observe(events: Iterable<Event>): void
+  /** A client for the same Principal, transport and epochs whose default Group is `groupId`. */
+  withGroup(groupId: string): Client
+}
+
+/** A client: one typed builder per Command kind (`missionCreate`, `workAcceptOffer`, ...) plus {@link ClientCore}. */
+export type Client = CommandBuilders & ClientCore
+
+const ACTOR_TYPES: ReadonlySet<string> = new Set(['agent', 'human', 'service'])
+
+function checkOptions(options: ClientOptions): void {
+  const { actor, signingKey, transport, groupId, clock, random } = options
+  if (typeof actor?.id !== 'string' || !ACTOR_TYPES.has(actor.type)) throw new UsageError('createClient: actor must be { type: agent | human | service, id }')
+  if (typeof signingKey?.keyId !== 'string' || typeof signingKey.pair?.sign !== 'function') throw new UsageError('createClient: signingKey must be { keyId, pair } with an Ed25519 key pair')
+  if (typeof transport?.submit !== 'function') throw new UsageError('createClient: transport must have a submit(command, bytes) method')
+  if (groupId !== undefined && typeof groupId !== 'string') throw new UsageError('createClient: groupId must be a string')
+  if (clock !== undefined && typeof clock !== 'function') throw new UsageError('createClient: clock must be a function returning milliseconds')
+  if (random !== undefined && typeof random !== 'function') throw new UsageError('createClient: random must be a function (size) => Uint8Array')
+}
+
+/**
+ * Creates a client for one Principal.
+ * @throws UsageError on malformed options.
+ * @example
+ * ```ts
+ * const worker = createClient({ actor: { type: 'agent', id: workerId }, signingKey, transport, groupId })
+ * worker.epochs.setSession(1) // or observe the session_opened Event
+ * worker.epochs.setMembership(groupId, 1) // or observe the membership.changed naming the Worker
+ * const receipt = await worker.workAcceptOffer({ workItemId, ownershipLeaseSeconds: 600 }, { expectedRevision: 3 })
+ * ```
+ */
+export function createClient(options: ClientOptions): Client {
+  checkOptions(options)
+  const actor: Actor = Object.freeze({ type: options.actor.type, id: options.actor.id })
+  const shared = {
+    actor,
+    epochs: createEpochs(actor),
+    signingKey: options.signingKey,
+    clock: options.clock ?? Date.now,
+    random: options.random ?? systemRandom,
+    transport: options.transport,
+  }
+  return clientFor(shared, options.groupId)
+}
+
+type Shared = Omit<EnvelopeSource, 'groupId'> & { readonly transport: Transport }
+
+function clientFor(shared: Shared, groupId: string | undefined): Client {
+  const source: EnvelopeSource = { ...shared, groupId }
+  const deliver = async (built: BuiltCommand): Promise<Receipt> => {
+    const receipt = await shared.transport.submit(built.command, built.bytes)
+    shared.epochs.observe(receipt.events)
+    return receipt
+  }
+  const core: ClientCore = {
+    actor: shared.actor,
+    groupId,
+    epochs: shared.epochs,
+    build: (kind, payload, options) => buildCommand(source, kind, payload, options),
+    // async so that a UsageError from building rejects the promise instead of throwing synchronously.
+    send: async (kind, payload, options) => deliver(buildCommand(source, kind, payload, options)),
+    resend: async (built) => deliver(built),
+    observe: (events) => shared.epochs.observe(events),
+    withGroup: (next) => {
+      if (typeof next !== 'string') throw new UsageError('withGroup: groupId must be a string')
+      return clientFor(shared, next)
+    },
+  }
+  return { ...bindBuilders(core), ...core }
+}

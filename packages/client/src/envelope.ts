@@ -1,0 +1,151 @@
+/**
+ * Filling and signing a Command envelope (§15.1): which Group ID and which epochs a Command
+ * carries for its kind and its issuer, then the §6.4 signature and the exact bytes to send.
+ * @module
+ */
+import { sign, type SigningKey } from '@weft/codec'
+import { UsageError } from '@weft/codec/errors'
+import { commandInfo, type Actor, type Command, type CommandKind, type CommandPayload, type EpochName } from '@weft/spec'
+import type { Epochs } from './epochs.js'
+import { newUrnUuid, timestampOf, type Clock, type RandomSource } from './ids.js'
+import type { CommandOptions } from './sender.js'
+
+/** A signed Command of kind `K`, as sent. */
+export type SignedCommand<K extends CommandKind = CommandKind> = Command & {
+  readonly kind: K
+  readonly payload: CommandPayload<K>
+}
+
+/**
+ * A built Command: the signed document and its exact JSON text. Keep both to retry unchanged:
+ * an unchanged retry resends these bytes, same Action ID included (§19).
+ */
+export interface BuiltCommand<K extends CommandKind = CommandKind> {
+  readonly command: SignedCommand<K>
+  readonly bytes: string
+}
+
+/** What envelope filling needs from a client. */
+export interface EnvelopeSource {
+  /** The signing Principal. */
+  readonly actor: Actor
+  /** The Group used when a Group-scoped Command names none. */
+  readonly groupId: string | undefined
+  readonly epochs: Epochs
+  readonly signingKey: SigningKey
+  readonly clock: Clock
+  readonly random: RandomSource
+}
+
+/**
+ * The smallest epoch set the envelope schema accepts from an issuer the catalog does not list for
+ * a kind (`command.schema.json`: every Agent Command carries Session and Membership Epochs, a
+ * human Command in an existing Group its Membership Epoch). Such a Command is still built and
+ * signed, so that the Authority, not the client, refuses it (`AUTH_FORBIDDEN`).
+ */
+const SCHEMA_MINIMUM: { readonly [T in Actor['type']]: readonly EpochName[] } = {
+  agent: ['session', 'membership'],
+  human: ['membership'],
+  service: [],
+}
+
+/**
+ * The epochs a Command of `kind` carries when `actor` issues it (§15.1): the catalog's
+ * `requiredEpochs` for the issuer type, plus, for an Agent holding the Coordinator lease of the
+ * Group, the Coordinator Epoch, because its authority then comes from that lease (§7.2, §15.1).
+ * Services and Organization-scoped Commands carry none.
+ * @example
+ * ```ts
+ * envelopeEpochs('work.offer', 'agent', true)  // ['session', 'membership', 'coordinator']
+ * envelopeEpochs('work.offer', 'agent', false) // ['session', 'membership']
+ * envelopeEpochs('mission.create', 'human', false) // []
+ * ```
+ */
+export function envelopeEpochs(kind: CommandKind, type: Actor['type'], holdsCoordinatorLease: boolean): readonly EpochName[] {
+  const info = commandInfo(kind)
+  if (type === 'service' || info.scope === 'organization') return []
+  const listed = (info.issuerTypes as readonly string[]).includes(type)
+  const base: readonly EpochName[] = listed ? info.requiredEpochs[type] : SCHEMA_MINIMUM[type]
+  // Humans never hold the Coordinator lease (§7.2), so only Agents add it.
+  if (type !== 'agent' || !holdsCoordinatorLease || base.includes('coordinator')) return base
+  return [...base, 'coordinator']
+}
+
+/** Why the Command cannot be built, and what to do about it. */
+function missing(epoch: EpochName, kind: CommandKind, groupId: string): UsageError {
+  switch (epoch) {
+    case 'session':
+      return new UsageError(
+        `${kind} needs this Agent's Session Epoch (§6.3, §15.1) and none is known: open a session first ` +
+          `(the Organization issues ext.missionweaveprotocol.identity.session_open), then let the client observe the ` +
+          `session_opened Event or call epochs.setSession(epoch)`,
+      )
+    case 'membership':
+      return new UsageError(
+        `${kind} needs a Membership Epoch in Group ${groupId} (§8, §15.1) and none is known: join the Group first ` +
+          `(a membership.change naming this actor), then let the client observe that Event or call epochs.setMembership(groupId, epoch)`,
+      )
+    case 'coordinator':
+      return new UsageError(
+        `${kind} needs the Coordinator Epoch of Group ${groupId} (§7.2, §15.1) and this Agent holds no Coordinator lease there: ` +
+          `it must be assigned (mission.created or mission.coordinator.assigned naming it), or call epochs.setCoordinator(groupId, epoch)`,
+      )
+  }
+}
+
+/** The Group a Command of `kind` names, or `undefined` for an Organization-scoped kind. */
+function groupOf(kind: CommandKind, source: EnvelopeSource, options: CommandOptions): string | undefined {
+  if (commandInfo(kind).scope === 'organization') {
+    // §15.1: the Organization bootstrap Commands carry no Group ID.
+    if (options.groupId !== undefined) throw new UsageError(`${kind} is Organization-scoped and carries no groupId (§15.1)`)
+    return undefined
+  }
+  const groupId = options.groupId ?? source.groupId
+  if (groupId === undefined) {
+    const what = kind === 'mission.create' || kind === 'mission.create_follow_up' ? 'the ID of the Group it creates' : 'its Group'
+    throw new UsageError(`${kind} is Group-scoped and must name ${what} (§15.1): pass options.groupId or create the client with a groupId`)
+  }
+  return groupId
+}
+
+/**
+ * Builds and signs one Command: the envelope members of §15.1 filled from `source` and
+ * `options`, the §6.4 signature under `source.signingKey`, and the exact JSON text.
+ * @throws UsageError when the kind is unknown, a Group-scoped kind names no Group, or an epoch
+ * the envelope must carry is not known to `source.epochs`.
+ */
+export function buildCommand<K extends CommandKind>(source: EnvelopeSource, kind: K, payload: CommandPayload<K>, options: CommandOptions = {}): BuiltCommand<K> {
+  if (commandInfo(kind as string) === undefined) throw new UsageError(`unknown Command kind ${JSON.stringify(kind)}`)
+  const { actor, epochs } = source
+  const groupId = groupOf(kind, source, options)
+  const carried: Partial<Record<'sessionEpoch' | 'membershipEpoch' | 'coordinatorEpoch', number>> = {}
+  if (groupId !== undefined) {
+    const holdsLease = actor.type === 'agent' && epochs.coordinator(groupId) !== undefined
+    for (const epoch of envelopeEpochs(kind, actor.type, holdsLease)) {
+      const value = epoch === 'session' ? epochs.sessionEpoch : epoch === 'membership' ? epochs.membership(groupId) : epochs.coordinator(groupId)
+      if (value === undefined) throw missing(epoch, kind, groupId)
+      carried[`${epoch}Epoch`] = value
+    }
+  }
+  const issuedAt = options.issuedAt ?? timestampOf(source.clock())
+  // Envelope members in the order of command.schema.json; absent options stay absent (never `undefined`).
+  const unsigned = {
+    protocolVersion: '0.1',
+    actionId: options.actionId ?? newUrnUuid(source.random),
+    actor: { type: actor.type, id: actor.id },
+    ...carried,
+    ...(groupId !== undefined && { groupId }),
+    ...(options.conversationId !== undefined && { conversationId: options.conversationId }),
+    ...(options.workItemId !== undefined && { workItemId: options.workItemId }),
+    ...(options.cooperationOverrideGrantId !== undefined && { cooperationOverrideGrantId: options.cooperationOverrideGrantId }),
+    kind,
+    ...(options.expectedRevision !== undefined && { expectedRevision: options.expectedRevision }),
+    correlationId: options.correlationId ?? newUrnUuid(source.random),
+    ...(options.causedByEventId !== undefined && { causedByEventId: options.causedByEventId }),
+    issuedAt,
+    payload,
+    ...(options.extensions !== undefined && { extensions: options.extensions }),
+  }
+  const command = sign('command', unsigned, source.signingKey) as unknown as SignedCommand<K>
+  return { command, bytes: JSON.stringify(command) }
+}

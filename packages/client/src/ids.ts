@@ -1,0 +1,46 @@
+/**
+ * Identifiers and times the client mints for a Command envelope: `urn:uuid:` Action and
+ * correlation IDs (§15.1) and RFC 3339 UTC issue times (§2, §6.4).
+ * @module
+ */
+import { randomBytes } from 'node:crypto'
+import { UsageError } from '@weft/codec/errors'
+
+/** A source of random bytes: returns `size` fresh bytes. Inject a seeded one for reproducible tests. */
+export type RandomSource = (size: number) => Uint8Array
+
+/** A clock in milliseconds since the Unix epoch, like `Date.now`. */
+export type Clock = () => number
+
+/** The default {@link RandomSource}: `node:crypto` `randomBytes`. */
+export const systemRandom: RandomSource = (size) => randomBytes(size)
+
+const hex = (byte: number): string => byte.toString(16).padStart(2, '0')
+
+/**
+ * A new random (version 4) UUID as a `urn:uuid:` URI, the form of every ID the client mints.
+ * @throws UsageError when `random` returns fewer than 16 bytes.
+ * @example
+ * ```ts
+ * newUrnUuid(systemRandom) // 'urn:uuid:3b241101-e2bb-4255-8caf-4136c566a962'
+ * ```
+ */
+export function newUrnUuid(random: RandomSource): string {
+  const bytes = Uint8Array.from(random(16))
+  if (bytes.length < 16) throw new UsageError(`random source returned ${bytes.length} bytes, a UUID needs 16`)
+  // RFC 9562 §5.4: version 4 in the high nibble of byte 6, variant 10xx in byte 8.
+  bytes[6] = (bytes[6]! & 0x0f) | 0x40
+  bytes[8] = (bytes[8]! & 0x3f) | 0x80
+  const h = Array.from(bytes.subarray(0, 16), hex).join('')
+  return `urn:uuid:${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`
+}
+
+/**
+ * The instant `ms` as an RFC 3339 UTC timestamp ending in uppercase `Z`, the only form a signed
+ * time may take (§6.4).
+ * @throws UsageError when the clock reading is not a finite time.
+ */
+export function timestampOf(ms: number): string {
+  if (!Number.isFinite(ms)) throw new UsageError(`clock returned ${String(ms)}, expected milliseconds since the epoch`)
+  return new Date(ms).toISOString()
+}
