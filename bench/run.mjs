@@ -7,6 +7,7 @@ import { join } from 'node:path'
 const SUITES = {
   validators: './validators.mjs',
   codec: './codec.mjs',
+  authority: './authority.mjs',
 }
 
 const args = process.argv.slice(2)

@@ -22,6 +22,21 @@ export type { Clock, RandomSource } from './clock.js'
 export type { ActorRef, AuthorityState, GroupState, OrganizationState, AgentRecord, WorkItemRecord, ArtifactRecord, MessageRecord, GrantRecord, ProposalRecord } from './model.js'
 export type { AuthorityPolicy } from './handler.js'
 
+// Authorization Service (§12): least-privilege capability tokens bound to the Execution Lease.
+export { createAuthorizationService, containsTokenMaterial } from './tokens.js'
+export type {
+  AuthorizationService,
+  AuthorizationServiceOptions,
+  AuthorizationSource,
+  TokenBinding,
+  TokenRequest,
+  TokenNarrowing,
+  TokenUse,
+  CapabilityClaims,
+  IssuedToken,
+  TokenMaterial,
+} from './tokens.js'
+
 // Artifacts (§13): content-addressed bytes outside the log, provenance, Context Packages.
 export { createMemoryBlobStore, resolveArtifact, checkedCopy } from './blobs.js'
 export type { BlobStore, MemoryBlobStoreOptions } from './blobs.js'

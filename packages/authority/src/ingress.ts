@@ -122,10 +122,25 @@ export function documentVerifier(verifier: SignedVerifier, registry: KeyResolver
       if (!schemaCheckForKind(kind, document as never)) throw documentError('SCHEMA_VALIDATION_FAILED', kind, 'schema', 'schema-invalid')
       return
     }
-    const jcs = canonicalize(document)
-    if (!jcs.ok) throw documentError('PROTOCOL_VIOLATION', kind, 'canonicalization', `jcs-${jcs.reason}`)
-    const result = verifier.verify(kind, jcs.bytes, registry)
+    // The document was parsed out of a verified Command, so its JSON text is one the six stages
+    // read back to the same value; the native serializer saves a canonicalization the verifier
+    // repeats anyway. Anything it cannot write gets the canonical form's own diagnosis.
+    const text = jsonText(document)
+    if (text === undefined) {
+      const jcs = canonicalize(document)
+      throw documentError('PROTOCOL_VIOLATION', kind, 'canonicalization', jcs.ok ? 'jcs-unsupported-value' : `jcs-${jcs.reason}`)
+    }
+    const result = verifier.verify(kind, text, registry)
     if (!result.ok) throw documentError(result.error.code as keyof typeof GENERIC_WIRE_MESSAGES, kind, result.stage, result.reason, result.detail)
+  }
+}
+
+/** `JSON.stringify` of a value, or `undefined` when it has no JSON text (a cycle, a bigint, `undefined` itself). */
+export function jsonText(value: unknown): string | undefined {
+  try {
+    return JSON.stringify(value) as string | undefined
+  } catch {
+    return undefined
   }
 }
 

@@ -93,13 +93,10 @@ export interface ExecutionApprovalRecord {
   readonly ownershipEpoch: number
   readonly expiresAt: string
   readonly grantedBy: ActorRef
-}
-
-/** A result that arrived under a fenced Ownership Epoch: kept for audit, never completes (§4.5, §11.5). */
-export interface LateResultRecord {
-  readonly eventId: string
-  readonly ownershipEpoch: number
-  readonly agentId: string
+  /** The operations, resources and budget the approval covers; capability tokens stay within them (§12). */
+  readonly operations: readonly string[]
+  readonly resources: readonly string[]
+  readonly budget: ResourceBudget
 }
 
 /**
@@ -135,8 +132,6 @@ export interface WorkItemRecord {
   childMissionId?: string
   childGroupId?: string
   childFailurePolicy?: ChildFailurePolicy
-  /** Results of fenced owners, kept for audit (§11.5). */
-  readonly lateResults: LateResultRecord[]
   /** Budget reserved for the item (its contract budget), released when it ends (§12). */
   reservedBudget: ResourceBudget
 }

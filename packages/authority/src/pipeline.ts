@@ -7,14 +7,14 @@
  * @module
  */
 import type { Receipt, Transport } from '@weft/client'
-import { parseStrictJson, ProtocolError, sign, UsageError, type ErrorCode, type KeyResolver, type SigningKey } from '@weft/codec'
+import { parseStrictJson, ProtocolError, UsageError, type ErrorCode, type KeyResolver, type SigningKey } from '@weft/codec'
 import type { Event } from '@weft/spec'
 import { validators } from '@weft/validators'
 import { eventPayloads } from '@weft/validators/payloads'
 import { systemClock, systemRandom, timestampOf, uuidSource, type Clock, type RandomSource } from './clock.js'
 import { dispatchCommand, type CommandHandlers } from './gen/handlers.js'
 import type { EventReducers } from './gen/reducers.js'
-import { deepFreeze, type CommandRule } from './gen/rules.js'
+import type { CommandRule } from './gen/rules.js'
 import type { AnyEventDraft, AuthorityPolicy, HandlerContext } from './handler.js'
 import {
   admit,
@@ -23,13 +23,14 @@ import {
   decodeTrusted,
   diagnosticOf,
   documentVerifier,
+  jsonText,
   type Admitted,
   type Decoded,
   type IngressStage,
 } from './ingress.js'
 import { emptyState, type ActorRef, type AuthorityState, type GroupState } from './model.js'
 import { createMemoryStore, type AuthorityStore, type StoredReceipt } from './store.js'
-import { applyEvents, materialize } from './transact.js'
+import { applyEvents, createEventSealer, materialize } from './transact.js'
 
 /** The Authority's own identity: the service Principal that accepts Events (`acceptedBy`) and its signing key. */
 export interface AuthorityKeys {
@@ -51,6 +52,14 @@ export interface AuthorityOptions {
   readonly policy?: Partial<AuthorityPolicy>
   /** Where accepted transactions go. Default: {@link createMemoryStore}. A store holding a log is folded into the initial state. */
   readonly store?: AuthorityStore
+  /**
+   * Sign each accepted Event when its `signature` is first read (by a reader of a receipt or of
+   * `events()`, by `JSON.stringify`, a copy, or a store that serializes it) instead of inside the
+   * transaction. Every Event anyone can see is still individually signed (§15.2), with the same
+   * signature; only the Ed25519 operation moves off the commit path, which matters to in-process
+   * simulators on {@link Authority.submitTrusted}. Default `false`.
+   */
+  readonly deferEventSignatures?: boolean
 }
 
 /**
@@ -160,7 +169,7 @@ export function createPipeline(options: PipelineOptions): Authority {
   const verifier = commandVerifier(policy.maxCommandBytes)
   const state = fold(store.allEvents(), reducers)
   const auditLog: AuditEntry[] = []
-  const signEvent = (event: Omit<Event, 'signature'>): Event => sign('event', event, keys.signingKey) as unknown as Event
+  const seal = createEventSealer(keys.signingKey, { deferSignatures: options.deferEventSignatures === true, check: (event) => validators.event.check(event) })
 
   /** One Command from decoding to receipt; throws only the caller's `ProtocolError`, recorded in audit. */
   function handle(decode: () => Decoded, raw: () => unknown, trusted: boolean): Receipt {
@@ -197,13 +206,12 @@ export function createPipeline(options: PipelineOptions): Authority {
     checkDrafts(drafts, rule)
     const actor = command.actor as ActorRef
     const cause = { type: 'command' as const, id: command.actionId, actor, correlationId: command.correlationId, commandHash, ...(command.groupId === undefined ? {} : { groupId: command.groupId }) }
-    // Stored Events are private, frozen copies: §4.6, accepted Events are immutable.
-    const events = materialize(state, cause, drafts, { now, newId, authority: keys.authority, sign: signEvent }).map(frozenCopy)
-    const malformed = events.find((event): boolean => !validators.event.check(event))
-    if (malformed !== undefined) throw new Error(`${malformed.kind}: the Event envelope fails its schema`)
-    const receipt: StoredReceipt = deepFreeze({
+    // Stored Events are frozen copies (§4.6: accepted Events are immutable); the reducers get their own.
+    const sealed = materialize(state, cause, drafts, { now, newId, authority: keys.authority, sign: seal })
+    const events = Object.freeze(sealed.map((e) => e.stored))
+    const receipt: StoredReceipt = Object.freeze({
       actionId: command.actionId,
-      actor: { ...command.actor },
+      actor: Object.freeze({ ...command.actor }),
       kind: command.kind,
       ...(command.groupId === undefined ? {} : { groupId: command.groupId }),
       commandHash,
@@ -211,7 +219,7 @@ export function createPipeline(options: PipelineOptions): Authority {
       acceptedAt: now,
     })
     try {
-      applyEvents(state, events.map((e) => structuredClone(e)), reducers)
+      applyEvents(state, sealed.map((e) => e.live), reducers)
       // The append is the commit point: a receipt exists exactly when the Events do.
       store.appendTransaction(events, receipt)
     } catch (failure) {
@@ -262,7 +270,7 @@ export function createPipeline(options: PipelineOptions): Authority {
 
   const authority: Authority = {
     submit: (bytes) => settle(() => submitBytes(bytes)),
-    submitCommand: (command) => settle(() => submitBytes(serialize(command) as string)),
+    submitCommand: (command) => settle(() => submitBytes(jsonText(command) as string)),
     submitTrusted: (command) => handle(() => decodeTrusted(command), () => command, true),
     connect: () => ({ submit: (_command, bytes) => authority.submit(bytes) }),
     state,
@@ -284,10 +292,6 @@ function checkDrafts(drafts: readonly AnyEventDraft[], rule: CommandRule): void 
   }
 }
 
-function frozenCopy<T>(value: T): T {
-  return deepFreeze(structuredClone(value))
-}
-
 /**
  * Moves the contents of `source` into `target` in place, so the `state` object handed out keeps its
  * identity: Maps and arrays are refilled, nested records recursed into, other members replaced.
@@ -307,15 +311,6 @@ function refill(target: object, source: object): void {
     } else {
       to[key] = value
     }
-  }
-}
-
-/** JSON text of a Command object, or `undefined` when it has none (the ingress then refuses it). */
-function serialize(command: object): string | undefined {
-  try {
-    return JSON.stringify(command)
-  } catch {
-    return undefined
   }
 }
 

@@ -7,7 +7,9 @@
  * nothing behind; {@link applyEvents} is only called with a complete, signed transaction.
  * @module
  */
+import { canonicalizeOrThrow, encodeBase64url, type SignatureEnvelope, type SigningKey } from '@weft/codec'
 import { EVENT_CATALOG, type Event, type EventKind } from '@weft/spec'
+import { deepFreeze } from './gen/rules.js'
 import type { AnyEventDraft, EventOf, ReducerFor } from './handler.js'
 import { aggregateKey, type ActorRef, type AuthorityState } from './model.js'
 
@@ -27,15 +29,18 @@ export interface TransactionCause {
   readonly commandHash?: string
 }
 
-/** How to stamp the envelopes. */
-export interface MaterializeOptions {
+/** An Event envelope before the Authority signs it. */
+export type UnsignedEvent = Omit<Event, 'signature'>
+
+/** How to stamp the envelopes; `sign` turns each into what {@link materialize} returns (an `Event` unless said otherwise). */
+export interface MaterializeOptions<E = Event> {
   /** `occurredAt` of every Event of the transaction. */
   readonly now: string
   readonly newId: () => string
   /** The Authority's service Principal (`acceptedBy`). */
   readonly authority: ActorRef
-  /** Signs one unsigned envelope under the `event` profile (§6.4). */
-  readonly sign: (event: Omit<Event, 'signature'>) => Event
+  /** Signs one unsigned envelope under the `event` profile (§6.4), e.g. with a {@link createEventSealer}. */
+  readonly sign: (event: UnsignedEvent) => E
 }
 
 /** The Event kinds that open a Group: its first Event (§7.1). */
@@ -49,10 +54,10 @@ const catalog = new Map<string, { readonly scope: string; readonly aggregate: st
  * @throws Error when a draft names a Group that does not exist and is not created earlier in the
  * same transaction (a handler bug: the pipeline reports it as `INTERNAL_ERROR`).
  */
-export function materialize(state: AuthorityState, cause: TransactionCause, drafts: readonly AnyEventDraft[], options: MaterializeOptions): Event[] {
+export function materialize<E = Event>(state: AuthorityState, cause: TransactionCause, drafts: readonly AnyEventDraft[], options: MaterializeOptions<E>): E[] {
   const heads = new Map<string, number>()
   const revisions = new Map<string, number>()
-  const events: Event[] = []
+  const events: E[] = []
   for (const d of drafts) {
     const info = catalog.get(d.kind)
     if (info === undefined) throw new Error(`materialize: unknown Event kind ${d.kind}`)
@@ -71,7 +76,7 @@ export function materialize(state: AuthorityState, cause: TransactionCause, draf
       ...(cause.commandHash === undefined ? {} : { commandHash: cause.commandHash }),
     }
     if (info.scope === 'organization') {
-      events.push(options.sign(base as Omit<Event, 'signature'>))
+      events.push(options.sign(base as UnsignedEvent))
       continue
     }
     const groupId = d.groupId ?? cause.groupId
@@ -83,9 +88,65 @@ export function materialize(state: AuthorityState, cause: TransactionCause, draf
     const revision = (revisions.get(`${groupId} ${key}`) ?? group?.revisions.get(key) ?? 0) + 1
     heads.set(groupId, head + 1)
     revisions.set(`${groupId} ${key}`, revision)
-    events.push(options.sign({ ...base, groupId, sequence: head + 1, aggregateRevision: revision } as Omit<Event, 'signature'>))
+    events.push(options.sign({ ...base, groupId, sequence: head + 1, aggregateRevision: revision } as UnsignedEvent))
   }
   return events
+}
+
+/** One accepted Event in the two copies a transaction needs. */
+export interface SealedEvent {
+  /** What the log keeps and every reader gets: deep-frozen (§4.6, an accepted Event is immutable) and signed. */
+  readonly stored: Event
+  /** The reducers' private copy: equal to {@link stored}, mutable, sharing no object with it or with the handler's drafts. */
+  readonly live: Event
+}
+
+/** How a {@link createEventSealer} signs. */
+export interface SealerOptions {
+  /**
+   * Sign each Event the first time its `signature` is read (serializing, copying or reading the
+   * member) instead of at acceptance. Either way every Event a reader can reach carries the same
+   * signature over the same bytes; deferral only moves the Ed25519 operation off the commit path.
+   */
+  readonly deferSignatures?: boolean
+  /** Checks the envelope (with a placeholder signature value) before it is signed; `false` is a pipeline or handler bug. */
+  readonly check?: (event: Event) => boolean
+}
+
+const decoder = new TextDecoder()
+
+/** The length of an Ed25519 signature (64 bytes) in unpadded base64url. */
+const PLACEHOLDER_SIGNATURE = 'A'.repeat(86)
+
+/**
+ * The `sign` of {@link materialize} the pipeline uses: the RFC 8785 form of each envelope is
+ * computed once (§6.4: the signing input is the envelope without `signature`), signed with the
+ * Authority's key under the `event` profile (signed time `occurredAt`), and parsed back twice for
+ * the two copies of a {@link SealedEvent}. An envelope outside the JCS data model throws, so such an
+ * Event is never accepted.
+ */
+export function createEventSealer(key: SigningKey, options: SealerOptions = {}): (event: UnsignedEvent) => SealedEvent {
+  const envelope = (occurredAt: string, value: string): SignatureEnvelope => ({ algorithm: 'Ed25519', keyId: key.keyId, createdAt: occurredAt, value })
+  return (event) => {
+    const bytes = canonicalizeOrThrow(event)
+    const text = decoder.decode(bytes)
+    const frozen = deepFreeze(JSON.parse(text) as UnsignedEvent)
+    const live = JSON.parse(text) as Event
+    if (options.check !== undefined && !options.check({ ...frozen, signature: envelope(frozen.occurredAt, PLACEHOLDER_SIGNATURE) } as Event)) {
+      throw new Error(`${frozen.kind}: the Event envelope fails its schema`)
+    }
+    if (options.deferSignatures !== true) {
+      const signature = envelope(frozen.occurredAt, encodeBase64url(key.pair.sign(bytes)))
+      live.signature = { ...signature }
+      return { stored: Object.freeze({ ...frozen, signature: Object.freeze(signature) }) as Event, live }
+    }
+    let signature: SignatureEnvelope | undefined
+    // `frozen` has no signature member and never changes, so its canonical form is `bytes` again.
+    const read = (): SignatureEnvelope => (signature ??= Object.freeze(envelope(frozen.occurredAt, encodeBase64url(key.pair.sign(canonicalizeOrThrow(frozen))))))
+    const stored = Object.defineProperty({ ...frozen }, 'signature', { get: read, enumerable: true }) as Event
+    Object.defineProperty(live, 'signature', { get: () => ({ ...read() }), enumerable: true, configurable: true })
+    return { stored: Object.freeze(stored), live }
+  }
 }
 
 /**

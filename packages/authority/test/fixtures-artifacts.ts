@@ -84,7 +84,6 @@ export function seedActiveItem(group: GroupState, name = 'work-1', owner: Cast =
     executionLeaseIds: new Set([oldExecutionLeaseId, executionLease.leaseId]),
     executionApprovals: [],
     artifactIds: new Set(),
-    lateResults: [],
     reservedBudget: workContract.budget,
   }
   group.workItems.set(workItemId, record)

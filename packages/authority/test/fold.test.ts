@@ -1,16 +1,12 @@
-import { createClient, type Client, type Receipt } from '@weft/client'
 import { ProtocolError } from '@weft/codec'
 import type { Event } from '@weft/spec'
-import { signedVerifier } from '@weft/validators/signed'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { createAuthority } from '../src/authority.js'
 import { actorKey } from '../src/model.js'
 import type { Authority } from '../src/pipeline.js'
 import { createMemoryStore } from '../src/store.js'
-import { agentCard, cast, contract, GROUP, testClock, testRegistry, type Cast, type TestClock } from './fixtures.js'
-import { AGENTS, bootstrap, inGroup, missionCreatePayload, refusal, seededRandom, signed, testAuthority, workerMembership } from './fixtures-pipeline.js'
-import { SELECTION } from './fixtures-work.js'
+import { cast, GROUP, testClock, type Cast, type TestClock } from './fixtures.js'
+import { AGENTS, bootstrap, inGroup, missionCreatePayload, refusal, signed, testAuthority, workerMembership } from './fixtures-pipeline.js'
 
 /** Envelope epochs read from the Authority's current state, as a well-behaved client tracks them. */
 function current(authority: Authority, by: Cast, extra: Record<string, unknown> = {}): Record<string, unknown> {
@@ -94,55 +90,7 @@ describe('state = fold(log)', () => {
   })
 })
 
-describe('createAuthority over the domain handlers, driven by @weft/client through connect()', () => {
-  it('runs a WorkItem to execution across a Session replacement; the log verifies and replays to the live state', async () => {
-    const clock = testClock()
-    const registry = testRegistry()
-    const authority = createAuthority({
-      registry,
-      keys: { authority: { type: 'service', id: cast.authority.actor.id }, signingKey: cast.authority.key },
-      clock: { now: () => clock.nowMs },
-      random: seededRandom(),
-      policy: { controlPlane: [cast.controlPlane.actor.id] },
-    })
-    const clients: Client[] = []
-    const client = (who: Cast): Client => {
-      const made = createClient({ actor: who.actor, signingKey: who.key, transport: authority.connect(), groupId: GROUP, clock: () => clock.nowMs, random: seededRandom(clients.length + 2) })
-      clients.push(made)
-      return made
-    }
-    const [control, owner, coordinator, worker] = [client(cast.controlPlane), client(cast.owner), client(cast.coordinator), client(cast.worker1)]
-    // Every client learns epochs from every Event, as a subscription would deliver them.
-    const seen = async (receipt: Promise<Receipt>): Promise<Receipt> => {
-      const r = await receipt
-      for (const c of clients) c.observe(r.events)
-      return r
-    }
-    const workItemId = 'urn:weft:test:work:1'
-    for (const who of [cast.coordinator, cast.worker1]) {
-      await seen(control.send('ext.missionweaveprotocol.registry.agent_card_register', { card: agentCard(who) }))
-      await seen(control.send('ext.missionweaveprotocol.identity.session_open', { agentId: who.actor.id }))
-    }
-    await seen(owner.missionCreate(missionCreatePayload(), { groupId: GROUP }))
-    await seen(coordinator.send('membership.change', workerMembership(cast.worker1)))
-    await seen(coordinator.send('work.authorize', { workItemId, contract: contract() }))
-    await seen(coordinator.send('work.offer', { workItemId, candidateAgentIds: [cast.worker1.actor.id], selectionBasis: SELECTION, offerExpiresInSeconds: 600 }))
-    await seen(worker.send('work.accept_offer', { workItemId, ownershipLeaseSeconds: 3600 }))
-    const stale = worker.build('work.start', { workItemId, ownershipEpoch: 1, executionLeaseSeconds: 600 })
-    await seen(worker.send('work.start', { workItemId, ownershipEpoch: 1, executionLeaseSeconds: 600 }))
-    // §11.3: a new Session revokes the old runtime's Execution Lease, in the Group, in the same transaction.
-    const reopened = await seen(control.send('ext.missionweaveprotocol.identity.session_open', { agentId: cast.worker1.actor.id }))
-    expect(reopened.events.map((e) => e.kind)).toEqual(['ext.missionweaveprotocol.identity.session_opened', 'ext.missionweaveprotocol.core.work_execution_lease_revoked'])
-    expect((await refusal(worker.resend(stale))).code).toBe('AUTH_STALE_SESSION')
-    await seen(worker.send('work.start', { workItemId, ownershipEpoch: 1, executionLeaseSeconds: 600 }))
-    expect(authority.group(GROUP)?.workItems.get(workItemId)?.doc.state).toBe('active')
-
-    expect(authority.replayState()).toEqual(authority.state)
-    const log = [...authority.organizationEvents(), ...authority.events(GROUP)]
-    expectContiguous(authority.events(GROUP))
-    expect(log.filter((e) => !signedVerifier.verify('event', JSON.stringify(e), registry).ok)).toEqual([])
-  })
-})
+// The client-driven run over the domain handlers lives in lifecycle.test.ts (createWorld of world.ts).
 
 describe('the in-memory store', () => {
   const event = (groupId: string | undefined, sequence: number | undefined, id: string) =>

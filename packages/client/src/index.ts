@@ -20,6 +20,9 @@ export type { BuiltCommand, SignedCommand } from './envelope.js'
 export type { Epochs } from './epochs.js'
 export { COMMAND_BUILDER_NAMES } from './gen/builders.js'
 export type { CommandBuilders } from './gen/builders.js'
+// Executors derive their side-effect idempotency keys here (§11.4, §16).
+export { sideEffectKey, attemptKey } from './side-effects.js'
+export type { SideEffectScope } from './side-effects.js'
 
 // Library-author surface: the pieces createClient is made of, for custom senders and transports.
 export { bindBuilders } from './gen/builders.js'

@@ -74,3 +74,22 @@ export function fileSubmission(record: WorkItemRecord, facts: SubmissionFacts): 
 export function submissionOf(record: WorkItemRecord): SubmissionFacts | undefined {
   return submissions.get(record)
 }
+
+// The IDs of `GroupState.acceptedEvidence`, so accepting a result costs the same however much
+// Evidence the Group accepted before. Derived from the array (rebuilt whenever their sizes part),
+// so it follows the state wherever that came from.
+const acceptedIds = new WeakMap<GroupState, Set<string>>()
+
+/**
+ * Appends to `group.acceptedEvidence` each of `evidence` whose ID it does not hold yet (reducer
+ * side of §7.3's derived progress), in order.
+ */
+export function acceptEvidence(group: GroupState, evidence: Iterable<Evidence>): void {
+  let ids = acceptedIds.get(group)
+  if (ids === undefined || ids.size !== group.acceptedEvidence.length) acceptedIds.set(group, (ids = new Set(group.acceptedEvidence.map((e) => e.evidenceId))))
+  for (const e of evidence) {
+    if (ids.has(e.evidenceId)) continue
+    ids.add(e.evidenceId)
+    group.acceptedEvidence.push(e)
+  }
+}

@@ -9,7 +9,7 @@
  * @module
  */
 import type { Approval, Conversation, Evidence, EventPayload, Group, Lease, Membership, Mission, MissionParent, WorkItem } from '@weft/spec'
-import { TERMINAL_WORK_ITEM_STATES, type MissionEventType, type WorkItemEventType } from '@weft/spec/machines'
+import { TERMINAL_MISSION_STATES, TERMINAL_WORK_ITEM_STATES, type MissionEventType, type WorkItemEventType } from '@weft/spec/machines'
 import { MISSION_STATES_WITH_EVENT, MISSION_TRANSITION_LOOKUP, WORK_ITEM_TRANSITION_LOOKUP, transitionTargets, type TransitionLookup } from '../gen/transitions.js'
 import { draft, reject, requireGroup, type AnyEventDraft, type CommandOf, type EventOf, type HandlerContext, type HandlerFor, type ReducerFor } from '../handler.js'
 import { aggregateKey, type ActorRef, type AgentRecord, type AuthorityState, type GroupState, type WorkItemRecord } from '../model.js'
@@ -24,6 +24,7 @@ import {
   sameActor,
   seatMembership,
 } from './memberships.js'
+import { committedBudget, requireAllocation, settleParentOf } from './work-budget.js'
 
 type MissionCommandKind =
   | 'mission.create'
@@ -462,8 +463,10 @@ function createChild(command: CommandOf<'mission.create_child'>, ctx: HandlerCon
   if ([group, ...ancestors(ctx.state, group)].some((g) => g.missionId === p.childMissionId || g.groupId === p.childGroupId)) {
     reject('INVALID_COMMAND', 'the child would create cyclic mission ancestry')
   }
-  // §4 invariant 11, §14: the child's budget and deadline are subsets of the parent WorkItem's.
+  // §4 invariant 11, §14: the child's budget and deadline are subsets of the parent WorkItem's;
+  // §12: the budget comes out of what the parent WorkItem has not consumed or allocated yet.
   requireBudgetWithin(p.budget, record.doc.contract.budget, 'child mission budget')
+  requireAllocation(record.doc.contract.budget, `parent WorkItem ${p.parentWorkItemId}`, [committedBudget(group, record, ctx.state)], p.budget)
   if (Date.parse(p.deadline) > Date.parse(record.doc.contract.deadline)) reject('INVALID_COMMAND', 'the child deadline is after the parent work item deadline')
   const depth = (group.mission.parent?.depth ?? 0) + 1
   // §14, §20: beyond the configured depth explicit approval is needed; without it the guardrail holds.
@@ -547,7 +550,10 @@ function openGroup(state: AuthorityState, event: EventOf<'mission.created' | 'mi
 /** Applies `changes` to the Group's Mission and stamps the Event's aggregate revision on it. */
 function advanceMission(state: AuthorityState, event: EventOf<MissionEventKind>, changes: Partial<Mission> = {}): GroupState | undefined {
   const group = state.groups.get(event.groupId as string)
-  if (group !== undefined) group.mission = { ...group.mission, ...changes, revision: event.aggregateRevision as number }
+  if (group === undefined) return group
+  group.mission = { ...group.mission, ...changes, revision: event.aggregateRevision as number }
+  // §12, §14: an ended child Mission holds only what it consumed of its parent WorkItem's budget.
+  if ((TERMINAL_MISSION_STATES as readonly string[]).includes(group.mission.state)) settleParentOf(state, group)
   return group
 }
 

@@ -1,21 +1,57 @@
 /**
- * Budgets of WorkItems (§4.11, §9.1, §12): allocation that narrows downward (a WorkItem within its
- * Mission or parent WorkItem, the WorkItems of a Delegation Grant within its ceilings) and the
- * six-dimensional usage ledger that `resource_usage_record` charges against the WorkItem and its
- * whole WorkItem/Mission ancestry.
+ * Budgets (§4 invariant 11, §9.1, §12, §14): allocation that narrows downward, reservations that
+ * ended work gives back, and the six-dimensional usage ledger that
+ * `ext.missionweaveprotocol.core.resource_usage_record` charges against a WorkItem and its complete
+ * ancestry.
  *
- * Budgets are compared in whole units of the usage dimensions: money in millionths of the currency
+ * **Ancestry.** The budgets a charge to a WorkItem draws on are, nearest first: the WorkItem's,
+ * its parent WorkItems', its Mission's and, when that Mission is a child Mission (§14), the parent
+ * WorkItem's in the parent Group with that one's ancestry and Mission, up to a root Mission
+ * ({@link budgetLevels}). A charge must fit every level in every dimension, or it is refused whole
+ * with `BUDGET_EXCEEDED` and nothing is appended in any Group.
+ *
+ * **One Event, a fold across Groups.** The protocol has no transaction spanning Groups (§4
+ * invariant 7), so an accepted charge is exactly one
+ * `ext.missionweaveprotocol.core.resource_usage_recorded` Event, in the charged WorkItem's Group.
+ * Its reducer books the delta on every level of the path, following `AuthorityState.childLinks`
+ * into the parent Groups: what a parent Group sees of a child Mission is the sum of the usage
+ * recorded in the child Group, and a replay of the logs in acceptance order rebuilds it. The parent
+ * Group's log gets no Event for it.
+ *
+ * **Reservations.** An unfinished WorkItem reserves its whole contract budget from its parent
+ * WorkItem or Mission; a verified, cancelled or failed one keeps only what it and its descendants
+ * consumed plus what its unfinished descendants still reserve ({@link settleReservations}), so
+ * replacement work is not starved. `work.offer` is the only way out of `failed` (§10.2), and it
+ * reserves the whole budget again.
+ *
+ * **Exhaustion** (§12: exhaustion pauses affected work and requires explicit escalation). A level
+ * is exhausted once charges brought one of its dimensions to its limit; every WorkItem below it is
+ * then paused: `work.start` and further charges are refused with `BUDGET_EXCEEDED`
+ * ({@link requireNotExhausted}). A zero limit nothing was charged against forbids its dimension and
+ * pauses nothing. Escalation raises the exhausted budget with the Commands of 0.1:
+ * - a WorkItem's: `work.offer` carrying a corrected contract with the larger budget, by the current
+ *   Coordinator (or a Grant delegate, or the MissionOwner's emergency override), within what the
+ *   parent WorkItem or Mission has left; the offer rows apply, so a paused owner first checkpoints
+ *   or blocks and the offer follows once its ownership lapsed, fencing it (§10.2);
+ * - a child Mission's: its MissionOwner, the parent Coordinator, cancels it (`mission.cancel`) and
+ *   promotes the parent WorkItem again (`mission.create_child`) with a larger budget within what the
+ *   parent WorkItem has left;
+ * - a root Mission's: no 0.1 Command raises it; its work stays paused until the MissionOwner ends
+ *   the Mission or continues in a follow-up Mission (`mission.create_follow_up`).
+ *
+ * Amounts are whole units of the usage dimensions, money in millionths of the currency
  * (`financialMicrounits`), so sums never drift.
  *
  * The ledger lives here, keyed by the state objects (a `WeakMap` per record and per Group), because
- * `WorkItemRecord` has no field for it; the reducer of
- * `ext.missionweaveprotocol.core.resource_usage_recorded` is its only writer, so it is a fold of the
- * log like the rest of the state.
+ * the model has no field for it; the reducers are its only writers, so it is a fold of the logs like
+ * the rest of the state.
  * @module
  */
-import { USAGE_DIMENSIONS, type ResourceBudget, type UsageDelta, type UsageDimension } from '@weft/spec'
+import { USAGE_DIMENSIONS, type ResourceBudget, type UsageDelta, type UsageDimension, type WorkItemState } from '@weft/spec'
+import { TERMINAL_MISSION_STATES, TERMINAL_WORK_ITEM_STATES } from '@weft/spec/machines'
 import { reject } from '../handler.js'
-import type { GroupState, WorkItemRecord } from '../model.js'
+import type { AuthorityState, GroupState, WorkItemRecord } from '../model.js'
+import { childrenOf } from './dag.js'
 
 /** A value per usage dimension. */
 export type Usage = Record<UsageDimension, number>
@@ -92,7 +128,7 @@ export function requireAllocation(ceiling: ResourceBudget, scope: string, alloca
   }
 }
 
-/** Per-record usage: the record's own charges and those of its whole subtree (itself included). */
+/** Per-record usage: the record's own charges and those of its whole subtree (itself, its descendants and their child Missions). */
 interface ItemUsage {
   readonly own: Usage
   readonly subtree: Usage
@@ -101,7 +137,7 @@ interface ItemUsage {
 const itemUsage = new WeakMap<WorkItemRecord, ItemUsage>()
 const missionUsage = new WeakMap<GroupState, Usage>()
 
-/** What has been charged to `record` itself and to its subtree (§12). */
+/** What has been charged to `record` itself and to its subtree, child Missions included (§12, §14). */
 export function usageOf(record: WorkItemRecord): ItemUsage {
   let usage = itemUsage.get(record)
   if (usage === undefined) {
@@ -111,7 +147,7 @@ export function usageOf(record: WorkItemRecord): ItemUsage {
   return usage
 }
 
-/** What has been charged to the Mission of `group` (every WorkItem together). */
+/** What has been charged to the Mission of `group`: every WorkItem together, child Missions included. */
 export function missionUsageOf(group: GroupState): Usage {
   let usage = missionUsage.get(group)
   if (usage === undefined) {
@@ -121,82 +157,263 @@ export function missionUsageOf(group: GroupState): Usage {
   return usage
 }
 
-/** `record`, its parent WorkItem, that one's parent, and so on. */
+/** `record`, its parent WorkItem, that one's parent, and so on, within `group`. */
 export function ancestry(group: GroupState, record: WorkItemRecord): WorkItemRecord[] {
   const chain = [record]
   for (let id = record.parentWorkItemId; id !== undefined; ) {
     const parent = group.workItems.get(id)
-    if (parent === undefined) break
+    // A corrupt parent link that loops back would otherwise spin forever.
+    if (parent === undefined || chain.includes(parent)) break
     chain.push(parent)
     id = parent.parentWorkItemId
   }
   return chain
 }
 
-function deltaOf(delta: UsageDelta): Usage {
+/** One Group's stretch of a budget path: WorkItems nearest first, then the Group's Mission. */
+interface PathSegment {
+  readonly group: GroupState
+  readonly items: readonly WorkItemRecord[]
+}
+
+/**
+ * The Group segments from `record` up to the root Mission (§14). `state` carries the walk from a
+ * child Mission's Group to its parent WorkItem; without it, or when the Authority does not serve
+ * the parent Group, the path ends at `group`'s Mission.
+ */
+function pathOf(group: GroupState, record: WorkItemRecord, state: AuthorityState | undefined): PathSegment[] {
+  const path: PathSegment[] = []
+  const seen = new Set<string>()
+  let at: { group: GroupState; record: WorkItemRecord } | undefined = { group, record }
+  while (at !== undefined && !seen.has(at.group.groupId)) {
+    seen.add(at.group.groupId)
+    path.push({ group: at.group, items: ancestry(at.group, at.record) })
+    at = parentOf(state, at.group)
+  }
+  return path
+}
+
+/** The parent Group and WorkItem of a child Mission's Group, when the Authority serves them (§14). */
+function parentOf(state: AuthorityState | undefined, child: GroupState): { group: GroupState; record: WorkItemRecord } | undefined {
+  const link = state?.childLinks.get(child.groupId)
+  const group = link === undefined ? undefined : state?.groups.get(link.parentGroupId)
+  const record = link === undefined ? undefined : group?.workItems.get(link.parentWorkItemId)
+  return group === undefined || record === undefined ? undefined : { group, record }
+}
+
+/** One budget on a charge's path, with the ledger of what has been charged against it so far. */
+export interface BudgetLevel {
+  /** `WorkItem <id>` or `Mission <id>`, as error details name it. */
+  readonly scope: string
+  readonly groupId: string
+  readonly budget: ResourceBudget
+  /** The live ledger of the level (read-only outside the reducers). */
+  readonly used: Readonly<Usage>
+}
+
+/**
+ * Every budget a charge to `record` draws on, nearest first: the WorkItem, its parent WorkItems, its
+ * Mission and, through a child Mission's link (§14), the parent WorkItem and its ancestry and Mission
+ * in the parent Group, up to the root.
+ * @param state - The Authority state whose child links lead into parent Groups; without it the path
+ * ends at `group`'s Mission.
+ */
+export function budgetLevels(group: GroupState, record: WorkItemRecord, state?: AuthorityState): BudgetLevel[] {
+  return pathOf(group, record, state).flatMap((segment) => [
+    ...segment.items.map((r) => ({ scope: `WorkItem ${r.doc.workItemId}`, groupId: segment.group.groupId, budget: r.doc.contract.budget, used: usageOf(r).subtree })),
+    { scope: `Mission ${segment.group.missionId}`, groupId: segment.group.groupId, budget: segment.group.mission.budget, used: missionUsageOf(segment.group) },
+  ])
+}
+
+/** The first exhausted level of `levels` and the dimension used up: charges reached a positive limit. */
+function exhaustion(levels: readonly BudgetLevel[]): { readonly level: BudgetLevel; readonly dimension: UsageDimension; readonly limit: number } | undefined {
+  for (const level of levels) {
+    const limits = limitsOf(level.budget)
+    for (const d of USAGE_DIMENSIONS) {
+      const limit = limits[d]
+      // A zero limit forbids the dimension; only a limit that charges reached pauses work.
+      if (limit !== undefined && level.used[d] > 0 && level.used[d] >= limit) return { level, dimension: d, limit }
+    }
+  }
+  return undefined
+}
+
+function requireLevelsLive(levels: readonly BudgetLevel[], workItemId: string): void {
+  const spent = exhaustion(levels)
+  if (spent === undefined) return
+  const { level, dimension, limit } = spent
+  reject('BUDGET_EXCEEDED', `WorkItem ${workItemId} is paused: ${dimension} of ${level.scope} is exhausted and needs escalation`, {
+    scope: level.scope,
+    dimension,
+    limit,
+    used: level.used[dimension],
+    exhausted: true,
+  })
+}
+
+/**
+ * Checks that no budget on `record`'s path is exhausted (§12: exhaustion pauses the affected work
+ * until an escalation raises the budget).
+ * @param state - As for {@link budgetLevels}.
+ * @throws ProtocolError `BUDGET_EXCEEDED` with `details.exhausted: true`, naming the level and dimension.
+ */
+export function requireNotExhausted(group: GroupState, record: WorkItemRecord, state?: AuthorityState): void {
+  requireLevelsLive(budgetLevels(group, record, state), record.doc.workItemId)
+}
+
+function deltaOf(delta: Partial<Usage>): Usage {
   const usage = zeroUsage()
   for (const d of USAGE_DIMENSIONS) usage[d] = delta[d] ?? 0
   return usage
 }
 
-/** The outcome of a charge that fits: the WorkItem's cumulative usage and what is left of its budget. */
+/** The outcome of a charge that fits: the WorkItem's cumulative usage and what it may still spend. */
 export interface UsageCharge {
   readonly cumulativeUsage: Usage
   readonly remainingBudget: Limits
 }
 
 /**
- * Checks that `delta` fits the budget of `record`, of every ancestor WorkItem and of the Mission
- * (§12: one atomic transition over the complete ancestry) and returns what the Event reports.
- * Cumulative usage counts the WorkItem and its descendants, which its budget covers.
- * @throws ProtocolError `INVALID_COMMAND` for an all-zero delta, `BUDGET_EXCEEDED` when any one
- * dimension of any budget in the ancestry would go over.
+ * What can still be charged to `record` per dimension: the least that any level of its path has
+ * left (§12: the authoritative remaining budget). An absent dimension is limited nowhere.
+ * @param state - As for {@link budgetLevels}.
  */
-export function requireUsageFits(group: GroupState, record: WorkItemRecord, delta: UsageDelta): UsageCharge {
-  const add = deltaOf(delta)
-  if (USAGE_DIMENSIONS.every((d) => add[d] === 0)) reject('INVALID_COMMAND', 'a usage delta must be nonzero')
-  const scopes: { readonly name: string; readonly budget: ResourceBudget; readonly used: Usage }[] = ancestry(group, record).map((r) => ({
-    name: `WorkItem ${r.doc.workItemId}`,
-    budget: r.doc.contract.budget,
-    used: usageOf(r).subtree,
-  }))
-  scopes.push({ name: `Mission ${group.missionId}`, budget: group.mission.budget, used: missionUsageOf(group) })
-  for (const scope of scopes) {
-    const limits = limitsOf(scope.budget)
+export function remainingBudget(group: GroupState, record: WorkItemRecord, state?: AuthorityState): Limits {
+  return leftOver(budgetLevels(group, record, state), zeroUsage())
+}
+
+function leftOver(levels: readonly BudgetLevel[], add: Usage): Limits {
+  const left: Limits = {}
+  for (const level of levels) {
+    const limits = limitsOf(level.budget)
     for (const d of USAGE_DIMENSIONS) {
       const limit = limits[d]
-      if (limit !== undefined && scope.used[d] + add[d] > limit) {
-        reject('BUDGET_EXCEEDED', `${d} would exceed the budget of ${scope.name}`, { scope: scope.name, dimension: d, limit, used: scope.used[d], delta: add[d] })
+      if (limit === undefined) continue
+      const rest = Math.max(0, limit - level.used[d] - add[d])
+      left[d] = Math.min(left[d] ?? rest, rest)
+    }
+  }
+  return left
+}
+
+/**
+ * Checks that `delta` may be charged to `record` (§12: one atomic transition over the complete
+ * ancestry) and returns what the Event reports: the WorkItem's cumulative usage (its subtree, which
+ * its budget covers) and the least that any level has left afterwards.
+ * @param state - As for {@link budgetLevels}; the pipeline's handlers always pass it.
+ * @throws ProtocolError `INVALID_COMMAND` for an all-zero delta; `BUDGET_EXCEEDED` when a level is
+ * exhausted (`details.exhausted`) or when any one dimension of any level would go over.
+ */
+export function requireUsageFits(group: GroupState, record: WorkItemRecord, delta: UsageDelta, state?: AuthorityState): UsageCharge {
+  const add = deltaOf(delta)
+  if (USAGE_DIMENSIONS.every((d) => add[d] === 0)) reject('INVALID_COMMAND', 'a usage delta must be nonzero')
+  const levels = budgetLevels(group, record, state)
+  requireLevelsLive(levels, record.doc.workItemId)
+  for (const level of levels) {
+    const limits = limitsOf(level.budget)
+    for (const d of USAGE_DIMENSIONS) {
+      const limit = limits[d]
+      if (limit !== undefined && level.used[d] + add[d] > limit) {
+        reject('BUDGET_EXCEEDED', `${d} would exceed the budget of ${level.scope}`, { scope: level.scope, dimension: d, limit, used: level.used[d], delta: add[d] })
       }
     }
   }
-  const cumulativeUsage = zeroUsage()
   const current = usageOf(record).subtree
+  const cumulativeUsage = zeroUsage()
   for (const d of USAGE_DIMENSIONS) cumulativeUsage[d] = current[d] + add[d]
-  const remainingBudget: Limits = {}
-  const limits = limitsOf(record.doc.contract.budget)
-  for (const d of USAGE_DIMENSIONS) {
-    const limit = limits[d]
-    if (limit !== undefined) remainingBudget[d] = limit - cumulativeUsage[d]
-  }
-  return { cumulativeUsage, remainingBudget }
+  return { cumulativeUsage, remainingBudget: leftOver(levels, add) }
 }
 
-/** Books `delta` to `record`, its ancestry and the Mission (the reducer side of {@link requireUsageFits}). */
-export function recordUsage(group: GroupState, record: WorkItemRecord, delta: UsageDelta): void {
+/**
+ * Books `delta` on `record` and on every level of its path, across Groups (the reducer side of
+ * {@link requireUsageFits}), then settles the reservations of the ended WorkItems on the path.
+ * @param state - As for {@link budgetLevels}; reducers always pass it.
+ */
+export function recordUsage(group: GroupState, record: WorkItemRecord, delta: UsageDelta, state?: AuthorityState): void {
   const add = deltaOf(delta)
   const own = usageOf(record).own
-  const totals = [...ancestry(group, record).map((r) => usageOf(r).subtree), missionUsageOf(group)]
+  const totals = budgetLevels(group, record, state).map((level) => level.used as Usage)
   for (const d of USAGE_DIMENSIONS) {
     own[d] += add[d]
     for (const t of totals) t[d] += add[d]
   }
+  settleReservations(group, record, state)
+}
+
+/** WorkItem states that hold no reservation beyond what was consumed (§12); `failed` until it is offered again (§10.2). */
+const RELEASING_STATES: readonly WorkItemState[] = [...TERMINAL_WORK_ITEM_STATES, 'failed']
+
+/** Whether `record` gave back the unconsumed part of its reservation (§12). */
+export function releasesReservation(record: WorkItemRecord): boolean {
+  return RELEASING_STATES.includes(record.doc.state)
+}
+
+/** Per dimension, `limit` where `budget` limits it and `used` where it does not. */
+function heldOf(budget: ResourceBudget, used: Readonly<Usage>): Usage {
+  const limits = limitsOf(budget)
+  const held = zeroUsage()
+  for (const d of USAGE_DIMENSIONS) held[d] = limits[d] ?? used[d]
+  return held
 }
 
 /**
- * What `record` keeps reserved once it ended (§12): only what it consumed, so the rest of its
- * budget returns to its Mission or parent WorkItem.
+ * What is committed from `record`'s budget (§12, §14): its own usage, what its child WorkItems
+ * reserve, and what its child Missions hold: the whole budget while one runs, its usage once it
+ * ended. The unused rest is what a new child WorkItem or child Mission may still get.
+ * @param state - Finds the child Missions; without it they are not counted.
  */
-export function releasedReservation(group: GroupState, record: WorkItemRecord): ResourceBudget {
-  return usageAsBudget(usageOf(record).own, record.doc.contract.budget.currency ?? group.mission.budget.currency)
+export function committedUnder(group: GroupState, record: WorkItemRecord, state?: AuthorityState): Usage {
+  const id = record.doc.workItemId
+  const parts: Usage[] = [usageOf(record).own]
+  // The parent -> children index keeps this independent of how many WorkItems the Group holds.
+  for (const child of childrenOf(group, id)) parts.push(heldOf(child.reservedBudget, usageOf(child).subtree))
+  for (const [childGroupId, link] of state?.childLinks ?? []) {
+    const child = link.parentGroupId === group.groupId && link.parentWorkItemId === id ? state?.groups.get(childGroupId) : undefined
+    if (child === undefined) continue
+    const ended = (TERMINAL_MISSION_STATES as readonly string[]).includes(child.mission.state)
+    parts.push(ended ? missionUsageOf(child) : heldOf(child.mission.budget, missionUsageOf(child)))
+  }
+  const total = zeroUsage()
+  for (const part of parts) for (const d of USAGE_DIMENSIONS) total[d] += part[d]
+  return total
+}
+
+/** The currency `record`'s amounts are counted in: its contract's, else its Mission's. */
+function currencyOf(group: GroupState, record: WorkItemRecord): string | undefined {
+  return record.doc.contract.budget.currency ?? group.mission.budget.currency
+}
+
+/** {@link committedUnder} as a Resource Budget, for {@link requireAllocation}. */
+export function committedBudget(group: GroupState, record: WorkItemRecord, state?: AuthorityState): ResourceBudget {
+  return usageAsBudget(committedUnder(group, record, state), currencyOf(group, record))
+}
+
+/**
+ * What an ended `record` keeps reserved (§12): what is {@link committedUnder} it, never more than
+ * its own budget (its charges cannot exceed that, and its parent allocated no more).
+ */
+function keptReservation(group: GroupState, record: WorkItemRecord, state: AuthorityState | undefined): ResourceBudget {
+  const kept = committedUnder(group, record, state)
+  const limits = limitsOf(record.doc.contract.budget)
+  for (const d of USAGE_DIMENSIONS) kept[d] = Math.min(kept[d], limits[d] ?? kept[d])
+  return usageAsBudget(kept, currencyOf(group, record))
+}
+
+/**
+ * Brings `reservedBudget` up to date on `record` and every WorkItem above it (§12): an unfinished
+ * WorkItem reserves its contract budget; a verified, cancelled or failed one only what is still
+ * committed under it, so the rest returns to its parent WorkItem or Mission. The reducers call it
+ * after every change to a state, a contract or the ledger under a WorkItem.
+ * @param state - As for {@link budgetLevels}.
+ */
+export function settleReservations(group: GroupState, record: WorkItemRecord, state?: AuthorityState): void {
+  for (const segment of pathOf(group, record, state)) {
+    for (const r of segment.items) r.reservedBudget = releasesReservation(r) ? keptReservation(segment.group, r, state) : r.doc.contract.budget
+  }
+}
+
+/** Settles the reservations above a child Mission's Group once its Mission changed state (§14). */
+export function settleParentOf(state: AuthorityState, child: GroupState): void {
+  const parent = parentOf(state, child)
+  if (parent !== undefined) settleReservations(parent.group, parent.record, state)
 }

@@ -111,6 +111,8 @@ export const offerWork: HandlerFor<'work.offer'> = (command, ctx) => {
   const authoring = requireWorkAuthor(ctx, group, command.actor as ActorRef, p, { use: 'offer', workItemId: p.workItemId, contract })
   const drafts: AnyEventDraft[] = []
   if (p.contract !== undefined) drafts.push(contractCorrection(group, record, contract))
+  // §12: a failed item kept only what it consumed; offered again it reserves its whole budget, which must still fit its parent.
+  else if (record.doc.state === 'failed') requireContractFits(group, contract, record.parentWorkItemId === undefined ? undefined : group.workItems.get(record.parentWorkItemId), p.workItemId)
   const missing = contract.requiredCapabilities.filter((need) => !p.selectionBasis.requiredCapabilities.some((c) => c.id === need.id))
   if (missing.length > 0) reject('INVALID_COMMAND', 'the selection basis must cover every required capability', { missing })
   const offerExpiresAt = ctx.after(p.offerExpiresInSeconds)

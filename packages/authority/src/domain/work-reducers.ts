@@ -9,9 +9,11 @@
 import type { Event, WorkItem, WorkOffer } from '@weft/spec'
 import type { EventOf, ReducerFor } from '../handler.js'
 import type { ActorRef, AuthorityState, GroupState, WorkItemRecord } from '../model.js'
-import { fileSubmission, submissionOf } from './evidence.js'
+import { linkChild } from './dag.js'
+import { acceptEvidence, fileSubmission, submissionOf } from './evidence.js'
 import { renewLease, retireLease, workLease } from './leases.js'
-import { recordUsage, releasedReservation } from './work-budget.js'
+import { recordUsage, settleReservations } from './work-budget.js'
+import { trackReservation } from './work-contract.js'
 import { present } from './work-roles.js'
 
 type WorkItemEvent = Pick<Event, 'groupId' | 'aggregateRevision' | 'occurredAt' | 'eventId' | 'kind'> & { readonly payload: { readonly workItemId: string } }
@@ -41,15 +43,18 @@ function settlePending(offers: readonly WorkOffer[] | undefined, status: (offer:
   return (offers ?? []).map((o) => (o.status === 'pending' ? { ...o, status: status(o) } : o))
 }
 
-/** A WorkItem leaves execution for good or for the Coordinator: leases closed, pending offers withdrawn (§10.2, §12). */
-function endWork(group: GroupState, record: WorkItemRecord, event: WorkItemEvent, state: 'verified' | 'failed' | 'cancelled', changes: Partial<WorkItem> = {}): void {
-  const leaseState = state === 'verified' ? 'released' : 'revoked'
-  retireLease(record, 'executionLease', leaseState, event.occurredAt, state)
-  retireLease(record, 'ownershipLease', leaseState, event.occurredAt, state)
+/**
+ * A WorkItem leaves execution for good or for the Coordinator: leases closed, pending offers
+ * withdrawn (§10.2, §12), and the unconsumed part of its reservation back to its parent.
+ */
+function endWork(state: AuthorityState, group: GroupState, record: WorkItemRecord, event: WorkItemEvent, to: 'verified' | 'failed' | 'cancelled', changes: Partial<WorkItem> = {}): void {
+  const leaseState = to === 'verified' ? 'released' : 'revoked'
+  retireLease(record, 'executionLease', leaseState, event.occurredAt, to)
+  retireLease(record, 'ownershipLease', leaseState, event.occurredAt, to)
   delete record.offerExpiresAt
-  // §12: an ended WorkItem keeps reserved only what it consumed; `failed` may be offered again.
-  if (state !== 'failed') record.reservedBudget = releasedReservation(group, record)
-  advance(record, event, { ...changes, state, offers: settlePending(record.doc.offers, () => 'withdrawn') })
+  advance(record, event, { ...changes, state: to, offers: settlePending(record.doc.offers, () => 'withdrawn') })
+  // §12: ended work keeps reserved only what it and its subtree consumed or still hold.
+  settleReservations(group, record, state)
 }
 
 /** Tracks a WorkItem created or offered under a Delegation Grant against its ceilings (§9.1). */
@@ -74,7 +79,7 @@ const authorized: ReducerFor<'work.authorized'> = (state, event) => {
   const p = event.payload
   const doc: WorkItem = { ...p.workItem, revision: event.aggregateRevision ?? p.workItem.revision, updatedAt: event.occurredAt }
   const parent = p.parentWorkItemId === undefined ? undefined : group.workItems.get(p.parentWorkItemId)
-  group.workItems.set(doc.workItemId, {
+  const record: WorkItemRecord = {
     doc,
     dependencyIds: [...p.dependencyIds],
     ...present({ parentWorkItemId: p.parentWorkItemId, proposalId: p.proposalId, delegationGrantId: p.delegationGrantId }),
@@ -83,9 +88,11 @@ const authorized: ReducerFor<'work.authorized'> = (state, event) => {
     executionLeaseIds: new Set(),
     executionApprovals: [],
     artifactIds: new Set(),
-    lateResults: [],
     reservedBudget: doc.contract.budget,
-  })
+  }
+  group.workItems.set(doc.workItemId, record)
+  linkChild(group, record)
+  trackReservation(group, record)
   // §9: the WorkItem's own Conversation, open to the Group (the Coordinator and MissionOwner see it).
   group.conversations.set(doc.conversationId, {
     conversationId: doc.conversationId,
@@ -115,6 +122,8 @@ const offerCreated: ReducerFor<'work.offer.created'> = (state, event) => {
   // §10.2: a new offer replaces the pending ones.
   const offers = [...settlePending(record.doc.offers, () => 'withdrawn'), ...p.offers]
   advance(record, event, { state: 'offered', offers, selectionBasis: p.selectionBasis }, ['owner', 'scheduleEstimate'])
+  // §12: a failed WorkItem offered again reserves its whole budget again.
+  settleReservations(group, record, state)
   chargeGrant(group, p.delegationGrantId, p.workItemId)
 }
 
@@ -147,10 +156,10 @@ const offerAccepted: ReducerFor<'work.offer.accepted'> = (state, event) => {
 }
 
 const contractRevised: ReducerFor<'work.contract.revised'> = (state, event) => {
-  const { record } = locate(state, event)
+  const { group, record } = locate(state, event)
   record.dependencyIds = [...event.payload.dependencyIds]
-  record.reservedBudget = event.payload.contract.budget
   advance(record, event, { contract: event.payload.contract })
+  settleReservations(group, record, state)
 }
 
 const started: ReducerFor<'work.started'> = (state, event) => {
@@ -212,29 +221,24 @@ const submitted: ReducerFor<'work.submitted'> = (state, event) => {
 const resultAccepted: ReducerFor<'work.result.accepted'> = (state, event) => {
   const { group, record } = locate(state, event)
   const p = event.payload
-  const accepted = new Set(group.acceptedEvidence.map((e) => e.evidenceId))
-  for (const e of [...(submissionOf(record)?.evidence ?? []), ...p.evidence]) {
-    if (accepted.has(e.evidenceId)) continue
-    accepted.add(e.evidenceId)
-    group.acceptedEvidence.push(e)
-  }
+  acceptEvidence(group, [...(submissionOf(record)?.evidence ?? []), ...p.evidence])
   // §14: an approved child Mission's Approval stands in for the submission of the parent WorkItem.
   const approval = p.childApproval
   const submission =
     record.doc.submission === undefined && approval !== undefined
       ? { submission: { artifactHashes: approval.artifactHashes, evidenceIds: [approval.approvalId], submittedAt: event.occurredAt } }
       : {}
-  endWork(group, record, event, 'verified', submission)
+  endWork(state, group, record, event, 'verified', submission)
 }
 
 const failed: ReducerFor<'work.failed'> = (state, event) => {
   const { group, record } = locate(state, event)
-  endWork(group, record, event, 'failed')
+  endWork(state, group, record, event, 'failed')
 }
 
 const cancelled: ReducerFor<'work.cancelled'> = (state, event) => {
   const { group, record } = locate(state, event)
-  endWork(group, record, event, 'cancelled')
+  endWork(state, group, record, event, 'cancelled')
 }
 
 const executionApproved: ReducerFor<'approval.execution.granted'> = (state, event) => {
@@ -245,12 +249,16 @@ const executionApproved: ReducerFor<'approval.execution.granted'> = (state, even
     ownershipEpoch: event.payload.ownershipEpoch,
     expiresAt: event.payload.expiresAt,
     grantedBy: event.actor as ActorRef,
+    operations: event.payload.operations,
+    resources: event.payload.resources,
+    budget: event.payload.budget,
   })
 }
 
 const usageRecorded: ReducerFor<'ext.missionweaveprotocol.core.resource_usage_recorded'> = (state, event) => {
   const { group, record } = locate(state, event)
-  recordUsage(group, record, event.payload.usageDelta)
+  // §12, §14: the delta is booked on every level up to the root Mission, in parent Groups too.
+  recordUsage(group, record, event.payload.usageDelta, state)
   advance(record, event, {})
 }
 

@@ -10,7 +10,7 @@ import { reject, requireGroup, type HandlerContext, type HandlerFor } from '../h
 import type { ActorRef, GroupState, WorkItemRecord } from '../model.js'
 import { checkEvidenceCovers } from './evidence.js'
 import { leaseLive, ownerLive, ownershipDeadlineMs, renewLease, requireCurrentExecution, requireOwner, workLease } from './leases.js'
-import { limitsOf, requireUsageFits } from './work-budget.js'
+import { limitsOf, requireNotExhausted, requireUsageFits } from './work-budget.js'
 import { nextState, requireRows } from './work-machine.js'
 import { childMissionRunning, executionRef, isCurrentCoordinator, isMissionOwner, isPolicyService, present, requireMissionActive, requireWorkItem, workDraft } from './work-roles.js'
 
@@ -64,8 +64,8 @@ export const grantExecution: HandlerFor<'approval.grant_execution'> = (command, 
 
 /**
  * `work.start` (§11.3): the owner starts a queued WorkItem within its start-by deadline, once every
- * dependency is verified (§10.4) and any required execution approval for the current epoch is
- * valid (§12), under a new Execution Lease.
+ * dependency is verified (§10.4), no budget above it is exhausted and any required execution
+ * approval for the current epoch is valid (§12), under a new Execution Lease.
  */
 export const startWork: HandlerFor<'work.start'> = (command, ctx) => {
   const group = requireGroup(ctx)
@@ -81,6 +81,8 @@ export const startWork: HandlerFor<'work.start'> = (command, ctx) => {
   }
   const unsatisfied = record.dependencyIds.filter((id) => group.workItems.get(id)?.doc.state !== 'verified')
   if (unsatisfied.length > 0) reject('INVALID_STATE_TRANSITION', `WorkItem ${p.workItemId} waits for its dependencies`, { unsatisfiedDependencies: unsatisfied })
+  // §12: work under an exhausted budget stays paused until an escalation raises that budget.
+  requireNotExhausted(group, record, ctx.state)
   if (executionApprovalMode(ctx, group, record) !== 'not_required') {
     const approved = record.executionApprovals.some((a) => a.ownershipEpoch === p.ownershipEpoch && ctx.nowMs < Date.parse(a.expiresAt))
     if (!approved) reject('APPROVAL_REQUIRED', `WorkItem ${p.workItemId} needs a valid execution approval for Ownership Epoch ${p.ownershipEpoch}`)
@@ -170,12 +172,13 @@ export const unblockWork: HandlerFor<'work.unblock'> = (command, ctx) => {
 
 /**
  * `ext.missionweaveprotocol.core.resource_usage_record` (§12): a nonzero delta under the current
- * Execution Lease, charged to the WorkItem, its WorkItem ancestry and the Mission at once.
+ * Execution Lease, charged at once to the WorkItem and its complete ancestry, across child Mission
+ * links up to the root Mission; refused whole while any level is exhausted or when one would overflow.
  */
 export const recordResourceUsage: HandlerFor<'ext.missionweaveprotocol.core.resource_usage_record'> = (command, ctx) => {
   const p = command.payload
   const { group, record } = currentExecution(ctx, command.kind, command.actor as ActorRef, p)
-  const charge = requireUsageFits(group, record, p.usageDelta)
+  const charge = requireUsageFits(group, record, p.usageDelta, ctx.state)
   return [workDraft('ext.missionweaveprotocol.core.resource_usage_recorded', { ...executionRef(p), usageDelta: p.usageDelta, ...charge })]
 }
 

@@ -1,0 +1,269 @@
+// Authority benchmark: the Group Authority's Command pipeline on a realistic mix, against baselines
+// measured in the same process and run.
+//
+//   signed     authority.submit(bytes) end to end (size, strict parse, schema, §6.4 signature,
+//              freshness, idempotency, epochs, handler, signed Events, append, fold)
+//   ceiling    bare node:crypto over the same Commands: Ed25519 verify of each Command and of each
+//              Signed Document it embeds, Ed25519 sign of each Event it appended
+//   trusted    authority.submitTrusted(command): no parse and no signature verification; Events
+//              signed in the transaction, and with `deferEventSignatures` when first read
+//   floor      the domain handlers and reducers alone (dispatchCommand, materialize without
+//              signing or copies, applyEvents): what any pipeline over them could reach
+//   history    one Command's cost with 1,000 and with 100,000 Events already in the Group log,
+//              once for a log of Messages and once for a log of WorkItem lifecycles
+//
+// The mix: Agent Cards, sessions, mission.create and Memberships set the stage (untimed), then
+// cycles of work.authorize, work.offer, work.accept_offer, work.start, execution lease renewal,
+// work.checkpoint, work.start, artifact.publish, work.submit, work.accept_result and message.post.
+// Commands are built and signed by @weft/client before timing; throughput replays a recording into
+// a fresh Authority with the same seed and virtual clock, so every Command is accepted again.
+// WEFT_BENCH_HISTORY sets the large history (default 100000 Events) for quicker local runs.
+import { createPrivateKey, createPublicKey, sign as nodeSign, verify as nodeVerify } from 'node:crypto'
+import { applyEvents, dispatchCommand, DEFAULT_POLICY, emptyState, handlers, materialize, reducers, timestampOf, uuidSource } from '@weft/authority'
+import { decodeBase64url, encodeBase64url, signingHash, signingInput } from '@weft/codec'
+import { cast, createWorld, GROUP, replay, seeded, SEED } from './authority-world.mjs'
+import { fmt, median, table } from './table.mjs'
+
+const CYCLES = 150 // 1,650 timed Commands per throughput round
+const ROUNDS = 5
+const SMALL_HISTORY = 1_000
+const LARGE_HISTORY = Number(process.env.WEFT_BENCH_HISTORY ?? 100_000)
+const BATCH_CYCLES = 8 // 88 Commands per history round
+
+const TARGETS = { signedPerSec: 2_500, trustedPerSec: 50_000, historyRatio: 1.25 }
+
+/**
+ * Median Commands (and Events) per second of each named pass over `rounds` rounds. The passes take
+ * turns within a round, so a change in machine load mid-run reaches every figure alike.
+ */
+async function rates(rounds, passes, log) {
+  const samples = Object.fromEntries(Object.keys(passes).map((name) => [name, { perSec: [], eventsPerSec: [] }]))
+  for (let i = 0; i < rounds; i++) {
+    for (const [name, once] of Object.entries(passes)) {
+      const r = await once()
+      samples[name].perSec.push((r.commands * 1000) / r.elapsedMs)
+      samples[name].eventsPerSec.push((r.events * 1000) / r.elapsedMs)
+    }
+    log(`  round ${i + 1} of ${rounds}`)
+  }
+  return Object.fromEntries(Object.entries(samples).map(([name, s]) => [name, { perSec: median(s.perSec), eventsPerSec: median(s.eventsPerSec) }]))
+}
+
+/** Every Signed Document a payload embeds (Evidence, Artifact manifests, Agent Cards, ...): objects carrying a signature envelope. */
+function embeddedDocuments(value, out = []) {
+  if (Array.isArray(value)) for (const v of value) embeddedDocuments(v, out)
+  else if (typeof value === 'object' && value !== null) {
+    if (typeof value.signature?.value === 'string') out.push(value)
+    else for (const v of Object.values(value)) embeddedDocuments(v, out)
+  }
+  return out
+}
+
+/**
+ * The node:crypto work of the timed Commands of `world`, prepared: per Command, the Ed25519
+ * verifications (the Command and each embedded document, KeyObjects prebuilt) and the signatures
+ * of the Events the replay appended (`events`, in order).
+ */
+function cryptoWork(world, events) {
+  const publicKeys = new Map()
+  for (const who of [cast.owner, cast.coordinator, ...cast.workers, cast.reviewer, cast.controlPlane, cast.registry]) {
+    publicKeys.set(who.key.keyId, createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: encodeBase64url(who.key.pair.publicKey) }, format: 'jwk' }))
+  }
+  const privateKey = createPrivateKey({ key: Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), Buffer.from(cast.authority.seed)]), format: 'der', type: 'pkcs8' })
+  const toVerify = (doc) => {
+    const input = signingInput(doc)
+    if (!input.ok) throw new Error('ceiling: a document has no canonical form')
+    return { bytes: input.bytes, key: publicKeys.get(doc.signature.keyId), signature: decodeBase64url(doc.signature.value) }
+  }
+  let next = 0
+  const work = world.recording.slice(world.bootstrapped).map((entry) => {
+    const command = JSON.parse(entry.bytes)
+    const verifies = [command, ...embeddedDocuments(command.payload)].map(toVerify)
+    const signs = events.slice(next, (next += entry.events)).map((event) => {
+      const input = signingInput(event)
+      if (!input.ok) throw new Error('ceiling: an Event has no canonical form')
+      return input.bytes
+    })
+    return { verifies, signs }
+  })
+  if (next !== events.length) throw new Error(`ceiling: ${events.length} Events for ${next} expected`)
+  for (const { verifies } of work) for (const v of verifies) if (!nodeVerify(null, v.bytes, v.key, v.signature)) throw new Error('ceiling: node:crypto rejects a signature the Authority accepted')
+  return { work, privateKey }
+}
+
+/** One pass of bare node:crypto over {@link cryptoWork}. */
+function cryptoPass({ work, privateKey }) {
+  let events = 0
+  const began = performance.now()
+  for (const { verifies, signs } of work) {
+    for (const v of verifies) if (!nodeVerify(null, v.bytes, v.key, v.signature)) throw new Error('ceiling: verification failed')
+    for (const bytes of signs) nodeSign(null, bytes, privateKey)
+    events += signs.length
+  }
+  return { commands: work.length, events, elapsedMs: performance.now() - began }
+}
+
+/**
+ * The domain alone over the recording: each Command's handler on a HandlerContext, its drafts
+ * materialized without signatures or copies, the reducers applied, as the pipeline would but with
+ * no ingress check, signing or copying. IDs come from the Authority's seed in the same order, so the
+ * recorded Commands (which name Authority-minted lease IDs) are accepted again.
+ */
+function domainPass(world) {
+  const state = emptyState()
+  const newId = uuidSource(seeded(SEED))
+  const policy = { ...DEFAULT_POLICY, controlPlane: [cast.controlPlane.actor.id] }
+  const commands = world.recording.map((entry) => {
+    const command = JSON.parse(entry.bytes)
+    return { command, atMs: entry.atMs, commandHash: signingHash(command) }
+  })
+  const step = ({ command, atMs, commandHash }) => {
+    const now = timestampOf(atMs)
+    const ctx = {
+      state,
+      group: command.groupId === undefined ? undefined : state.groups.get(command.groupId),
+      now,
+      nowMs: atMs,
+      authority: cast.authority.actor,
+      policy,
+      newId,
+      after: (seconds) => timestampOf(atMs + seconds * 1000),
+      commandHash,
+      verifyDocument: () => {},
+    }
+    const drafts = dispatchCommand(handlers, command, ctx)
+    const cause = { type: 'command', id: command.actionId, actor: command.actor, correlationId: command.correlationId, commandHash, ...(command.groupId === undefined ? {} : { groupId: command.groupId }) }
+    const events = materialize(state, cause, drafts, { now, newId, authority: cast.authority.actor, sign: (event) => event })
+    applyEvents(state, events, reducers)
+    return events.length
+  }
+  for (const c of commands.slice(0, world.bootstrapped)) step(c)
+  const timed = commands.slice(world.bootstrapped)
+  let events = 0
+  const began = performance.now()
+  for (const c of timed) events += step(c)
+  return { commands: timed.length, events, elapsedMs: performance.now() - began }
+}
+
+/** Grows `world`'s Group log with `grow` (trusted Commands) to at least `n` Events. */
+async function growTo(name, world, grow, n, log) {
+  const head = () => world.authority.group(GROUP).head
+  const began = performance.now()
+  let reported = head()
+  world.trusted = true
+  while (head() < n) {
+    await grow(world)
+    if (head() - reported >= 10_000) log(`  ${name}: ${(reported = head())} Events (${((performance.now() - began) / 1000).toFixed(0)} s)`)
+  }
+  return head()
+}
+
+/** One round of the history batch: {@link BATCH_CYCLES} lifecycle cycles as signed Commands, timed one by one. */
+async function batchRound(world) {
+  world.trusted = false
+  world.reset()
+  for (let i = 0; i < BATCH_CYCLES; i++) await world.cycle()
+  return { costUs: (world.elapsedMs * 1000) / world.commands, kinds: world.byKind }
+}
+
+/**
+ * Per-Command cost (µs, median of rounds) of the same batch of signed Commands against a Group log
+ * grown with `grow` to {@link SMALL_HISTORY} Events and one grown to {@link LARGE_HISTORY}; the
+ * two worlds take turns, so both see the same machine load.
+ */
+async function historyCost(name, grow, log) {
+  const small = await createWorld()
+  const large = await createWorld()
+  const sizes = { small: await growTo(name, small, grow, SMALL_HISTORY, log), large: await growTo(name, large, grow, LARGE_HISTORY, log) }
+  const rounds = { small: [], large: [] }
+  for (let r = 0; r < ROUNDS; r++) {
+    rounds.small.push(await batchRound(small))
+    rounds.large.push(await batchRound(large))
+  }
+  const cost = (which) => median(rounds[which].map((r) => r.costUs))
+  // Per kind, the median single call over all rounds: robust to the odd collection pause.
+  const kindCost = (which, kind) => 1000 * median(rounds[which].flatMap((r) => r.kinds.get(kind)))
+  const result = { small: { events: sizes.small, costUs: cost('small') }, large: { events: sizes.large, costUs: cost('large') } }
+  log(`  ${name}: ${result.small.costUs.toFixed(0)} µs per Command at ${sizes.small} Events, ${result.large.costUs.toFixed(0)} µs at ${sizes.large}`)
+  // The Command kinds that grew with the history, most added cost first: where an O(history) cost sits.
+  const growth = [...rounds.large[0].kinds.keys()]
+    .map((kind) => ({ kind, costUsSmall: +kindCost('small', kind).toFixed(1), costUsLarge: +kindCost('large', kind).toFixed(1) }))
+    .map((k) => ({ ...k, ratio: +(k.costUsLarge / k.costUsSmall).toFixed(2) }))
+    .filter((k) => k.ratio > TARGETS.historyRatio)
+    .sort((a, b) => b.costUsLarge - b.costUsSmall - (a.costUsLarge - a.costUsSmall))
+  for (const k of growth) log(`    ${k.kind}: ${k.costUsSmall} µs -> ${k.costUsLarge} µs (${k.ratio}x)`)
+  return { ...result, ratio: result.large.costUs / result.small.costUs, growth }
+}
+
+export async function run({ log }) {
+  log(`authority: recording ${CYCLES} lifecycle cycles (${CYCLES * 11} Commands)`)
+  const recorded = await createWorld({ trusted: true, record: true })
+  for (let i = 0; i < CYCLES; i++) await recorded.cycle()
+
+  const first = await replay(recorded)
+  const crypto = cryptoWork(recorded, first.authority.events(GROUP).slice(-first.events))
+  log('authority: signed, node:crypto ceiling, trusted, trusted with deferred signatures, domain floor')
+  const { signed, ceiling, trusted, deferred, floor } = await rates(
+    ROUNDS,
+    {
+      signed: () => replay(recorded),
+      ceiling: async () => cryptoPass(crypto),
+      trusted: () => replay(recorded, { trusted: true }),
+      deferred: () => replay(recorded, { trusted: true, authority: { deferEventSignatures: true } }),
+      floor: async () => domainPass(recorded),
+    },
+    log,
+  )
+
+  log(`authority: history of Messages, ${SMALL_HISTORY} and ${LARGE_HISTORY} Events`)
+  const messageHistory = await historyCost('Messages', (world) => world.post(), log)
+  log(`authority: history of WorkItem lifecycles, ${SMALL_HISTORY} and ${LARGE_HISTORY} Events`)
+  const lifecycleHistory = await historyCost('lifecycles', (world) => world.cycle(), log)
+
+  const missed = []
+  if (signed.perSec < TARGETS.signedPerSec) missed.push(`signed ${fmt(signed.perSec)} Commands/s < ${fmt(TARGETS.signedPerSec)}`)
+  if (deferred.perSec < TARGETS.trustedPerSec) missed.push(`trusted ${fmt(deferred.perSec)} transitions/s < ${fmt(TARGETS.trustedPerSec)} (domain floor ${fmt(floor.perSec)}/s)`)
+  for (const [name, h] of [['Messages', messageHistory], ['lifecycles', lifecycleHistory]]) {
+    if (h.ratio > TARGETS.historyRatio) missed.push(`history of ${name}: ${LARGE_HISTORY / 1000}k/1k cost ${h.ratio.toFixed(2)} > ${TARGETS.historyRatio}`)
+  }
+
+  const pct = (x) => `${(100 * x).toFixed(0)}%`
+  const us = (x) => `${x.toFixed(0)} µs`
+  const rows = [
+    ['signed, submit(bytes) (Commands/s)', fmt(signed.perSec), fmt(ceiling.perSec), pct(signed.perSec / ceiling.perSec), `>= ${fmt(TARGETS.signedPerSec)}`],
+    ['bare node:crypto verify+sign, ceiling (Commands/s)', fmt(ceiling.perSec), '', '', ''],
+    ['trusted, Events signed in the transaction (transitions/s)', fmt(trusted.perSec), fmt(floor.perSec), pct(trusted.perSec / floor.perSec), ''],
+    ['trusted, deferEventSignatures (transitions/s)', fmt(deferred.perSec), fmt(floor.perSec), pct(deferred.perSec / floor.perSec), `>= ${fmt(TARGETS.trustedPerSec)}`],
+    ['domain handlers + reducers alone, floor (transitions/s)', fmt(floor.perSec), '', '', ''],
+    [`history of Messages, cost at ${fmt(messageHistory.large.events)} vs ${fmt(messageHistory.small.events)} Events`, us(messageHistory.large.costUs), us(messageHistory.small.costUs), `${messageHistory.ratio.toFixed(2)}x`, `<= ${TARGETS.historyRatio}x`],
+    [`history of lifecycles, cost at ${fmt(lifecycleHistory.large.events)} vs ${fmt(lifecycleHistory.small.events)} Events`, us(lifecycleHistory.large.costUs), us(lifecycleHistory.small.costUs), `${lifecycleHistory.ratio.toFixed(2)}x`, `<= ${TARGETS.historyRatio}x`],
+  ]
+  const round = (x) => Math.round(x)
+  const history = (h) => ({
+    eventsSmall: h.small.events,
+    eventsLarge: h.large.events,
+    costUsSmall: +h.small.costUs.toFixed(1),
+    costUsLarge: +h.large.costUs.toFixed(1),
+    ratio: +h.ratio.toFixed(3),
+    kindsOverTarget: h.growth,
+  })
+  const summary = {
+    commandsPerRound: CYCLES * 11,
+    signedCommandsPerSec: round(signed.perSec),
+    signedEventsPerSec: round(signed.eventsPerSec),
+    nodeCryptoCeilingCommandsPerSec: round(ceiling.perSec),
+    signedVsCeiling: +(signed.perSec / ceiling.perSec).toFixed(3),
+    trustedTransitionsPerSec: round(trusted.perSec),
+    trustedDeferredSignaturesTransitionsPerSec: round(deferred.perSec),
+    domainFloorTransitionsPerSec: round(floor.perSec),
+    trustedVsFloor: +(trusted.perSec / floor.perSec).toFixed(3),
+    trustedDeferredVsFloor: +(deferred.perSec / floor.perSec).toFixed(3),
+    historyMessages: history(messageHistory),
+    historyLifecycles: history(lifecycleHistory),
+    targets: TARGETS,
+    targetsMet: missed.length === 0,
+    missed,
+  }
+  const header = ['authority', 'weft', 'baseline', 'ratio', 'target']
+  return { table: table(header, rows), summary, missed }
+}
