@@ -20,9 +20,29 @@ export const systemClock: Clock = { now: () => Date.now() }
 /** `node:crypto` random bytes. */
 export const systemRandom: RandomSource = (n) => randomBytes(n)
 
+const DAY_MS = 86_400_000
+/** The UTC day {@link timestampOf} formatted last, as its first millisecond and its `YYYY-MM-DDT` text. */
+let dayStart = Number.NaN
+let dayText = ''
+
+const pad2 = (n: number): string => (n < 10 ? '0' : '') + n
+const pad3 = (n: number): string => (n < 10 ? '00' : n < 100 ? '0' : '') + n
+
 /** An instant as RFC 3339 UTC text with millisecond precision and the uppercase `Z` that §6.4 asks of signed times. */
 export function timestampOf(ms: number): string {
-  return new Date(ms).toISOString()
+  // The same text as `toISOString`, which only runs once per UTC day: the Authority formats
+  // several instants per Command (now, lease and offer expiries), nearly always on the same day.
+  if (!Number.isSafeInteger(ms)) return new Date(ms).toISOString()
+  let inDay = ms - dayStart
+  if (!(inDay >= 0 && inDay < DAY_MS)) {
+    const text = new Date(ms).toISOString()
+    if (text.length !== 24) return text
+    dayStart = ms - (((ms % DAY_MS) + DAY_MS) % DAY_MS)
+    dayText = text.slice(0, 11)
+    inDay = ms - dayStart
+  }
+  const seconds = Math.floor(inDay / 1000)
+  return `${dayText}${pad2(Math.floor(seconds / 3600))}:${pad2(Math.floor(seconds / 60) % 60)}:${pad2(seconds % 60)}.${pad3(inDay % 1000)}Z`
 }
 
 const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'))

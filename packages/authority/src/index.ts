@@ -37,6 +37,10 @@ export type {
   TokenMaterial,
 } from './tokens.js'
 
+// Delivery (§8, §16, §17.2–§17.3): subscriptions, paged replay, ACK Cursors, backpressure.
+export { createDelivery, createMemoryCursorStore } from './delivery.js'
+export type { Delivery, DeliveryOptions, DeliveryGroup, Subscription, SubscriptionHandlers, ChannelStatus, ReplayPage, CursorStore } from './delivery.js'
+
 // Artifacts (§13): content-addressed bytes outside the log, provenance, Context Packages.
 export { createMemoryBlobStore, resolveArtifact, checkedCopy } from './blobs.js'
 export type { BlobStore, MemoryBlobStoreOptions } from './blobs.js'

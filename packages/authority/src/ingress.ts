@@ -73,7 +73,7 @@ export function diagnosticOf(error: ProtocolError, fallbackStage: IngressStage):
   return detail === undefined ? { stage: fallbackStage, reason: error.message } : { stage: fallbackStage, reason: error.message, detail }
 }
 
-/** A Command that passed the signature stages (or the trusted path) with its §6.4 signing hash. */
+/** A Command that passed the signature stages (or the trusted path) with its §6.4 signing hash (which the trusted path computes on first read). */
 export interface Decoded {
   readonly command: Command
   readonly commandHash: string
@@ -101,7 +101,11 @@ export function decodeSigned(input: string | Uint8Array, verifier: SignedVerifie
 
 /**
  * The trusted path's steps 2–3: no bytes, so no size limit or strict parse, and no signature stages;
- * the Command schema still applies, and the signing hash is computed for idempotency.
+ * the Command schema still applies. The §6.4 signing hash is computed on first read of
+ * `commandHash` and kept: the caller promises not to change the Command, so the hash read later is
+ * the full RFC 8785 hash of exactly the Command accepted. Idempotency reads it only when the
+ * (actor, Action ID) pair was seen before; otherwise the first reader is an Event's signing (or
+ * whoever reads a `commandHash` member first, with deferred Event signatures).
  */
 export function decodeTrusted(command: unknown): Decoded {
   if (!validators.command.check(command)) {
@@ -109,7 +113,13 @@ export function decodeTrusted(command: unknown): Decoded {
       details: { issues: validators.command.errors(command, { maxErrors: 8 }) },
     })
   }
-  return { command, commandHash: signingHash(command) }
+  let hash: string | undefined
+  return {
+    command,
+    get commandHash() {
+      return (hash ??= signingHash(command))
+    },
+  }
 }
 
 /**
@@ -182,14 +192,16 @@ const CREATES_GROUP: ReadonlySet<string> = new Set<CommandKind>(['mission.create
  * kind, or the stored receipt when it is an exact retry.
  * @throws ProtocolError with the code of the first failing check.
  */
-export function admit({ command, commandHash }: Decoded, ctx: IngressContext): Admitted | Duplicate {
+export function admit(decoded: Decoded, ctx: IngressContext): Admitted | Duplicate {
+  const { command } = decoded
   const rule = ruleOf(command)
   checkExtensions(command)
   checkFreshness(command, ctx)
   const actor = command.actor as ActorRef
   const prior = ctx.store.receipt(actorKey(actor), command.actionId)
   if (prior !== undefined) {
-    if (prior.commandHash === commandHash) return { duplicate: prior }
+    // The trusted path computes the signing hash here, on a seen Action ID, not for every Command.
+    if (prior.commandHash === decoded.commandHash) return { duplicate: prior }
     refuse('ACTION_ID_COLLISION', 'The Action ID was already used for a different Command.', 'idempotency', 'different-signing-hash')
   }
   checkSession(command, actor, rule, ctx.state)
@@ -214,10 +226,13 @@ function ruleOf(command: Command): CommandRule {
   return rule
 }
 
-/** §18: this Authority interprets no Extension Profile data, so any critical entry is refused. */
+/**
+ * §18: a critical entry of an Extension Profile this Authority does not interpret is refused;
+ * {@link INTERPRETED_CRITICAL_EXTENSIONS} lists the ones its handlers do interpret.
+ */
 function checkExtensions(command: Command): void {
   const critical = Object.entries(command.extensions ?? {})
-    .filter(([, entry]) => entry.critical)
+    .filter(([profile, entry]) => entry.critical && INTERPRETED_CRITICAL_EXTENSIONS.get(profile)?.has(command.kind) !== true)
     .map(([profile]) => profile)
   if (critical.length > 0) {
     refuse('UNKNOWN_CRITICAL_EXTENSION', 'The Command depends on an Extension Profile this Authority cannot interpret.', 'extensions', 'critical-extension', {
@@ -225,6 +240,18 @@ function checkExtensions(command: Command): void {
     })
   }
 }
+
+/**
+ * Extension Profiles whose critical entries the handlers interpret, and on which Command kinds
+ * (§11.5: the bounded offline execution binding rides on buffered progress, checkpoints and
+ * WorkItem Conversation Messages, whose handlers check it). Anywhere else it stays unknown.
+ */
+export const INTERPRETED_CRITICAL_EXTENSIONS: ReadonlyMap<string, ReadonlySet<string>> = new Map([
+  [
+    'urn:missionweaveprotocol:extension:bounded-offline-execution',
+    new Set(['work.checkpoint', 'ext.missionweaveprotocol.core.work_execution_lease_renew', 'message.post']),
+  ],
+])
 
 /** An RFC 3339 text as epoch milliseconds (fraction digits past the millisecond kept as a fraction). */
 export function epochMs(text: string): number {

@@ -29,16 +29,26 @@ describe('deferEventSignatures', () => {
     ]
     const eager = open(false)
     const deferred = open(true)
+    // The trusted path computes the Command's signing hash on first read: the same hash either way.
+    const trusted = open(true)
     for (const bytes of commands) {
       const [a, b] = [await eager.submit(bytes), await deferred.submit(bytes)]
+      const c = trusted.submitTrusted(JSON.parse(bytes) as object)
       expect(JSON.stringify(b)).toBe(JSON.stringify(a))
+      expect(JSON.stringify(c)).toBe(JSON.stringify(a))
     }
     const log = (authority: Authority): string => JSON.stringify([...authority.organizationEvents(), ...authority.events(GROUP)])
     expect(log(deferred)).toBe(log(eager))
+    expect(log(trusted)).toBe(log(eager))
     const events = [...deferred.organizationEvents(), ...deferred.events(GROUP)]
     expect(events).toHaveLength(commands.length)
     expect(events.filter((e) => !signedVerifier.verify('event', JSON.stringify(e), testRegistry()).ok)).toEqual([])
     expect(deferred.replayState()).toEqual(deferred.state)
     expect(deferred.state).toEqual(eager.state)
+    expect(trusted.state).toEqual(eager.state)
+    const retried = commands.at(-1)!
+    expect(trusted.submitTrusted(JSON.parse(retried) as object)).toMatchObject({ duplicate: true, events: trusted.events(GROUP).slice(-1) })
+    const changed = { ...(JSON.parse(retried) as { payload: object }), payload: { leaseSeconds: 601 } }
+    expect(() => trusted.submitTrusted(changed)).toThrow(expect.objectContaining({ code: 'ACTION_ID_COLLISION' }))
   })
 })

@@ -15,7 +15,7 @@ import { systemClock, systemRandom, timestampOf, uuidSource, type Clock, type Ra
 import { dispatchCommand, type CommandHandlers } from './gen/handlers.js'
 import type { EventReducers } from './gen/reducers.js'
 import type { CommandRule } from './gen/rules.js'
-import type { AnyEventDraft, AuthorityPolicy, HandlerContext } from './handler.js'
+import type { AnyCommand, AnyEventDraft, AuthorityPolicy, HandlerContext } from './handler.js'
 import {
   admit,
   commandVerifier,
@@ -30,7 +30,7 @@ import {
 } from './ingress.js'
 import { emptyState, type ActorRef, type AuthorityState, type GroupState } from './model.js'
 import { createMemoryStore, type AuthorityStore, type StoredReceipt } from './store.js'
-import { applyEvents, createEventSealer, materialize } from './transact.js'
+import { applyEvents, createEventSealer, frozenJson, materialize } from './transact.js'
 
 /** The Authority's own identity: the service Principal that accepts Events (`acceptedBy`) and its signing key. */
 export interface AuthorityKeys {
@@ -128,6 +128,13 @@ export interface Authority {
   replayState(): AuthorityState
   /** Every refused Command so far, oldest first. */
   audit(): readonly AuditEntry[]
+  /**
+   * Calls `listener` with the Events of every committed transaction, in commit order, right after
+   * the append (§16: every Event of a transaction is delivered, not only the first). Delivery and
+   * subscriptions build on it. A listener that throws does not affect the transaction. Returns a
+   * function that removes the listener.
+   */
+  onCommit(listener: (events: readonly Event[]) => void): () => void
 }
 
 /** The policy fields `createAuthority` fills in when absent. */
@@ -146,12 +153,13 @@ export interface PipelineOptions extends AuthorityOptions {
 }
 
 /**
- * Folds `events` (in acceptance order) into a new state with `reducers`. Each reducer receives its
- * own copy of the Event, so nothing a reducer keeps or changes can reach the stored log.
+ * Folds `events` (in acceptance order) into a new state with `reducers`. Each reducer receives a
+ * deep-frozen copy of the Event, as on acceptance, so nothing a reducer keeps can reach the stored
+ * log and replay reads exactly what live acceptance read.
  */
 export function fold(events: Iterable<Event>, reducers: EventReducers): AuthorityState {
   const state = emptyState()
-  for (const event of events) applyEvents(state, [structuredClone(event)], reducers)
+  for (const event of events) applyEvents(state, [frozenJson(event) as Event], reducers)
   return state
 }
 
@@ -169,6 +177,9 @@ export function createPipeline(options: PipelineOptions): Authority {
   const verifier = commandVerifier(policy.maxCommandBytes)
   const state = fold(store.allEvents(), reducers)
   const auditLog: AuditEntry[] = []
+  const commitListeners = new Set<(events: readonly Event[]) => void>()
+  const verifyDocument = documentVerifier(verifier, registry)
+  const verifySchemaOnly = documentVerifier(verifier, undefined)
   const seal = createEventSealer(keys.signingKey, { deferSignatures: options.deferEventSignatures === true, check: (event) => validators.event.check(event) })
 
   /** One Command from decoding to receipt; throws only the caller's `ProtocolError`, recorded in audit. */
@@ -181,13 +192,16 @@ export function createPipeline(options: PipelineOptions): Authority {
       decoded = decode()
       const admitted = admit(decoded, { state, store, policy, nowMs })
       if (admitted.duplicate !== undefined) return { ...admitted.duplicate, duplicate: true }
-      return commit(admitted, decoded.commandHash, nowMs, now, trusted, step)
+      return commit(admitted, decoded, nowMs, now, trusted, step)
     } catch (thrown) {
       throw refused(thrown, decoded?.command ?? raw(), now, step.stage)
     }
   }
 
-  function commit({ command, rule, group }: Admitted, commandHash: string, nowMs: number, now: string, trusted: boolean, step: { stage: IngressStage }): Receipt {
+  function commit({ command, rule, group }: Admitted, decoded: Decoded, nowMs: number, now: string, trusted: boolean, step: { stage: IngressStage }): Receipt {
+    // The trusted path computes the signing hash on first read (see `decodeTrusted`): with deferred
+    // Event signatures, that is when a reader first needs it, not in the transaction.
+    const commandHash = (): string => decoded.commandHash
     const ctx: HandlerContext = {
       state,
       group,
@@ -197,29 +211,22 @@ export function createPipeline(options: PipelineOptions): Authority {
       policy,
       newId,
       after: (seconds) => timestampOf(nowMs + seconds * 1000),
-      commandHash,
-      verifyDocument: documentVerifier(verifier, trusted ? undefined : registry),
+      get commandHash() {
+        return decoded.commandHash
+      },
+      verifyDocument: trusted ? verifySchemaOnly : verifyDocument,
     }
     step.stage = 'handler'
     const drafts = dispatchCommand(handlers, command, ctx)
     step.stage = 'commit'
     checkDrafts(drafts, rule)
     const actor = command.actor as ActorRef
-    const cause = { type: 'command' as const, id: command.actionId, actor, correlationId: command.correlationId, commandHash, ...(command.groupId === undefined ? {} : { groupId: command.groupId }) }
-    // Stored Events are frozen copies (§4.6: accepted Events are immutable); the reducers get their own.
-    const sealed = materialize(state, cause, drafts, { now, newId, authority: keys.authority, sign: seal })
-    const events = Object.freeze(sealed.map((e) => e.stored))
-    const receipt: StoredReceipt = Object.freeze({
-      actionId: command.actionId,
-      actor: Object.freeze({ ...command.actor }),
-      kind: command.kind,
-      ...(command.groupId === undefined ? {} : { groupId: command.groupId }),
-      commandHash,
-      events,
-      acceptedAt: now,
-    })
+    const cause = { type: 'command' as const, id: command.actionId, actor, correlationId: command.correlationId, ...(command.groupId === undefined ? {} : { groupId: command.groupId }) }
+    // §4.6: accepted Events are immutable; the log, the readers and the reducers share one deep-frozen copy.
+    const events = Object.freeze(materialize(state, cause, drafts, { now, newId, authority: keys.authority, sign: (event) => seal(event, commandHash) }))
+    const receipt: StoredReceipt = receiptOf(command, events, now, commandHash)
     try {
-      applyEvents(state, sealed.map((e) => e.live), reducers)
+      applyEvents(state, events, reducers)
       // The append is the commit point: a receipt exists exactly when the Events do.
       store.appendTransaction(events, receipt)
     } catch (failure) {
@@ -227,7 +234,14 @@ export function createPipeline(options: PipelineOptions): Authority {
       refill(state, fold(store.allEvents(), reducers))
       throw failure
     }
-    return { ...receipt, duplicate: false }
+    for (const listener of commitListeners) {
+      try {
+        listener(events)
+      } catch {
+        // A subscriber's failure is its own; the transaction is committed and stays so.
+      }
+    }
+    return receiptOf(command, events, now, commandHash, false)
   }
 
   /** The caller's error (with `relatedActionId` when known), after recording the refusal in audit. */
@@ -279,8 +293,39 @@ export function createPipeline(options: PipelineOptions): Authority {
     organizationEvents: () => store.organizationEvents(),
     replayState: () => fold(store.allEvents(), reducers),
     audit: () => auditLog.slice(),
+    onCommit(listener) {
+      commitListeners.add(listener)
+      return () => commitListeners.delete(listener)
+    },
   }
   return Object.freeze(authority)
+}
+
+/**
+ * The frozen receipt of an accepted Command (with `duplicate` when it answers the caller), whose
+ * `commandHash` member reads `hash` (which memoizes) on access.
+ */
+function receiptOf(command: AnyCommand, events: readonly Event[], acceptedAt: string, hash: () => string): StoredReceipt
+function receiptOf(command: AnyCommand, events: readonly Event[], acceptedAt: string, hash: () => string, duplicate: boolean): Receipt
+function receiptOf(command: AnyCommand, events: readonly Event[], acceptedAt: string, hash: () => string, duplicate?: boolean): StoredReceipt {
+  const receipt: Record<string, unknown> = { actionId: command.actionId, actor: Object.freeze({ ...command.actor }), kind: command.kind }
+  if (command.groupId !== undefined) receipt['groupId'] = command.groupId
+  receipt['events'] = events
+  receipt['acceptedAt'] = acceptedAt
+  if (duplicate !== undefined) receipt['duplicate'] = duplicate
+  Object.defineProperty(receipt, HASH_SOURCE, { value: hash })
+  return Object.freeze(Object.defineProperty(receipt, 'commandHash', LAZY_COMMAND_HASH)) as unknown as StoredReceipt
+}
+
+/** Where a receipt keeps the source of its lazy `commandHash`: a non-enumerable symbol member, out of readers' sight. */
+const HASH_SOURCE = Symbol('weft.commandHash')
+
+// One accessor shared by every receipt keeps receipts on shared hidden classes (see `transact.ts`).
+const LAZY_COMMAND_HASH: PropertyDescriptor = {
+  enumerable: true,
+  get(this: { readonly [HASH_SOURCE]: () => string }): string {
+    return this[HASH_SOURCE]()
+  },
 }
 
 /** Handler output is checked before it is signed: a kind the catalog does not list for the Command, or a payload off its schema, is a handler bug. */

@@ -1,8 +1,8 @@
-import { ProtocolError, sign, type SigningKey } from '@weft/codec'
+import { canonicalizeOrThrow, ProtocolError, sign, type SigningKey } from '@weft/codec'
 import type { Event } from '@weft/spec'
 import { describe, expect, it } from 'vitest'
 import { cast, T0 } from '../test/fixtures.js'
-import { createEventSealer, type UnsignedEvent } from './transact.js'
+import { createEventSealer, frozenJson, type UnsignedEvent } from './transact.js'
 
 /** An unsigned `message.posted` envelope, as `materialize` builds it. */
 function unsigned(text = 'hello'): UnsignedEvent {
@@ -34,34 +34,50 @@ const expected = (event: UnsignedEvent): Event => sign('event', event, cast.auth
 describe('createEventSealer', () => {
   it('signs in the transaction exactly as the codec signs under the event profile', () => {
     const { key, signs } = countingKey()
-    const { stored, live } = createEventSealer(key)(unsigned())
+    const stored = createEventSealer(key)(unsigned())
     expect(signs()).toBe(1)
     expect(stored.signature).toEqual(expected(unsigned()).signature)
     expect(stored).toEqual(expected(unsigned()))
-    expect(live).toEqual(stored)
   })
 
-  it('gives the log a deep-frozen copy and the reducers a mutable one that shares nothing with it or with the draft', () => {
+  it('returns a deep-frozen copy that shares nothing with the draft, members in RFC 8785 order', () => {
     const event = unsigned()
-    const { stored, live } = createEventSealer(cast.authority.key)(event)
-    expect(Object.isFrozen(stored) && Object.isFrozen(stored.payload) && Object.isFrozen(stored.signature)).toBe(true)
+    const stored = createEventSealer(cast.authority.key)(event)
+    const content = (stored.payload as { content: { text: string }[] }).content
+    expect([stored, stored.payload, stored.signature, content, content[0]].every((o) => Object.isFrozen(o))).toBe(true)
     expect(() => ((stored.payload as Record<string, unknown>)['messageId'] = 'x')).toThrow(TypeError)
-    ;(live.payload as { content: { text: string }[] }).content[0]!.text = 'changed by a reducer'
+    expect(() => (content[0]!.text = 'changed by a reducer')).toThrow(TypeError)
     ;(event.payload as { content: { text: string }[] }).content[0]!.text = 'changed by the handler'
     expect(stored).toEqual(expected(unsigned()))
+    const { signature: _signature, ...envelope } = stored
+    expect(JSON.stringify(envelope)).toBe(new TextDecoder().decode(canonicalizeOrThrow(envelope)))
   })
 
   it('with deferSignatures, signs once, on the first read of the signature, with the same signature', () => {
     const { key, signs } = countingKey()
-    const { stored, live } = createEventSealer(key, { deferSignatures: true })(unsigned())
+    const stored = createEventSealer(key, { deferSignatures: true })(unsigned())
     expect(stored.kind).toBe('message.posted')
     expect(signs()).toBe(0)
     expect(JSON.parse(JSON.stringify(stored))).toEqual(expected(unsigned()))
     expect(signs()).toBe(1)
     expect(structuredClone(stored)).toEqual(expected(unsigned()))
-    expect(live.signature).toEqual(stored.signature)
+    expect(stored.signature).toEqual(expected(unsigned()).signature)
     expect(signs()).toBe(1)
     expect(Object.isFrozen(stored)).toBe(true)
+  })
+
+  it('adds a lazily supplied commandHash after the sorted members, read once and only with the signature when deferred', () => {
+    const hash = `sha256:${'ab'.repeat(32)}`
+    for (const deferSignatures of [false, true]) {
+      let reads = 0
+      const { key, signs } = countingKey()
+      const stored = createEventSealer(key, { deferSignatures })(unsigned(), () => (reads++, hash))
+      expect([reads, signs()]).toEqual(deferSignatures ? [0, 0] : [1, 1])
+      expect(JSON.parse(JSON.stringify(stored))).toEqual(expected({ ...unsigned(), commandHash: hash }))
+      expect(Object.keys(stored).slice(0, 3)).toEqual(['acceptedBy', 'actor', 'aggregateRevision'])
+      expect(Object.keys(stored).slice(-2)).toEqual(['commandHash', 'signature'])
+      expect([reads, signs()]).toEqual([1, 1])
+    }
   })
 
   it('refuses an envelope its check rejects, and one outside the JCS data model, before signing', () => {
@@ -75,5 +91,38 @@ describe('createEventSealer', () => {
       expect(() => createEventSealer(key, { deferSignatures })(nonFinite)).toThrow(ProtocolError)
     }
     expect(signs()).toBe(0)
+  })
+})
+
+describe('frozenJson', () => {
+  it('copies a JSON value deep-frozen, as its canonical form reads back (-0 as 0, own __proto__ as data)', () => {
+    const source = JSON.parse('{"b":[1,{"__proto__":{"x":-0}}],"a":"é"}') as unknown
+    const copy = frozenJson(source)
+    expect(copy).toEqual(JSON.parse(new TextDecoder().decode(canonicalizeOrThrow(source))))
+    expect(Object.keys(copy as object)).toEqual(['a', 'b'])
+    const inner = (copy as { b: [number, Record<string, { x: number }>] }).b[1]
+    expect(Object.getPrototypeOf(inner)).toBe(Object.prototype)
+    expect(Object.is(inner['__proto__']!.x, 0)).toBe(true)
+    expect(Object.isFrozen(inner) && Object.isFrozen(inner['__proto__'])).toBe(true)
+  })
+
+  it('refuses what has no canonical form with the codec reason and path', () => {
+    const cyclic: Record<string, unknown> = {}
+    cyclic['self'] = cyclic
+    const cases: [unknown, string][] = [
+      [{ a: [1, Number.POSITIVE_INFINITY] }, 'non-finite-number'],
+      [{ a: '\ud800' }, 'lone-surrogate'],
+      [{ a: undefined }, 'unsupported-value'],
+      [{ a: new Date(0) }, 'unsupported-value'],
+      [cyclic, 'unsupported-value'],
+    ]
+    for (const [value, reason] of cases) {
+      expect(() => frozenJson(value)).toThrow(ProtocolError)
+      try {
+        frozenJson(value)
+      } catch (error) {
+        expect((error as ProtocolError).details).toMatchObject({ reason })
+      }
+    }
   })
 })

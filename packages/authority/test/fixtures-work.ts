@@ -14,7 +14,7 @@ import { workHandlers, workReducers, type WorkCommandKind } from '../src/domain/
 import type { CommandOf, HandlerFor, ReducerFor } from '../src/handler.js'
 import { actorKey, emptyState, type AuthorityState, type GroupState, type WorkItemRecord } from '../src/model.js'
 import type { ReducerTable } from '../src/transact.js'
-import { CAPABILITY, cast, command, contract, counterIds, evidence, GROUP, run, seedGroup, T0, testClock, type Cast, type TestClock } from './fixtures.js'
+import { CAPABILITY, cast, command, contract, counterIds, evidence, GROUP, memberDoc, run, seedGroup, T0, testClock, type Cast, type TestClock } from './fixtures.js'
 
 /** A stand-in for the Membership domain's reducer: stores the Membership as the Event carries it. */
 const membershipChanged: ReducerFor<'membership.changed'> = (state, event) => {
@@ -226,19 +226,7 @@ export function seedGrant(w: World, targetWorkItemId: string, overrides: Partial
     expiresAt: '2026-07-15T12:00:00.000Z',
     ...overrides,
   }
-  const membership: Membership = {
-    membershipId: 'urn:weft:test:membership:delegate',
-    missionId: w.group.missionId,
-    groupId: w.group.groupId,
-    member: cast.worker3.actor,
-    role: 'work_delegate',
-    state: 'active',
-    membershipEpoch: 1,
-    scopes: ['group:read'],
-    visibilityStartSequence: 0,
-    grantedAt: T0,
-    activatedAt: T0,
-  }
+  const membership = memberDoc(w.group, cast.worker3, 'work_delegate', { membershipId: 'urn:weft:test:membership:delegate' })
   w.group.memberships.set(membership.membershipId, membership)
   w.group.membershipByMember.set(actorKey(cast.worker3.actor), membership.membershipId)
   w.group.grants.set(grant.grantId, { grant, workItemIds: new Set() })

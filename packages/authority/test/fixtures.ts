@@ -334,3 +334,21 @@ export function run<K extends CommandKind>(
   applyEvents(state, events, reducers as ReducerTable)
   return events
 }
+
+/** An active Membership document of `who` in `group` at epoch 1, seeing the whole history; `overrides` last. */
+export function memberDoc(group: GroupState, who: Cast, role: Membership['role'], overrides: Partial<Membership> = {}): Membership {
+  return {
+    membershipId: `${group.groupId}:membership:${who.actor.id}`,
+    missionId: group.missionId,
+    groupId: group.groupId,
+    member: who.actor,
+    role,
+    state: 'active',
+    membershipEpoch: 1,
+    scopes: ['group:read'],
+    visibilityStartSequence: 0,
+    grantedAt: T0,
+    activatedAt: T0,
+    ...overrides,
+  }
+}

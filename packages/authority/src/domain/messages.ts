@@ -8,6 +8,7 @@ import type { Conversation, Message } from '@weft/spec'
 import { draft, reject, requireGroup, type AnyEventDraft, type CommandOf, type HandlerContext, type HandlerFor, type ReducerFor } from '../handler.js'
 import type { ActorRef, AuthorityState, GroupState, MessageRecord } from '../model.js'
 import { hasLiveMembership, isControlPlane, isCoordinator, isMissionOwner, requireRole, sameActor } from './memberships.js'
+import { noncriticalExtensions, offlineBindingOf, reconcileMessage } from './offline.js'
 
 type MessageCommandKind = 'message.post' | 'message.correct' | 'message.retract' | 'message.redact'
 type MessageEventKind = 'message.posted' | 'message.corrected' | 'message.retracted' | 'message.redacted'
@@ -48,6 +49,12 @@ function post(command: CommandOf<'message.post'>, ctx: HandlerContext): readonly
   requireMember(group, actor)
   requireConversation(group, actor, conversationId)
   requireNewId(group, messageId)
+  // §11.5: a Message buffered offline goes to its WorkItem's Conversation within the lease/grace
+  // window, after the charge of its offline usage.
+  const binding = offlineBindingOf(command)
+  const charge = binding === undefined ? [] : reconcileMessage(ctx, group, command, binding)
+  // §18: noncritical extension data is kept on the Message as the author sent it.
+  const extensions = noncriticalExtensions(command.extensions)
   const message = committed(ctx, group, actor, {
     messageId,
     conversationId,
@@ -55,8 +62,9 @@ function post(command: CommandOf<'message.post'>, ctx: HandlerContext): readonly
     content,
     ...(mentions === undefined ? {} : { mentions }),
     ...(references === undefined ? {} : { references }),
+    ...(extensions === undefined ? {} : { extensions }),
   })
-  return [draft('message.posted', message, { conversationId })]
+  return [...charge, draft('message.posted', message, { conversationId })]
 }
 
 /** The payload every amending Command shares. */

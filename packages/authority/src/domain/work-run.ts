@@ -10,6 +10,7 @@ import { reject, requireGroup, type HandlerContext, type HandlerFor } from '../h
 import type { ActorRef, GroupState, WorkItemRecord } from '../model.js'
 import { checkEvidenceCovers } from './evidence.js'
 import { leaseLive, ownerLive, ownershipDeadlineMs, renewLease, requireCurrentExecution, requireOwner, workLease } from './leases.js'
+import { offlineBindingOf, reconcileCheckpoint, reconcileRenewal } from './offline.js'
 import { limitsOf, requireNotExhausted, requireUsageFits } from './work-budget.js'
 import { nextState, requireRows } from './work-machine.js'
 import { childMissionRunning, executionRef, isCurrentCoordinator, isMissionOwner, isPolicyService, present, requireMissionActive, requireWorkItem, workDraft } from './work-roles.js'
@@ -116,7 +117,10 @@ function currentExecution(
 /** `ext.missionweaveprotocol.core.work_execution_lease_renew` (§11.3): extends the current Execution Lease, with optional progress. */
 export const renewExecution: HandlerFor<'ext.missionweaveprotocol.core.work_execution_lease_renew'> = (command, ctx) => {
   const p = command.payload
-  const { record } = currentExecution(ctx, command.kind, command.actor as ActorRef, p)
+  const { group, record } = currentExecution(ctx, command.kind, command.actor as ActorRef, p)
+  // §11.5: a renewal buffered offline also carries a binding that must hold.
+  const binding = offlineBindingOf(command)
+  if (binding !== undefined) reconcileRenewal(ctx, group, record, command, binding)
   const lease = renewLease(record.executionLease!, ctx.now, ctx.after(p.leaseSeconds))
   return [
     workDraft('work.progressed', { workItemId: p.workItemId, ownershipEpoch: p.ownershipEpoch, executionLease: lease, executionLeaseExpiresAt: lease.expiresAt, ...present({ progress: p.progress }) }),
@@ -127,12 +131,19 @@ function requireCheckpointTaken(ctx: HandlerContext, createdAt: string): void {
   if (Date.parse(createdAt) > ctx.nowMs) reject('INVALID_COMMAND', 'a checkpoint cannot be dated after its Command is accepted', { createdAt })
 }
 
-/** `work.checkpoint` (§11.3): a durable checkpoint releases the Execution Lease; ownership stays until `resumeBy`. */
+/**
+ * `work.checkpoint` (§11.3): a durable checkpoint releases the Execution Lease; ownership stays until
+ * `resumeBy`. One buffered offline (§11.5) is reconciled by `reconcileCheckpoint` in `offline.ts`.
+ */
 export const checkpointWork: HandlerFor<'work.checkpoint'> = (command, ctx) => {
   const p = command.payload
-  currentExecution(ctx, command.kind, command.actor as ActorRef, p)
+  // §11.5: a checkpoint buffered offline is fenced by its historical lease and grace window instead
+  // of the current lease, and first charges its offline usage in the same transaction.
+  const binding = offlineBindingOf(command)
+  if (binding === undefined) currentExecution(ctx, command.kind, command.actor as ActorRef, p)
+  const charge = binding === undefined ? [] : reconcileCheckpoint(ctx, command, binding)
   requireCheckpointTaken(ctx, p.checkpoint.createdAt)
-  return [workDraft('work.checkpointed', { ...executionRef(p), checkpoint: p.checkpoint, resumeBy: ctx.after(p.resumeWithinSeconds), ...present({ progress: p.progress }) })]
+  return [...charge, workDraft('work.checkpointed', { ...executionRef(p), checkpoint: p.checkpoint, resumeBy: ctx.after(p.resumeWithinSeconds), ...present({ progress: p.progress }) })]
 }
 
 /** `work.block` (§11.4): checkpoint, blocker and a bounded blocked lease; the execution slot is released. */

@@ -1,0 +1,25 @@
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import { timestampOf, uuidSource } from './clock.js'
+
+describe('timestampOf', () => {
+  it('writes every instant exactly as toISOString does, across day boundaries and in any order', () => {
+    const instant = fc.oneof(fc.integer({ min: -62_167_219_200_000, max: 253_402_300_799_999 }), fc.constantFrom(0, -1, 86_399_999, 86_400_000, 1.5))
+    fc.assert(
+      fc.property(fc.array(instant, { minLength: 1, maxLength: 20 }), (instants) => {
+        for (const ms of instants) for (const m of [ms, ms + 1, ms + 86_399_999]) expect(timestampOf(m)).toBe(new Date(m).toISOString())
+      }),
+    )
+  })
+
+  it('refuses an instant that is not a time, as Date does', () => {
+    expect(() => timestampOf(Number.NaN)).toThrow(RangeError)
+  })
+})
+
+describe('uuidSource', () => {
+  it('mints RFC 9562 version 4 URNs from the random source', () => {
+    const next = uuidSource((n) => new Uint8Array(n).fill(0xff))
+    expect(next()).toBe('urn:uuid:ffffffff-ffff-4fff-bfff-ffffffffffff')
+  })
+})

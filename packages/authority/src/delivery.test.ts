@@ -1,0 +1,591 @@
+import { ProtocolError, UsageError } from '@weft/codec'
+import type { Event, Membership } from '@weft/spec'
+import { describe, expect, it } from 'vitest'
+import { cast, memberDoc, seedGroup, T0, type Cast } from '../test/fixtures.js'
+import { createDelivery, createMemoryCursorStore, type DeliveryOptions, type Subscription, type SubscriptionHandlers } from './delivery.js'
+import { actorKey, emptyState, type GroupState } from './model.js'
+import type { Authority } from './pipeline.js'
+
+const A = 'urn:weft:test:group:a'
+const B = 'urn:weft:test:group:b'
+/** Both Groups from the start of their history. */
+const BOTH = [
+  { groupId: A, afterSequence: 0 },
+  { groupId: B, afterSequence: 0 },
+]
+
+/**
+ * The three members of {@link Authority} delivery reads (`group`, `events`, `onCommit`), over a
+ * hand-held state and log, so each rule is exercised without running Commands.
+ */
+function fakeAuthority() {
+  const state = emptyState()
+  const logs = new Map<string, Event[]>()
+  const listeners = new Set<(events: readonly Event[]) => void>()
+  let ids = 0
+  const authority = {
+    state,
+    group: (groupId: string) => state.groups.get(groupId),
+    events: (groupId: string, after = 0) => (logs.get(groupId) ?? []).slice(after),
+    onCommit(listener: (events: readonly Event[]) => void) {
+      listeners.add(listener)
+      return () => listeners.delete(listener)
+    },
+  } as unknown as Authority
+  return {
+    authority,
+    group(groupId: string): GroupState {
+      const group = seedGroup(state, groupId, `${groupId}:mission`)
+      group.head = 0
+      logs.set(groupId, [])
+      return group
+    },
+    /** Appends one transaction; `apply` changes the state first, as the reducers do before listeners run. */
+    commit(groupId: string, specs: readonly Partial<Event>[], apply?: () => void): Event[] {
+      const group = state.groups.get(groupId)!
+      const events = specs.map(
+        (spec) =>
+          ({
+            kind: 'work.proposed',
+            payload: {},
+            ...spec,
+            eventId: `urn:weft:test:event:${++ids}`,
+            groupId,
+            sequence: ++group.head,
+          } as Event),
+      )
+      logs.get(groupId)!.push(...events)
+      apply?.()
+      for (const listener of listeners) listener(events)
+      return events
+    },
+    /** `n` plain Events, each its own transaction. */
+    fill(groupId: string, n: number): void {
+      for (let i = 0; i < n; i++) this.commit(groupId, [{}])
+    },
+  }
+}
+
+function enrol(group: GroupState, who: Cast, overrides: Partial<Membership> = {}): Membership {
+  const membership = memberDoc(group, who, 'worker', overrides)
+  group.memberships.set(membership.membershipId, membership)
+  group.membershipByMember.set(actorKey(who.actor), membership.membershipId)
+  return membership
+}
+
+/** A recording subscriber: the sequences it received per Group and the errors it was told. */
+function recorder(onEvent?: (event: Event, subscription: Subscription) => void) {
+  const got = new Map<string, number[]>()
+  const errors: {
+    code: string
+    groupId: string
+    details: Record<string, unknown> | undefined
+  }[] = []
+  const handlers: SubscriptionHandlers = {
+    onEvent(event, subscription) {
+      onEvent?.(event, subscription)
+      const list = got.get(event.groupId!) ?? []
+      got.set(event.groupId!, [...list, event.sequence!])
+    },
+    onError: (error, groupId) => errors.push({ code: error.code, groupId, details: error.details }),
+  }
+  return { handlers, errors, seq: (groupId: string) => got.get(groupId) ?? [] }
+}
+
+function range(from: number, to: number): number[] {
+  return Array.from({ length: to - from + 1 }, (_, i) => from + i)
+}
+
+function codeOf(run: () => unknown): {
+  code: string
+  message: string
+  details: unknown
+} {
+  try {
+    run()
+  } catch (error) {
+    if (error instanceof ProtocolError)
+      return {
+        code: error.code,
+        message: error.message,
+        details: error.details,
+      }
+    throw error
+  }
+  throw new Error('expected a ProtocolError')
+}
+
+function setup(options: DeliveryOptions = {}) {
+  const fake = fakeAuthority()
+  const a = fake.group(A)
+  const b = fake.group(B)
+  enrol(a, cast.worker1)
+  enrol(b, cast.worker1)
+  const delivery = createDelivery(fake.authority, {
+    controlPlane: [cast.controlPlane.actor.id],
+    ...options,
+  })
+  return { fake, a, b, delivery, worker: cast.worker1.actor }
+}
+
+describe('subscribe: replay, then live', () => {
+  it('replays after afterSequence up to the head, then delivers every later Event of every transaction', () => {
+    const { fake, delivery, worker } = setup()
+    fake.fill(A, 5)
+    const r = recorder()
+    delivery.subscribe(worker, [{ groupId: A, afterSequence: 2 }], r.handlers)
+    expect(r.seq(A)).toEqual([3, 4, 5])
+    fake.commit(A, [{}, {}, {}])
+    expect(r.seq(A)).toEqual([3, 4, 5, 6, 7, 8])
+  })
+
+  it('queues Events committed during the replay behind it: no gap, no repeat', () => {
+    const { fake, delivery, worker } = setup({ pageSize: 2 })
+    fake.fill(A, 5)
+    // The subscriber's own handler commits while the replay is still running.
+    const r = recorder((event) => {
+      if (event.sequence === 2) fake.commit(A, [{}, {}])
+    })
+    delivery.subscribe(worker, [{ groupId: A, afterSequence: 0 }], r.handlers)
+    expect(r.seq(A)).toEqual(range(1, 7))
+  })
+
+  it('reads a long backlog page by page and delivers all of it', () => {
+    const { fake, delivery, worker } = setup({ pageSize: 3 })
+    fake.fill(A, 10)
+    const r = recorder()
+    const subscription = delivery.subscribe(worker, [{ groupId: A, afterSequence: 0 }], r.handlers)
+    expect(r.seq(A)).toEqual(range(1, 10))
+    expect(subscription.position(A)).toBe(10)
+    expect(subscription.status(A)).toBe('live')
+  })
+
+  it('refuses a position beyond the head, a negative one and a repeated Group, registering nothing', () => {
+    const { fake, delivery, worker } = setup()
+    fake.fill(A, 2)
+    const r = recorder()
+    expect(codeOf(() => delivery.subscribe(worker, [{ groupId: A, afterSequence: 3 }], r.handlers)).code).toBe('INVALID_COMMAND')
+    expect(codeOf(() => delivery.subscribe(worker, [{ groupId: A, afterSequence: -1 }], r.handlers)).code).toBe('INVALID_COMMAND')
+    expect(
+      codeOf(() =>
+        delivery.subscribe(
+          worker,
+          [
+            { groupId: A, afterSequence: 0 },
+            { groupId: A, afterSequence: 1 },
+          ],
+          r.handlers,
+        ),
+      ).code,
+    ).toBe('INVALID_COMMAND')
+    expect(codeOf(() => delivery.subscribe(worker, [], r.handlers)).code).toBe('INVALID_COMMAND')
+    fake.fill(A, 1)
+    expect(r.seq(A)).toEqual([])
+  })
+
+  it('a handler that throws leaves its Event undelivered and pauses the Group until resume', () => {
+    const { fake, delivery, worker } = setup()
+    let failOnce = true
+    const r = recorder((event) => {
+      if (event.sequence === 2 && failOnce) {
+        failOnce = false
+        throw new Error('disk full')
+      }
+    })
+    const subscription = delivery.subscribe(worker, [{ groupId: A, afterSequence: 0 }], r.handlers)
+    fake.fill(A, 3)
+    expect(r.seq(A)).toEqual([1])
+    expect(subscription.status(A)).toBe('paused')
+    subscription.resume(A)
+    expect(r.seq(A)).toEqual([1, 2, 3])
+  })
+
+  it('close ends every Group of the subscription; Delivery.close detaches from the Authority', () => {
+    const { fake, delivery, worker } = setup()
+    const r1 = recorder()
+    const r2 = recorder()
+    const first = delivery.subscribe(worker, BOTH, r1.handlers)
+    delivery.subscribe(worker, [{ groupId: A, afterSequence: 0 }], r2.handlers)
+    first.close()
+    fake.fill(A, 1)
+    fake.fill(B, 1)
+    expect([r1.seq(A), r1.seq(B), r2.seq(A)]).toEqual([[], [], [1]])
+    expect(first.status(A)).toBe('ended')
+    delivery.close()
+    fake.fill(A, 1)
+    expect(r2.seq(A)).toEqual([1])
+    expect(r1.errors).toEqual([])
+  })
+})
+
+describe('authorization per Group (§8, §17.2)', () => {
+  it('answers an absent Group and a hidden one with the same GROUP_NOT_FOUND', () => {
+    const { fake, delivery } = setup()
+    fake.group('urn:weft:test:group:hidden')
+    const outsider = cast.worker2.actor
+    const r = recorder()
+    const hidden = codeOf(() => delivery.subscribe(outsider, [{ groupId: 'urn:weft:test:group:hidden', afterSequence: 0 }], r.handlers))
+    const absent = codeOf(() => delivery.subscribe(outsider, [{ groupId: 'urn:weft:test:group:absent', afterSequence: 0 }], r.handlers))
+    expect(hidden).toEqual({
+      code: 'GROUP_NOT_FOUND',
+      message: absent.message,
+      details: absent.details,
+    })
+    expect(absent.code).toBe('GROUP_NOT_FOUND')
+    for (const call of [() => delivery.replay(outsider, A), () => delivery.cursor(outsider, A), () => delivery.ack(outsider, [{ groupId: A, sequence: 0 }])]) {
+      expect(codeOf(call)).toEqual(absent)
+    }
+  })
+
+  it('refuses the whole subscription when one Group is hidden, subscribing none', () => {
+    const { fake, delivery, worker } = setup()
+    fake.group('urn:weft:test:group:hidden')
+    const r = recorder()
+    expect(
+      codeOf(() =>
+        delivery.subscribe(
+          worker,
+          [
+            { groupId: A, afterSequence: 0 },
+            { groupId: 'urn:weft:test:group:hidden', afterSequence: 0 },
+          ],
+          r.handlers,
+        ),
+      ).code,
+    ).toBe('GROUP_NOT_FOUND')
+    fake.fill(A, 1)
+    expect(r.seq(A)).toEqual([])
+  })
+
+  it('admits provisional members and listed control-plane services; refuses ended members and other services', () => {
+    const { fake, a, delivery } = setup()
+    fake.fill(A, 1)
+    enrol(a, cast.worker2, {
+      state: 'provisional',
+      provisionalExpiresAt: T0,
+      contextPackageId: 'urn:weft:test:package:1',
+    })
+    enrol(a, cast.worker3, { state: 'ended', endedAt: T0 })
+    expect(delivery.replay(cast.worker2.actor, A).events).toHaveLength(1)
+    expect(delivery.replay(cast.controlPlane.actor, A).events).toHaveLength(1)
+    expect(delivery.replay(cast.owner.actor, A).events).toHaveLength(1)
+    expect(codeOf(() => delivery.replay(cast.worker3.actor, A)).code).toBe('GROUP_NOT_FOUND')
+    expect(codeOf(() => delivery.replay(cast.registry.actor, A)).code).toBe('GROUP_NOT_FOUND')
+  })
+
+  it('never delivers Events at or below the visibility start of a late joiner', () => {
+    const { fake, a, delivery } = setup()
+    fake.fill(A, 4)
+    enrol(a, cast.worker2, { visibilityStartSequence: 3 })
+    const r = recorder()
+    delivery.subscribe(cast.worker2.actor, [{ groupId: A, afterSequence: 0 }], r.handlers)
+    fake.fill(A, 1)
+    expect(r.seq(A)).toEqual([4, 5])
+    const page = delivery.replay(cast.worker2.actor, A, 1)
+    expect(page.events.map((e) => e.sequence)).toEqual([4, 5])
+  })
+
+  it('stops live delivery when the Membership ends, after the Event that ends it', () => {
+    const { fake, a, delivery, worker } = setup()
+    const r = recorder()
+    const subscription = delivery.subscribe(worker, BOTH, r.handlers)
+    fake.fill(A, 1)
+    const id = a.membershipByMember.get(actorKey(worker))!
+    const ended = {
+      ...a.memberships.get(id)!,
+      state: 'ended' as const,
+      endedAt: T0,
+    }
+    fake.commit(
+      A,
+      [
+        {
+          kind: 'membership.ended',
+          payload: {
+            membershipId: id,
+            member: worker,
+            membershipEpoch: 1,
+            reason: 'done',
+          },
+        },
+      ],
+      () => a.memberships.set(id, ended),
+    )
+    fake.fill(A, 2)
+    fake.fill(B, 1)
+    expect(r.seq(A)).toEqual([1, 2])
+    expect(r.seq(B)).toEqual([1])
+    expect(r.errors).toEqual([{ code: 'GROUP_NOT_FOUND', groupId: A, details: undefined }])
+    expect(subscription.status(A)).toBe('ended')
+  })
+
+  it('drops buffered Events of a Group whose Membership ended while paused', () => {
+    const { fake, a, delivery, worker } = setup()
+    const r = recorder()
+    const subscription = delivery.subscribe(worker, [{ groupId: A, afterSequence: 0 }], r.handlers)
+    subscription.pause(A)
+    fake.fill(A, 2)
+    const id = a.membershipByMember.get(actorKey(worker))!
+    a.memberships.set(id, {
+      ...a.memberships.get(id)!,
+      state: 'ended',
+      endedAt: T0,
+    })
+    subscription.resume(A)
+    expect(r.seq(A)).toEqual([])
+    expect(subscription.status(A)).toBe('ended')
+  })
+})
+
+describe('attention filters change live delivery only (§8, §17.2)', () => {
+  const mine = 'urn:weft:test:work:mine'
+  const other = 'urn:weft:test:work:other'
+
+  function filtered(attention: NonNullable<Parameters<ReturnType<typeof createDelivery>['subscribe']>[1][number]['attention']>) {
+    const s = setup()
+    s.a.conversations.set('urn:weft:test:conversation:mine', {
+      ...s.a.conversations.get(`${A}:conversation:main`)!,
+      conversationId: 'urn:weft:test:conversation:mine',
+      type: 'work_item',
+      primaryWorkItemId: mine,
+    })
+    s.fake.commit(A, [{ kind: 'work.authorized', workItemId: other }])
+    const r = recorder()
+    s.delivery.subscribe(s.worker, [{ groupId: A, afterSequence: 0, attention }], r.handlers)
+    return { ...s, r }
+  }
+  const message = (conversationId: string, extra: Record<string, unknown> = {}): Partial<Event> => ({
+    kind: 'message.posted',
+    conversationId,
+    payload: { conversationId, author: cast.worker2.actor, ...extra },
+  })
+  const main = `${A}:conversation:main`
+
+  it('replays everything, then delivers only the WorkItems asked for (their Conversations included) and what names the subscriber', () => {
+    const { fake, r } = filtered({ workItemIds: [mine] })
+    fake.commit(A, [{ kind: 'work.started', workItemId: mine }]) // 2
+    fake.commit(A, [{ kind: 'work.started', workItemId: other }]) // 3
+    fake.commit(A, [message('urn:weft:test:conversation:mine')]) // 4
+    fake.commit(A, [message(main)]) // 5
+    fake.commit(A, [
+      {
+        kind: 'work.offer.created',
+        workItemId: other,
+        payload: {
+          workItemId: other,
+          candidateAgentIds: [cast.worker1.actor.id],
+        },
+      },
+    ]) // 6
+    fake.commit(A, [message(main, { mentions: [cast.worker1.actor] })]) // 7
+    expect(r.seq(A)).toEqual([1, 2, 4, 6, 7])
+  })
+
+  it('mentionsOnly keeps only the Messages that mention the subscriber', () => {
+    const { fake, r } = filtered({
+      mentionsOnly: true,
+      conversationIds: [main],
+    })
+    fake.commit(A, [message(main)]) // 2
+    fake.commit(A, [message(main, { mentions: [cast.worker1.actor] })]) // 3
+    fake.commit(A, [{ kind: 'work.started', conversationId: main }]) // 4
+    fake.commit(A, [message(main, { mentions: [cast.worker2.actor] })]) // 5
+    expect(r.seq(A)).toEqual([1, 3, 4])
+  })
+
+  it('announcements are Mission and Group facts and the Coordinator or MissionOwner speaking in the Group Conversation', () => {
+    const { fake, r } = filtered({ announcements: true })
+    fake.commit(A, [{ kind: 'mission.coordinator.renewed' }]) // 2
+    fake.commit(A, [message(main, { author: cast.coordinator.actor })]) // 3
+    fake.commit(A, [message(main)]) // 4
+    fake.commit(A, [message(main, { author: cast.owner.actor })]) // 5
+    fake.commit(A, [{ kind: 'work.started', workItemId: other }]) // 6
+    expect(r.seq(A)).toEqual([1, 2, 3, 5])
+  })
+
+  it('eventKinds selects kinds; an empty filter selects everything; replay ignores the filter', () => {
+    const { fake, r, delivery, worker } = filtered({
+      eventKinds: ['work.blocked'],
+    })
+    fake.commit(A, [{ kind: 'work.started' }, { kind: 'work.blocked' }]) // 2, 3
+    const all = recorder()
+    delivery.subscribe(worker, [{ groupId: A, afterSequence: 3, attention: {} }], all.handlers)
+    fake.commit(A, [{ kind: 'work.started' }]) // 4
+    expect(r.seq(A)).toEqual([1, 3])
+    expect(all.seq(A)).toEqual([4])
+    expect(delivery.replay(worker, A, 0).events.map((e) => e.sequence)).toEqual([1, 2, 3, 4])
+  })
+})
+
+describe('per-Group backpressure (§8, §17.3)', () => {
+  it('a full buffer backpressures that Group only, with retry guidance; resume continues from the log without a gap', () => {
+    const { fake, delivery, worker } = setup({
+      maxBufferedPerGroup: 2,
+      retryAfterMs: 250,
+    })
+    const r = recorder()
+    const subscription = delivery.subscribe(worker, BOTH, r.handlers)
+    fake.fill(A, 1)
+    subscription.pause(A)
+    fake.fill(A, 2)
+    expect(r.errors).toEqual([])
+    fake.fill(A, 1)
+    expect(r.errors).toEqual([
+      {
+        code: 'BACKPRESSURE',
+        groupId: A,
+        details: { groupId: A, retryAfterMs: 250, afterSequence: 1 },
+      },
+    ])
+    expect(subscription.status(A)).toBe('backpressured')
+    fake.fill(B, 3)
+    fake.fill(A, 2)
+    expect(r.seq(B)).toEqual([1, 2, 3])
+    expect(r.seq(A)).toEqual([1])
+    subscription.resume(A)
+    expect(r.seq(A)).toEqual(range(1, 6))
+    expect(subscription.status(A)).toBe('live')
+  })
+
+  it('BACKPRESSURE is retryable', () => {
+    const { fake, delivery, worker } = setup({ maxBufferedPerGroup: 1 })
+    const seen: ProtocolError[] = []
+    const subscription = delivery.subscribe(worker, [{ groupId: A, afterSequence: 0 }], { onEvent: () => undefined, onError: (e) => seen.push(e) })
+    subscription.pause(A)
+    fake.fill(A, 2)
+    expect(seen.map((e) => [e.code, e.retryable])).toEqual([['BACKPRESSURE', true]])
+  })
+
+  it('a paused replay holds no buffer: the backlog stays in the log', () => {
+    const { fake, delivery, worker } = setup({
+      maxBufferedPerGroup: 1,
+      pageSize: 2,
+    })
+    fake.fill(A, 6)
+    const r = recorder((event, subscription) => {
+      if (event.sequence === 2) subscription.pause(A)
+    })
+    const subscription = delivery.subscribe(worker, [{ groupId: A, afterSequence: 0 }], r.handlers)
+    expect(r.seq(A)).toEqual([1, 2])
+    fake.fill(A, 1)
+    expect(r.errors).toEqual([])
+    subscription.resume(A)
+    expect(r.seq(A)).toEqual(range(1, 7))
+  })
+
+  it('keeps the attention filter for what a dropped buffer held', () => {
+    const { fake, delivery, worker } = setup({ maxBufferedPerGroup: 1 })
+    const r = recorder()
+    const subscription = delivery.subscribe(
+      worker,
+      [
+        {
+          groupId: A,
+          afterSequence: 0,
+          attention: { eventKinds: ['work.blocked'] },
+        },
+      ],
+      r.handlers,
+    )
+    subscription.pause(A)
+    fake.commit(A, [{ kind: 'work.blocked' }, { kind: 'work.started' }, { kind: 'work.blocked' }, { kind: 'work.blocked' }])
+    expect(subscription.status(A)).toBe('backpressured')
+    subscription.resume(A)
+    expect(r.seq(A)).toEqual([1, 3, 4])
+  })
+})
+
+describe('paged replay (§16)', () => {
+  it('pages with hasMore and nextAfterSequence and never truncates silently', () => {
+    const { fake, delivery, worker } = setup({ pageSize: 4 })
+    fake.fill(A, 10)
+    const pages: number[][] = []
+    let after = 0
+    for (;;) {
+      const page = delivery.replay(worker, A, after, 100)
+      pages.push(page.events.map((e) => e.sequence!))
+      expect(page.head).toBe(10)
+      after = page.nextAfterSequence
+      if (!page.hasMore) break
+    }
+    expect(pages).toEqual([range(1, 4), range(5, 8), range(9, 10)])
+    expect(delivery.replay(worker, A, 10)).toEqual({
+      events: [],
+      nextAfterSequence: 10,
+      hasMore: false,
+      head: 10,
+    })
+    expect(delivery.replay(worker, A, 2, 3).events.map((e) => e.sequence)).toEqual([3, 4, 5])
+  })
+
+  it('refuses a bad limit and a position beyond the head', () => {
+    const { fake, delivery, worker } = setup()
+    fake.fill(A, 2)
+    expect(codeOf(() => delivery.replay(worker, A, 0, 0)).code).toBe('INVALID_COMMAND')
+    expect(codeOf(() => delivery.replay(worker, A, 0, 1.5)).code).toBe('INVALID_COMMAND')
+    expect(codeOf(() => delivery.replay(worker, A, 3)).code).toBe('INVALID_COMMAND')
+    expect(codeOf(() => delivery.replay(worker, A, -2)).code).toBe('INVALID_COMMAND')
+  })
+})
+
+describe('ACK Cursors (§16)', () => {
+  it('move forward only, never beyond the head, and are checked all before any is stored', () => {
+    const { fake, delivery, worker } = setup()
+    fake.fill(A, 5)
+    fake.fill(B, 2)
+    expect(delivery.cursor(worker, A)).toBe(0)
+    expect(
+      delivery.ack(worker, [
+        { groupId: A, sequence: 4 },
+        { groupId: B, sequence: 1 },
+      ]),
+    ).toEqual([
+      { groupId: A, sequence: 4 },
+      { groupId: B, sequence: 1 },
+    ])
+    expect(delivery.ack(worker, [{ groupId: A, sequence: 2 }])).toEqual([{ groupId: A, sequence: 4 }])
+    expect(delivery.cursor(worker, A)).toBe(4)
+    expect(
+      codeOf(() =>
+        delivery.ack(worker, [
+          { groupId: B, sequence: 2 },
+          { groupId: A, sequence: 6 },
+        ]),
+      ).code,
+    ).toBe('INVALID_COMMAND')
+    expect([delivery.cursor(worker, A), delivery.cursor(worker, B)]).toEqual([4, 1])
+  })
+
+  it('are kept per subscriber and Group, in the given CursorStore', () => {
+    const store = createMemoryCursorStore()
+    const { fake, a, delivery, worker } = setup({ cursorStore: store })
+    enrol(a, cast.worker2)
+    fake.fill(A, 3)
+    delivery.ack(worker, [{ groupId: A, sequence: 3 }])
+    expect(store.get(worker, A)).toBe(3)
+    expect(store.get(cast.worker2.actor, A)).toBeUndefined()
+    expect(delivery.cursor(cast.worker2.actor, A)).toBe(0)
+    expect(createDelivery(fake.authority, { cursorStore: store }).cursor(worker, A)).toBe(3)
+  })
+
+  it('are where replay and subscribe resume when no position is given', () => {
+    const { fake, delivery, worker } = setup({ pageSize: 10 })
+    fake.fill(A, 5)
+    delivery.ack(worker, [{ groupId: A, sequence: 3 }])
+    expect(delivery.replay(worker, A).events.map((e) => e.sequence)).toEqual([4, 5])
+    const r = recorder()
+    delivery.subscribe(worker, [{ groupId: A }], r.handlers)
+    expect(r.seq(A)).toEqual([4, 5])
+  })
+})
+
+describe('options', () => {
+  it('refuses bad options and Groups the subscription does not hold with UsageError', () => {
+    const { fake, delivery, worker } = setup()
+    for (const bad of [{ pageSize: 0 }, { maxBufferedPerGroup: -1 }, { retryAfterMs: 1.5 }]) {
+      expect(() => createDelivery(fake.authority, bad)).toThrow(UsageError)
+    }
+    const subscription = delivery.subscribe(worker, [{ groupId: A, afterSequence: 0 }], recorder().handlers)
+    expect(() => subscription.resume(B)).toThrow(UsageError)
+  })
+})
