@@ -81,6 +81,23 @@ export interface AuthorityPolicy {
   readonly maxDelegationDepth: number
   /** Service Principals the Organization trusts as its control plane (§7.1, §7.2, §15.1). */
   readonly controlPlane: readonly string[]
+  /**
+   * §20 `message_rate`: Messages (posts, corrections, retractions) one actor may have accepted per
+   * Group in any sliding minute of the Authority clock. Absent: no limit. At most 1024.
+   */
+  readonly maxMessagesPerMinute?: number
+  /** §20 `proposal_rate`: `work.propose` Commands one actor may have accepted per Group per sliding minute. Absent: no limit. At most 1024. */
+  readonly maxProposalsPerMinute?: number
+  /**
+   * §20 `queued_work_items`: WorkItems of one Group waiting to run (`open`, `offered`, `queued`);
+   * `work.authorize` beyond it is refused. Absent: no limit.
+   */
+  readonly maxQueuedWorkItems?: number
+  /**
+   * §20 `active_work_items`: WorkItems one Worker owns unfinished (`queued`, `active`, `blocked`) in
+   * one Group; `work.accept_offer` beyond it is refused. Absent: no limit.
+   */
+  readonly maxActiveWorkItems?: number
   /** Whether an Execution Approval is required before `work.start` for the item (§12); default: the contract says. */
   readonly requiresExecutionApproval?: (state: GroupState, workItemId: string) => boolean
 }

@@ -41,6 +41,10 @@ export type {
 export { createDelivery, createMemoryCursorStore } from './delivery.js'
 export type { Delivery, DeliveryOptions, DeliveryGroup, Subscription, SubscriptionHandlers, ChannelStatus, ReplayPage, CursorStore } from './delivery.js'
 
+// Archival (§7.4): signed Group Snapshots.
+export { buildGroupSnapshot, signGroupSnapshot, verifyGroupSnapshot, snapshotArtifactHash } from './snapshots.js'
+export type { UnsignedGroupSnapshot, SnapshotOptions, SnapshotVerifyOptions, SnapshotVerification } from './snapshots.js'
+
 // Artifacts (§13): content-addressed bytes outside the log, provenance, Context Packages.
 export { createMemoryBlobStore, resolveArtifact, checkedCopy } from './blobs.js'
 export type { BlobStore, MemoryBlobStoreOptions } from './blobs.js'

@@ -206,6 +206,8 @@ export function admit(decoded: Decoded, ctx: IngressContext): Admitted | Duplica
   }
   checkSession(command, actor, rule, ctx.state)
   const group = checkGroupAndMembership(command, actor, rule, ctx)
+  // §7.4: an archived Group is closed history; nothing more is appended to it.
+  if (group !== undefined && group.group.state === 'archived') refuse('INVALID_STATE_TRANSITION', 'The Group is archived.', 'group', 'group-archived')
   checkCoordinator(command, actor, rule, group, ctx.nowMs)
   if (!rule.issuerTypes.includes(actor.type)) refuse('AUTH_FORBIDDEN', `A ${actor.type} may not issue ${command.kind}.`, 'role', 'issuer-type-not-allowed')
   checkRevision(command, rule, group, ctx.state)

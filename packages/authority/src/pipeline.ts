@@ -29,6 +29,7 @@ import {
   type IngressStage,
 } from './ingress.js'
 import { emptyState, type ActorRef, type AuthorityState, type GroupState } from './model.js'
+import { RATE_RING_CAPACITY } from './domain/runaway.js'
 import { createMemoryStore, type AuthorityStore, type StoredReceipt } from './store.js'
 import { applyEvents, createEventSealer, frozenJson, materialize } from './transact.js'
 
@@ -387,6 +388,12 @@ function resolvePolicy(overrides: Partial<AuthorityPolicy> = {}): AuthorityPolic
   for (const name of ['freshnessSeconds', 'maxCommandBytes', 'maxMissionDepth', 'maxDelegationDepth'] as const) {
     const value = policy[name]
     if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) throw new UsageError(`policy.${name} must be a non-negative finite number, got ${String(value)}`)
+  }
+  // §20: cooperation limits are opt-in; a per-minute rate is bounded by the ring the reducers keep.
+  for (const name of ['maxMessagesPerMinute', 'maxProposalsPerMinute', 'maxQueuedWorkItems', 'maxActiveWorkItems'] as const) {
+    const value = policy[name]
+    if (value !== undefined && (!Number.isSafeInteger(value) || value < 0)) throw new UsageError(`policy.${name} must be a non-negative integer, got ${String(value)}`)
+    if (value !== undefined && name.endsWith('PerMinute') && value > RATE_RING_CAPACITY) throw new UsageError(`policy.${name} may not exceed ${RATE_RING_CAPACITY}`)
   }
   if (!Array.isArray(policy.controlPlane) || !policy.controlPlane.every((id) => typeof id === 'string')) throw new UsageError('policy.controlPlane must be an array of service Principal IDs')
   return Object.freeze({ ...policy, controlPlane: Object.freeze([...policy.controlPlane]) })

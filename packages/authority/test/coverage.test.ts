@@ -36,10 +36,6 @@ const PACKAGE = fileURLToPath(new URL('..', import.meta.url))
  * `UNPERFORMABLE_ROWS` of `world.ts`, where the row tests read them too.
  */
 const EXEMPT: Readonly<Record<string, string>> = {
-  '[command ext.missionweaveprotocol.core.group_archive]':
-    'Group archival (§7.4) is not implemented: the handler refuses every group_archive with INVALID_COMMAND (lifecycle.test.ts asserts it)',
-  '[event group.snapshot.created]': 'appended only by Group archival, which is not implemented',
-  '[event group.archived]': 'appended only by Group archival, which is not implemented',
   '[error UNSUPPORTED_VERSION]':
     'version negotiation belongs to the connection handshake (§17.1, §21); in process a Command of another protocolVersion fails the envelope schema (SCHEMA_VALIDATION_FAILED)',
   '[error AUTH_REQUIRED]': 'connection authentication belongs to the WebSocket binding (§6.3, §17.1); in process every Command is signed and verified on its own',

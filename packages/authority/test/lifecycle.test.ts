@@ -334,7 +334,7 @@ describe('every Command and Event kind, through @weft/client', () => {
     expect(w.group().overrides.get('urn:weft:test:override:burst')?.consumedByActionId).toBeUndefined()
   })
 
-  it('refuses Group archival, which this Authority does not implement (coverage exempts it)', async () => {
+  it('refuses Group archival against a snapshot whose state hash does not match', async () => {
     const w = await started()
     const snapshot = sign(
       'group-snapshot',

@@ -4,11 +4,12 @@
  * retractions and redactions are new Messages pointing at the original (§4 invariant 6).
  * @module
  */
-import type { Conversation, Message } from '@weft/spec'
-import { draft, reject, requireGroup, type AnyEventDraft, type CommandOf, type HandlerContext, type HandlerFor, type ReducerFor } from '../handler.js'
+import type { Conversation, Event, Message } from '@weft/spec'
+import { draft, reject, requireGroup, type AnyEventDraft, type CommandOf, type EventOf, type HandlerContext, type HandlerFor, type ReducerFor } from '../handler.js'
 import type { ActorRef, AuthorityState, GroupState, MessageRecord } from '../model.js'
 import { hasLiveMembership, isControlPlane, isCoordinator, isMissionOwner, requireRole, sameActor } from './memberships.js'
 import { noncriticalExtensions, offlineBindingOf, reconcileMessage } from './offline.js'
+import { consumeOverride, noteRate, requireWithinRate } from './runaway.js'
 
 type MessageCommandKind = 'message.post' | 'message.correct' | 'message.retract' | 'message.redact'
 type MessageEventKind = 'message.posted' | 'message.corrected' | 'message.retracted' | 'message.redacted'
@@ -49,6 +50,8 @@ function post(command: CommandOf<'message.post'>, ctx: HandlerContext): readonly
   requireMember(group, actor)
   requireConversation(group, actor, conversationId)
   requireNewId(group, messageId)
+  // §20: an Organization message rate, unless a one-shot override names this very post.
+  requireWithinRate(command, ctx, group, 'message_rate', ctx.policy.maxMessagesPerMinute)
   // §11.5: a Message buffered offline goes to its WorkItem's Conversation within the lease/grace
   // window, after the charge of its offline usage.
   const binding = offlineBindingOf(command)
@@ -103,6 +106,8 @@ function authorAmendment(command: CommandOf<'message.correct' | 'message.retract
   const { message, target } = amendment(ctx, group, actor, kind, command.payload)
   if (!sameActor(target.message.author as ActorRef, actor)) reject('AUTH_FORBIDDEN', `only the author may issue a ${kind}`)
   requireConversation(group, actor, message.conversationId)
+  // §20: corrections and retractions are Messages too and count against the same rate.
+  requireWithinRate(command, ctx, group, 'message_rate', ctx.policy.maxMessagesPerMinute)
   return { message, conversationId: message.conversationId }
 }
 
@@ -133,18 +138,26 @@ export const messageHandlers = {
   'message.redact': redact,
 } satisfies { readonly [K in MessageCommandKind]: HandlerFor<K> }
 
-/** Stores a Committed Message and links an amendment to its target, whose own record stays as accepted. */
-function commit(state: AuthorityState, groupId: string | undefined, message: Message): void {
-  const group = state.groups.get(groupId as string)
+/**
+ * Stores a Committed Message and links an amendment to its target, whose own record stays as
+ * accepted. An author's Message also counts toward its §20 message rate and consumes the override
+ * grant that admitted it; a redaction is moderation and counts toward neither.
+ */
+function commit(state: AuthorityState, event: EventOf<MessageEventKind>): void {
+  const group = state.groups.get(event.groupId as string)
   if (group === undefined) return
+  const message = event.payload
   group.messages.set(message.messageId, { message, followUps: [] })
   if (message.targetMessageId !== undefined) group.messages.get(message.targetMessageId)?.followUps.push(message.messageId)
+  if (message.kind === 'redaction') return
+  noteRate(state, event as Event, 'message_rate')
+  consumeOverride(state, event as Event)
 }
 
 /** Event reducers of the Message domain. */
 export const messageReducers = {
-  'message.posted': (state, event) => commit(state, event.groupId, event.payload),
-  'message.corrected': (state, event) => commit(state, event.groupId, event.payload),
-  'message.retracted': (state, event) => commit(state, event.groupId, event.payload),
-  'message.redacted': (state, event) => commit(state, event.groupId, event.payload),
+  'message.posted': commit,
+  'message.corrected': commit,
+  'message.retracted': commit,
+  'message.redacted': commit,
 } satisfies { readonly [K in MessageEventKind]: ReducerFor<K> }

@@ -53,7 +53,7 @@ describe('policy.grant_cooperation_override (§20)', () => {
 })
 
 describe('group archival (§7.4)', () => {
-  it('is refused by this Authority for now', () => {
+  it('refuses a snapshot that names no Group', () => {
     const { state, group } = setup()
     const snapshot = sign('group-snapshot', { snapshotId: 'urn:weft:test:snapshot:1', createdBy: cast.authority.actor, createdAt: T0 }, cast.authority.key) as unknown as GroupSnapshot
     expect(codeOf(() => exec(state, 'ext.missionweaveprotocol.core.group_archive', { snapshot }, cast.controlPlane, { envelope: inGroup(group) }))).toBe('INVALID_COMMAND')

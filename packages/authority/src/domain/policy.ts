@@ -1,13 +1,15 @@
 /**
  * The policy and archival domain (§7.4, §20): one-shot Cooperation Override Grants recorded in the
- * Group's Policy Log, and the archival facts. This Authority does not archive Groups yet, but it
- * folds archival Events of an existing log so replay of such a log works.
+ * Group's Policy Log, and archival against a signed final snapshot (`snapshots.ts`).
  * @module
  */
 import type { CooperationOverrideGrant, EventPayload } from '@weft/spec'
 import { draft, reject, requireGroup, type AnyEventDraft, type CommandOf, type HandlerContext, type HandlerFor, type ReducerFor } from '../handler.js'
 import type { ActorRef, GroupState } from '../model.js'
+import { TERMINAL_MISSION_STATES } from '@weft/spec/machines'
+import { snapshotArtifactHash, snapshotMismatch } from '../snapshots.js'
 import { isControlPlane, isMissionOwner, requireRole } from './memberships.js'
+import { indexOverride } from './runaway.js'
 
 type PolicyCommandKind = 'policy.grant_cooperation_override' | 'ext.missionweaveprotocol.core.group_archive'
 type PolicyEventKind = 'policy.cooperation_override.granted' | 'group.snapshot.created' | 'group.archived'
@@ -27,6 +29,7 @@ function grantOverride(command: CommandOf<'policy.grant_cooperation_override'>, 
   const group = requireGroup(ctx)
   const actor = command.actor as ActorRef
   const p = command.payload
+  requireNotArchived(group)
   // §20: only the MissionOwner or an authorized Organization policy actor issues an override.
   requireRole([isMissionOwner(group, actor), isControlPlane(ctx, actor)], 'grant cooperation overrides')
   if (group.overrides.has(p.grantId)) reject('INVALID_COMMAND', `override grant ${p.grantId} already exists`)
@@ -47,8 +50,36 @@ function grantOverride(command: CommandOf<'policy.grant_cooperation_override'>, 
   return [draft('policy.cooperation_override.granted', { grant })]
 }
 
-function archive(): readonly AnyEventDraft[] {
-  reject('INVALID_COMMAND', 'group archival is not supported by this authority yet')
+/** §7.4: an archived Group is final; it takes no further Group Command. */
+function requireNotArchived(group: GroupState): void {
+  if (group.group.state === 'archived') reject('INVALID_STATE_TRANSITION', `group ${group.groupId} is archived`)
+}
+
+function archive(command: CommandOf<'ext.missionweaveprotocol.core.group_archive'>, ctx: HandlerContext): readonly AnyEventDraft[] {
+  const group = requireGroup(ctx)
+  const actor = command.actor as ActorRef
+  const { snapshot } = command.payload
+  // §6.4: a Group Snapshot creator is an authorized archival service; the MissionOwner may also ask.
+  requireRole([isControlPlane(ctx, actor), isMissionOwner(group, actor)], 'archive the group')
+  requireNotArchived(group)
+  ctx.verifyDocument('group-snapshot', snapshot)
+  // §7.4: the final snapshot covers exactly the log as it stands, so nothing escapes the archive.
+  const mismatch = snapshotMismatch(snapshot, group)
+  if (mismatch !== undefined) reject('INVALID_COMMAND', mismatch)
+  // §7.4: only a finished Mission is archived; its Group stays active until then.
+  if (!(TERMINAL_MISSION_STATES as readonly string[]).includes(group.mission.state)) {
+    reject('INVALID_STATE_TRANSITION', `mission is ${group.mission.state}, not terminal`)
+  }
+  // §15.2: the snapshot record and the archival are one transaction.
+  return [
+    draft('group.snapshot.created', {
+      snapshotId: snapshot.snapshotId,
+      throughSequence: snapshot.throughSequence,
+      stateHash: snapshot.stateHash,
+      snapshotArtifactHash: snapshotArtifactHash(snapshot),
+    }),
+    draft('group.archived', { archiveSnapshotId: snapshot.snapshotId }),
+  ]
 }
 
 /** Command handlers of the policy and archival domain (§7.4, §20). */
@@ -61,8 +92,11 @@ export const policyHandlers = {
 export const policyReducers = {
   'policy.cooperation_override.granted': (state, event) => {
     const group = state.groups.get(event.groupId as string)
-    // §20: issued unconsumed; the target Command's acceptance consumes it once.
-    group?.overrides.set(event.payload.grant.grantId, { grant: event.payload.grant })
+    if (group === undefined) return
+    // §20: issued unconsumed; the target Command's acceptance consumes it once (see `consumeOverride`).
+    const record = { grant: event.payload.grant }
+    group.overrides.set(record.grant.grantId, record)
+    indexOverride(group, record)
   },
   'group.snapshot.created': (state, event) => {
     const group = state.groups.get(event.groupId as string)

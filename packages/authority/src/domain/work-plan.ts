@@ -8,6 +8,7 @@ import { draft, reject, requireGroup, type AnyEventDraft, type EventDraft, type 
 import { actorKey, type ActorRef, type GroupState, type WorkItemRecord } from '../model.js'
 import { requireAcyclicDependencies } from './dag.js'
 import { ownerLive } from './leases.js'
+import { activeWorkItemsOf, queuedWorkItems, requireWithinCount, requireWithinRate } from './runaway.js'
 import { cardCapabilityFor, reconcileDependencies, requireCompleteContract, requireContractFits } from './work-contract.js'
 import { hasGuard, machineStateOf, nextState } from './work-machine.js'
 import { childMissionRunning, isCurrentCoordinator, isMissionOwner, nextWorkItemRevision, present, requireMissionActive, requireWorkAuthor, requireWorkItem, workDraft } from './work-roles.js'
@@ -21,6 +22,8 @@ export const proposeWork: HandlerFor<'work.propose'> = (command, ctx) => {
   const p = command.payload
   nextState('none', command.kind)
   if (group.proposals.has(p.proposalId) || group.workItems.has(p.proposalId)) reject('INVALID_COMMAND', `${p.proposalId} is already in use`, { proposalId: p.proposalId })
+  // §20: an Organization proposal rate, unless a one-shot override names this very proposal.
+  requireWithinRate(command, ctx, group, 'proposal_rate', ctx.policy.maxProposalsPerMinute)
   requireCompleteContract(p.contract)
   if (p.parentWorkItemId !== undefined) requireWorkItem(group, p.parentWorkItemId)
   const dependencyIds = reconcileDependencies(p.contract, p.dependencyIds)
@@ -57,6 +60,8 @@ export const authorizeWork: HandlerFor<'work.authorize'> = (command, ctx) => {
   const parent = p.parentWorkItemId === undefined ? undefined : requireWorkItem(group, p.parentWorkItemId)
   requireAcyclicDependencies(group.workItems, p.workItemId, dependencyIds)
   requireContractFits(group, contract, parent, p.workItemId)
+  // §20: the Group's backlog of work waiting to run is bounded by policy.
+  requireWithinCount(command, ctx, group, 'queued_work_items', queuedWorkItems(group), ctx.policy.maxQueuedWorkItems)
   const workItem: WorkItem = {
     workItemId: p.workItemId,
     missionId: group.missionId,
@@ -192,6 +197,8 @@ export const acceptOffer: HandlerFor<'work.accept_offer'> = (command, ctx) => {
   const offerValid = ctx.nowMs < Date.parse(offer.expiresAt)
   if (record.doc.state === 'offered' && !offerValid) reject('WORK_OFFER_EXPIRED', `the offer of WorkItem ${p.workItemId} expired at ${offer.expiresAt}`)
   nextState(record.doc.state, command.kind, { offerValid })
+  // §20: how much unfinished work one Worker may hold at once is bounded by policy.
+  requireWithinCount(command, ctx, group, 'active_work_items', activeWorkItemsOf(group, actor.id), ctx.policy.maxActiveWorkItems)
   const agent = ctx.state.org.agents.get(actor.id)
   const card = agent?.cardVersions.find((c) => c.cardVersion === offer.agentCardVersion) ?? agent?.card
   const capabilityPins = record.doc.contract.requiredCapabilities.map((need) => (card === undefined ? undefined : cardCapabilityFor(card, need)))
