@@ -10,9 +10,12 @@ import { messageHandlers, messageReducers } from './domain/messages.js'
 import { missionHandlers, missionReducers } from './domain/missions.js'
 import { organizationHandlers, organizationReducers } from './domain/organization.js'
 import { policyHandlers, policyReducers } from './domain/policy.js'
+import { consumeOverride } from './domain/runaway.js'
 import { workHandlers, workReducers } from './domain/work.js'
 import type { CommandHandlers } from './gen/handlers.js'
 import type { EventReducers } from './gen/reducers.js'
+import type { AuthorityState } from './model.js'
+import type { Event } from '@weft/spec'
 
 /** The handler of every Command kind. */
 export const handlers: CommandHandlers = {
@@ -25,8 +28,7 @@ export const handlers: CommandHandlers = {
   ...artifactHandlers,
 }
 
-/** The reducer of every Event kind; live acceptance and replay both use it (state = fold(log)). */
-export const reducers: EventReducers = {
+const domainReducers: EventReducers = {
   ...organizationReducers,
   ...missionReducers,
   ...membershipReducers,
@@ -35,3 +37,18 @@ export const reducers: EventReducers = {
   ...workReducers,
   ...artifactReducers,
 }
+
+/**
+ * The reducer of every Event kind; live acceptance and replay both use it (state = fold(log)).
+ * §20: whatever its kind, the first Event of the Command a Cooperation Override Grant targets
+ * spends that grant, in the same transaction; this is done here once, for every kind.
+ */
+export const reducers: EventReducers = Object.fromEntries(
+  Object.entries(domainReducers).map(([kind, reduce]) => [
+    kind,
+    (state: AuthorityState, event: Event) => {
+      ;(reduce as (s: AuthorityState, e: Event) => void)(state, event)
+      consumeOverride(state, event)
+    },
+  ]),
+) as unknown as EventReducers

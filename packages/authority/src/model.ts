@@ -203,6 +203,41 @@ export interface AuthorityState {
   readonly childLinks: Map<string, { readonly parentGroupId: string; readonly parentWorkItemId: string }>
 }
 
+/** What a Group is born with (`mission.created`, §7.1); every collection starts empty. */
+export interface GroupGenesis {
+  readonly groupId: string
+  readonly missionId: string
+  readonly mission: Mission
+  readonly group: Group
+  readonly coordinatorLease: Lease
+  readonly conversation: Conversation
+}
+
+/** A Group's state before any Event but its genesis has been folded in: head 0, no revisions. */
+export function emptyGroupState(genesis: GroupGenesis): GroupState {
+  return {
+    groupId: genesis.groupId,
+    missionId: genesis.missionId,
+    head: 0,
+    revisions: new Map(),
+    mission: genesis.mission,
+    group: genesis.group,
+    coordinatorLease: genesis.coordinatorLease,
+    conversations: new Map([[genesis.conversation.conversationId, genesis.conversation]]),
+    memberships: new Map(),
+    membershipByMember: new Map(),
+    grants: new Map(),
+    proposals: new Map(),
+    workItems: new Map(),
+    messages: new Map(),
+    artifacts: new Map(),
+    contextPackages: new Map(),
+    approvals: new Map(),
+    overrides: new Map(),
+    acceptedEvidence: [],
+  }
+}
+
 /** An empty Authority state. */
 export function emptyState(): AuthorityState {
   return { org: { agents: new Map(), log: [] }, groups: new Map(), childLinks: new Map() }

@@ -7,7 +7,7 @@
 import { encodeBase64url, keyPairFromSeed, Registry, sign, signingHash, type SigningKey } from '@weft/codec'
 import type { AgentCard, Evidence, Lease, Membership, Mission, WorkContract } from '@weft/spec'
 import type { AnyEventDraft, CommandOf, HandlerContext, HandlerFor, AuthorityPolicy } from '../src/handler.js'
-import { actorKey, emptyState, type ActorRef, type AuthorityState, type GroupState } from '../src/model.js'
+import { actorKey, emptyGroupState, emptyState, type ActorRef, type AuthorityState, type GroupState } from '../src/model.js'
 import { applyEvents, materialize, type ReducerTable } from '../src/transact.js'
 import type { CommandKind, Event } from '@weft/spec'
 
@@ -183,57 +183,30 @@ export function seedGroup(state: AuthorityState = emptyState(), groupId = GROUP,
     approvalPolicy: { finalHumanApproval: true, highRiskExecutionApproval: true },
     createdAt: T0,
   } as Mission
-  const membership = (who: Cast, role: Membership['role']): Membership => ({
-    membershipId: `${groupId}:membership:${who.actor.id.split(':').pop()}`,
-    missionId,
-    groupId,
-    member: who.actor,
-    role,
-    state: 'active',
-    membershipEpoch: 1,
-    scopes: fullVisibility,
-    visibilityStartSequence: 0,
-    grantedAt: T0,
-    activatedAt: T0,
-  })
-  const group: GroupState = {
+  const group = emptyGroupState({
     groupId,
     missionId,
-    head: 1,
-    revisions: new Map([[`mission:${groupId}`, 1]]),
     mission,
     group: { groupId, missionId, state: 'active', mainConversationId: conversationId, createdAt: T0 },
     coordinatorLease,
-    conversations: new Map([
-      [
-        conversationId,
-        {
-          conversationId,
-          missionId,
-          groupId,
-          type: 'group',
-          title: 'Planning',
-          access: { mode: 'group' },
-          createdBy: cast.owner.actor,
-          createdAt: T0,
-          state: 'active',
-          revision: 1,
-        },
-      ],
-    ]),
-    memberships: new Map(),
-    membershipByMember: new Map(),
-    grants: new Map(),
-    proposals: new Map(),
-    workItems: new Map(),
-    messages: new Map(),
-    artifacts: new Map(),
-    contextPackages: new Map(),
-    approvals: new Map(),
-    overrides: new Map(),
-    acceptedEvidence: [],
-  }
-  for (const m of [membership(cast.owner, 'mission_owner'), membership(cast.coordinator, 'coordinator')]) {
+    conversation: {
+      conversationId,
+      missionId,
+      groupId,
+      type: 'group',
+      title: 'Planning',
+      access: { mode: 'group' },
+      createdBy: cast.owner.actor,
+      createdAt: T0,
+      state: 'active',
+      revision: 1,
+    },
+  })
+  group.head = 1
+  group.revisions.set(`mission:${groupId}`, 1)
+  const seat = (who: Cast, role: Membership['role']) =>
+    memberDoc(group, who, role, { membershipId: `${groupId}:membership:${who.actor.id.split(':').pop()}`, scopes: fullVisibility })
+  for (const m of [seat(cast.owner, 'mission_owner'), seat(cast.coordinator, 'coordinator')]) {
     group.memberships.set(m.membershipId, m)
     group.membershipByMember.set(actorKey(m.member), m.membershipId)
     group.revisions.set(`membership:${m.membershipId}`, 1)

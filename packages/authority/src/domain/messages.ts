@@ -9,7 +9,7 @@ import { draft, reject, requireGroup, type AnyEventDraft, type CommandOf, type E
 import type { ActorRef, AuthorityState, GroupState, MessageRecord } from '../model.js'
 import { hasLiveMembership, isControlPlane, isCoordinator, isMissionOwner, requireRole, sameActor } from './memberships.js'
 import { noncriticalExtensions, offlineBindingOf, reconcileMessage } from './offline.js'
-import { consumeOverride, noteRate, requireWithinRate } from './runaway.js'
+import { noteRate, requireWithinRate } from './runaway.js'
 
 type MessageCommandKind = 'message.post' | 'message.correct' | 'message.retract' | 'message.redact'
 type MessageEventKind = 'message.posted' | 'message.corrected' | 'message.retracted' | 'message.redacted'
@@ -140,8 +140,8 @@ export const messageHandlers = {
 
 /**
  * Stores a Committed Message and links an amendment to its target, whose own record stays as
- * accepted. An author's Message also counts toward its §20 message rate and consumes the override
- * grant that admitted it; a redaction is moderation and counts toward neither.
+ * accepted. An author's Message also counts toward its §20 message rate; a redaction is moderation
+ * and does not.
  */
 function commit(state: AuthorityState, event: EventOf<MessageEventKind>): void {
   const group = state.groups.get(event.groupId as string)
@@ -151,7 +151,6 @@ function commit(state: AuthorityState, event: EventOf<MessageEventKind>): void {
   if (message.targetMessageId !== undefined) group.messages.get(message.targetMessageId)?.followUps.push(message.messageId)
   if (message.kind === 'redaction') return
   noteRate(state, event as Event, 'message_rate')
-  consumeOverride(state, event as Event)
 }
 
 /** Event reducers of the Message domain. */

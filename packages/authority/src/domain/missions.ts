@@ -12,7 +12,7 @@ import type { Approval, Conversation, Evidence, EventPayload, Group, Lease, Memb
 import { TERMINAL_MISSION_STATES, TERMINAL_WORK_ITEM_STATES, type MissionEventType, type WorkItemEventType } from '@weft/spec/machines'
 import { MISSION_STATES_WITH_EVENT, MISSION_TRANSITION_LOOKUP, WORK_ITEM_TRANSITION_LOOKUP, transitionTargets, type TransitionLookup } from '../gen/transitions.js'
 import { draft, reject, requireGroup, type AnyEventDraft, type CommandOf, type EventOf, type HandlerContext, type HandlerFor, type ReducerFor } from '../handler.js'
-import { aggregateKey, type ActorRef, type AgentRecord, type AuthorityState, type GroupState, type WorkItemRecord } from '../model.js'
+import { aggregateKey, emptyGroupState, type ActorRef, type AgentRecord, type AuthorityState, type GroupState, type WorkItemRecord } from '../model.js'
 import {
   isControlPlane,
   isCoordinator,
@@ -517,27 +517,14 @@ export const missionHandlers = {
 /** Builds the whole {@link GroupState} a genesis Event describes. */
 function openGroup(state: AuthorityState, event: EventOf<'mission.created' | 'mission.follow_up.created'>, payload: EventPayload<'mission.created'>): GroupState {
   const groupId = event.groupId as string
-  const group: GroupState = {
+  const group = emptyGroupState({
     groupId,
     missionId: payload.mission.missionId,
-    head: 0,
-    revisions: new Map(),
     mission: { ...payload.mission, revision: event.aggregateRevision as number },
     group: payload.group,
     coordinatorLease: payload.coordinatorLease,
-    conversations: new Map([[payload.conversation.conversationId, payload.conversation]]),
-    memberships: new Map(),
-    membershipByMember: new Map(),
-    grants: new Map(),
-    proposals: new Map(),
-    workItems: new Map(),
-    messages: new Map(),
-    artifacts: new Map(),
-    contextPackages: new Map(),
-    approvals: new Map(),
-    overrides: new Map(),
-    acceptedEvidence: [],
-  }
+    conversation: payload.conversation,
+  })
   for (const membership of payload.memberships) {
     putMembership(group, membership)
     // The first Memberships are born with the Group; later changes continue from revision 1.

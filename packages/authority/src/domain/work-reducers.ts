@@ -15,7 +15,7 @@ import { renewLease, retireLease, workLease } from './leases.js'
 import { recordUsage, settleReservations } from './work-budget.js'
 import { trackReservation } from './work-contract.js'
 import { present } from './work-roles.js'
-import { consumeOverride, noteRate } from './runaway.js'
+import { noteRate } from './runaway.js'
 
 type WorkItemEvent = Pick<Event, 'groupId' | 'aggregateRevision' | 'occurredAt' | 'eventId' | 'kind'> & { readonly payload: { readonly workItemId: string } }
 
@@ -64,9 +64,8 @@ function chargeGrant(group: GroupState, grantId: string | undefined, workItemId:
 }
 
 const proposed: ReducerFor<'work.proposed'> = (state, event) => {
-  // §20: the proposal rate counts from the log, and a one-shot override is spent with its target.
+  // §20: the proposal rate counts from the log.
   noteRate(state, event, 'proposal_rate')
-  consumeOverride(state, event)
   const p = event.payload
   groupOf(state, event).proposals.set(p.proposalId, {
     proposalId: p.proposalId,
@@ -79,7 +78,6 @@ const proposed: ReducerFor<'work.proposed'> = (state, event) => {
 }
 
 const authorized: ReducerFor<'work.authorized'> = (state, event) => {
-  consumeOverride(state, event)
   const group = groupOf(state, event)
   const p = event.payload
   const doc: WorkItem = { ...p.workItem, revision: event.aggregateRevision ?? p.workItem.revision, updatedAt: event.occurredAt }
@@ -133,7 +131,6 @@ const offerCreated: ReducerFor<'work.offer.created'> = (state, event) => {
 }
 
 const offerAccepted: ReducerFor<'work.offer.accepted'> = (state, event) => {
-  consumeOverride(state, event)
   const { record } = locate(state, event)
   const p = event.payload
   record.lastOwnershipEpoch = p.ownershipEpoch
