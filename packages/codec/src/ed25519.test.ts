@@ -1,4 +1,4 @@
-import { createHash, createPublicKey, randomBytes, verify as nodeVerify } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { ED25519_TORSION_SUBGROUP, ed25519 } from '@noble/curves/ed25519.js'
@@ -240,21 +240,6 @@ describe('signatures (§6.4 stage 3 and stage 6)', () => {
       }),
       { numRuns: 100 },
     )
-  })
-
-  it('keeps verification close to bare node:crypto (loose bound; see bench/codec-ed25519.mjs)', () => {
-    const keyObject = createPublicKey({ key: Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), pair.publicKey]), format: 'der', type: 'spki' })
-    const rounds = 400
-    const time = (f: () => unknown) => {
-      for (let i = 0; i < 50; i++) f()
-      const t = performance.now()
-      for (let i = 0; i < rounds; i++) f()
-      return performance.now() - t
-    }
-    const bare = time(() => nodeVerify(null, message, keyObject, good))
-    const warm = time(() => verifyEd25519(key, message, good))
-    // The target is warm >= 50% of bare; 3x leaves room for a noisy shared machine.
-    expect(warm).toBeLessThan(bare * 3)
   })
 })
 
