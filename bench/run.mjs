@@ -8,6 +8,8 @@ const SUITES = {
   validators: './validators.mjs',
   codec: './codec.mjs',
   authority: './authority.mjs',
+  worker: './worker.mjs',
+  wire: './wire.mjs',
 }
 
 const args = process.argv.slice(2)

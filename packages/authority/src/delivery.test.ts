@@ -2,9 +2,11 @@ import { ProtocolError, UsageError } from '@weft/codec'
 import type { Event, Membership } from '@weft/spec'
 import { describe, expect, it } from 'vitest'
 import { cast, memberDoc, seedGroup, T0, type Cast } from '../test/fixtures.js'
+import { cursorTooOld } from './compaction.js'
 import { createDelivery, createMemoryCursorStore, type DeliveryOptions, type Subscription, type SubscriptionHandlers } from './delivery.js'
 import { actorKey, emptyState, type GroupState } from './model.js'
 import type { Authority } from './pipeline.js'
+import type { SnapshotRecord } from './store.js'
 
 const A = 'urn:weft:test:group:a'
 const B = 'urn:weft:test:group:b'
@@ -15,18 +17,28 @@ const BOTH = [
 ]
 
 /**
- * The three members of {@link Authority} delivery reads (`group`, `events`, `onCommit`), over a
- * hand-held state and log, so each rule is exercised without running Commands.
+ * The members of {@link Authority} delivery reads (`group`, `eventPage`, `snapshot`, `onCommit`),
+ * over a hand-held state and log, so each rule is exercised without running Commands. A compaction
+ * here only moves the online log's start; `compaction.test.ts` covers the real one.
  */
 function fakeAuthority() {
   const state = emptyState()
   const logs = new Map<string, Event[]>()
+  const records = new Map<string, SnapshotRecord>()
   const listeners = new Set<(events: readonly Event[]) => void>()
   let ids = 0
   const authority = {
     state,
     group: (groupId: string) => state.groups.get(groupId),
-    events: (groupId: string, after = 0) => (logs.get(groupId) ?? []).slice(after),
+    eventPage(groupId: string, after: number, limit: number) {
+      const record = records.get(groupId)
+      if (record !== undefined && after < record.throughSequence) throw cursorTooOld(record, after)
+      const events = (logs.get(groupId) ?? []).slice(after, after + limit)
+      const head = state.groups.get(groupId)?.head ?? 0
+      const nextAfterSequence = events.at(-1)?.sequence ?? after
+      return { events, nextAfterSequence, hasMore: nextAfterSequence < head, head }
+    },
+    snapshot: (groupId: string) => records.get(groupId),
     onCommit(listener: (events: readonly Event[]) => void) {
       listeners.add(listener)
       return () => listeners.delete(listener)
@@ -62,6 +74,13 @@ function fakeAuthority() {
     /** `n` plain Events, each its own transaction. */
     fill(groupId: string, n: number): void {
       for (let i = 0; i < n; i++) this.commit(groupId, [{}])
+    },
+    /** Moves the start of the Group's online log after `through`, behind a stand-in snapshot record. */
+    compact(groupId: string, through: number): SnapshotRecord {
+      const snapshot = { snapshotId: `urn:weft:test:snapshot:${groupId}:${through}`, groupId, throughSequence: through, stateHash: `sha256:${'a'.repeat(64)}` }
+      const record = { groupId, throughSequence: through, snapshot, snapshotHash: `sha256:${'b'.repeat(64)}`, image: '{}', compactedAt: T0 } as unknown as SnapshotRecord
+      records.set(groupId, record)
+      return record
     },
   }
 }
@@ -319,6 +338,22 @@ describe('authorization per Group (§8, §17.2)', () => {
     expect(subscription.status(A)).toBe('ended')
   })
 
+  it('delivers the Events of a transaction that come before the one ending the Membership, then ends', () => {
+    const { fake, a, delivery, worker } = setup()
+    const r = recorder()
+    delivery.subscribe(worker, [{ groupId: A, afterSequence: 0 }], r.handlers)
+    const id = a.membershipByMember.get(actorKey(worker))!
+    const ended = { ...a.memberships.get(id)!, state: 'ended' as const, endedAt: T0 }
+    // E.g. a Coordinator replaced: `mission.coordinator.assigned`, then the old seat's `membership.ended`.
+    fake.commit(
+      A,
+      [{}, { kind: 'membership.ended', payload: { membershipId: id, member: worker, membershipEpoch: 1, reason: 'replaced' } }, {}],
+      () => a.memberships.set(id, ended),
+    )
+    expect(r.seq(A)).toEqual([1, 2])
+    expect(r.errors).toEqual([{ code: 'GROUP_NOT_FOUND', groupId: A, details: undefined }])
+  })
+
   it('drops buffered Events of a Group whose Membership ended while paused', () => {
     const { fake, a, delivery, worker } = setup()
     const r = recorder()
@@ -525,6 +560,75 @@ describe('paged replay (§16)', () => {
     expect(codeOf(() => delivery.replay(worker, A, 0, 1.5)).code).toBe('INVALID_COMMAND')
     expect(codeOf(() => delivery.replay(worker, A, 3)).code).toBe('INVALID_COMMAND')
     expect(codeOf(() => delivery.replay(worker, A, -2)).code).toBe('INVALID_COMMAND')
+  })
+})
+
+describe('replay below a compaction point (§16)', () => {
+  it('answers subscribe and replay from below it with CURSOR_TOO_OLD and the snapshot reference, registering nothing [error CURSOR_TOO_OLD]', () => {
+    const { fake, delivery, worker } = setup({ pageSize: 4 })
+    fake.fill(A, 8)
+    fake.fill(B, 2)
+    const record = fake.compact(A, 5)
+    const refused = codeOf(() => delivery.subscribe(worker, BOTH, recorder().handlers))
+    expect(refused.code).toBe('CURSOR_TOO_OLD')
+    expect(refused.details).toEqual({
+      groupId: A,
+      afterSequence: 0,
+      snapshotId: record.snapshot.snapshotId,
+      throughSequence: 5,
+      snapshotHash: record.snapshotHash,
+      stateHash: record.snapshot.stateHash,
+      oldestSequence: 6,
+    })
+    // The refused subscription registered no Group: a later commit reaches nobody.
+    const r = recorder()
+    delivery.subscribe(worker, [{ groupId: B, afterSequence: 2 }], r.handlers)
+    fake.fill(A, 1)
+    expect(r.seq(A)).toEqual([])
+    expect(codeOf(() => delivery.replay(worker, A, 4)).code).toBe('CURSOR_TOO_OLD')
+    expect(new ProtocolError('CURSOR_TOO_OLD', 'x').retryable).toBe(false)
+    // From the snapshot sequence on, the online log serves as before.
+    expect(delivery.replay(worker, A, 5).events.map((e) => e.sequence)).toEqual(range(6, 9))
+    const after = recorder()
+    delivery.subscribe(worker, [{ groupId: A, afterSequence: 5 }], after.handlers)
+    expect(after.seq(A)).toEqual(range(6, 9))
+  })
+
+  it('answers from the ACK Cursor too, and never for a late joiner whose visibility starts past the point', () => {
+    const { fake, a, delivery, worker } = setup()
+    fake.fill(A, 6)
+    delivery.ack(worker, [{ groupId: A, sequence: 2 }])
+    fake.compact(A, 4)
+    expect(codeOf(() => delivery.replay(worker, A)).code).toBe('CURSOR_TOO_OLD')
+    enrol(a, cast.worker2, { visibilityStartSequence: 5 })
+    expect(delivery.replay(cast.worker2.actor, A, 0).events.map((e) => e.sequence)).toEqual([6])
+  })
+
+  it('ends a Group still catching up when the log is compacted under it, with the reference; other Groups flow on', () => {
+    const { fake, delivery, worker } = setup({ pageSize: 2 })
+    fake.fill(A, 6)
+    const r = recorder((event, subscription) => {
+      if (event.groupId === A && event.sequence === 2) subscription.pause(A)
+    })
+    const subscription = delivery.subscribe(worker, BOTH, r.handlers)
+    expect(r.seq(A)).toEqual([1, 2])
+    fake.compact(A, 4)
+    subscription.resume(A)
+    expect(subscription.status(A)).toBe('ended')
+    expect(r.errors.map((e) => [e.groupId, e.code, e.details?.['throughSequence']])).toEqual([[A, 'CURSOR_TOO_OLD', 4]])
+    fake.fill(B, 2)
+    fake.fill(A, 1)
+    expect(r.seq(B)).toEqual([1, 2])
+    expect(r.seq(A)).toEqual([1, 2])
+  })
+
+  it('hands out the snapshot and its state image to readers of the Group only', () => {
+    const { fake, delivery, worker } = setup()
+    fake.fill(A, 3)
+    expect(delivery.snapshot(worker, A)).toBeUndefined()
+    const record = fake.compact(A, 3)
+    expect(delivery.snapshot(worker, A)).toEqual({ snapshot: record.snapshot, image: record.image })
+    expect(codeOf(() => delivery.snapshot(cast.worker3.actor, A)).code).toBe('GROUP_NOT_FOUND')
   })
 })
 

@@ -12,15 +12,20 @@
  * A Membership's `visibilityStartSequence` is the last sequence it cannot see: Events with a
  * sequence above it are visible, so `0` means the whole history (§8 late joiners).
  *
- * `CURSOR_TOO_OLD` (§16) is not raised: the log is never compacted yet, so every position from 0
- * to the head can be replayed. When compaction arrives, a position below the oldest online
- * sequence will answer it with the snapshot reference.
+ * A position below a Group's compaction point (`Authority.compact`) answers `CURSOR_TOO_OLD`
+ * with the signed snapshot reference in its details (§16): at subscribe and replay time, or, for
+ * a subscription still catching up when the log is compacted under it, through `onError`, which
+ * ends that Group. The subscriber fetches the snapshot and its state image
+ * ({@link Delivery.snapshot}), verifies both (`verifySnapshotImage`) and subscribes again after
+ * the snapshot sequence.
  * @module
  */
 import { ProtocolError, UsageError } from '@weft/codec'
 import type { AttentionFilter, Event, GroupAcknowledgement, GroupSubscription } from '@weft/spec'
+import { cursorTooOld } from './compaction.js'
 import { actorKey, type ActorRef, type GroupState } from './model.js'
 import type { Authority } from './pipeline.js'
+import type { RestorePoint } from './snapshots.js'
 
 /**
  * Where ACK Cursors live, per subscriber and Group. Monotonicity and bounds are enforced by the
@@ -79,7 +84,9 @@ export interface SubscriptionHandlers {
   onEvent(event: Event, subscription: Subscription): void
   /**
    * Told when a Group stops flowing: `BACKPRESSURE` (its buffer filled; {@link Subscription.resume}
-   * continues from the log) or `GROUP_NOT_FOUND` (the subscriber lost access; the Group is ended).
+   * continues from the log), `GROUP_NOT_FOUND` (the subscriber lost access; the Group is ended) or
+   * `CURSOR_TOO_OLD` (the log was compacted past the position still to be read; the Group is ended
+   * and the details carry the snapshot reference to restore from, §16).
    */
   onError?(error: ProtocolError, groupId: string): void
 }
@@ -121,13 +128,15 @@ export interface Delivery {
    * Subscribes `subscriber` to `groups`: each replays from its `afterSequence` (default: the ACK
    * Cursor) up to the head, then continues live with every later Event, none lost or repeated.
    * All Groups are checked before any is subscribed.
-   * @throws ProtocolError `GROUP_NOT_FOUND` for a Group the subscriber may not read, `INVALID_COMMAND` for a position beyond the head or a repeated Group.
+   * @throws ProtocolError `GROUP_NOT_FOUND` for a Group the subscriber may not read, `INVALID_COMMAND` for a position beyond the head or a repeated Group,
+   * `CURSOR_TOO_OLD` (details: the snapshot reference) for a position below the Group's compaction point.
    */
   subscribe(subscriber: ActorRef, groups: readonly DeliveryGroup[], handlers: SubscriptionHandlers): Subscription
   /**
    * One page of the visible history of `groupId` after `afterSequence` (default: the ACK Cursor).
    * Attention filters never apply here (§17.2). `limit` is capped by the page size.
-   * @throws ProtocolError `GROUP_NOT_FOUND`, or `INVALID_COMMAND` for a position beyond the head or a bad limit.
+   * @throws ProtocolError `GROUP_NOT_FOUND`, `INVALID_COMMAND` for a position beyond the head or a bad limit, or
+   * `CURSOR_TOO_OLD` for a position below the Group's compaction point.
    */
   replay(subscriber: ActorRef, groupId: string, afterSequence?: number, limit?: number): ReplayPage
   /**
@@ -142,6 +151,13 @@ export interface Delivery {
    * @throws ProtocolError `GROUP_NOT_FOUND`.
    */
   cursor(subscriber: ActorRef, groupId: string): number
+  /**
+   * What a subscriber told `CURSOR_TOO_OLD` restores (§16): the Group's latest Signed Group Snapshot
+   * and its state image, or `undefined` when the Group's log was never compacted. Verify it with
+   * `verifySnapshotImage`, then subscribe after its sequence.
+   * @throws ProtocolError `GROUP_NOT_FOUND`.
+   */
+  snapshot(subscriber: ActorRef, groupId: string): RestorePoint | undefined
   /** Detaches from the Authority and ends every subscription. */
   close(): void
 }
@@ -235,12 +251,20 @@ export function createDelivery(authority: Authority, options: DeliveryOptions = 
     return at
   }
 
+  /** Where a replay of the Group starts, once it is known to be on the online log (§16). */
+  function online(groupId: string, from: number): number {
+    const record = authority.snapshot(groupId)
+    if (record !== undefined && from < record.throughSequence) throw cursorTooOld(record, from)
+    return from
+  }
+
   function onCommit(events: readonly Event[]): void {
     const touched = new Set<Channel>()
-    for (const event of events) {
+    for (let i = 0; i < events.length; i++) {
+      const event = events[i] as Event
       if (event.groupId === undefined) continue
       for (const channel of byGroup.get(event.groupId) ?? []) {
-        enqueue(channel, event)
+        enqueue(channel, event, events, i)
         touched.add(channel)
       }
     }
@@ -249,11 +273,17 @@ export function createDelivery(authority: Authority, options: DeliveryOptions = 
     for (const channel of touched) drain(channel)
   }
 
-  function enqueue(channel: Channel, event: Event): void {
+  function enqueue(channel: Channel, event: Event, transaction: readonly Event[], at: number): void {
     const sequence = event.sequence ?? 0
     if (channel.status === 'ended' || sequence <= channel.catchUpUntil) return
     const access = visibility(channel.subscriber, channel.groupId)
-    if (access === undefined && !concernsOwnMembership(channel.subscriber, event)) return end(channel, true)
+    // The state is read after the whole transaction: a Membership ended by one of its later Events
+    // still covered the Events before that one, which the member receives up to its own ending.
+    if (access === undefined && !endsLater(channel.subscriber, transaction, at)) {
+      // After the ending Event: not for this subscriber, which drain ends once the ending is handed out.
+      if (endsLater(channel.subscriber, transaction, 0)) return
+      return end(channel, true)
+    }
     if (channel.status === 'backpressured') {
       // The buffer was dropped: the log holds everything, read back on resume.
       channel.catchUpUntil = sequence
@@ -281,7 +311,7 @@ export function createDelivery(authority: Authority, options: DeliveryOptions = 
     if (channel.through < channel.catchUpUntil) {
       let event = channel.page[channel.pageAt]
       if (event?.sequence !== channel.through + 1) {
-        channel.page = authority.events(channel.groupId, channel.through).slice(0, pageSize)
+        channel.page = readPage(channel)
         channel.pageAt = 0
         event = channel.page[0]
       }
@@ -291,6 +321,20 @@ export function createDelivery(authority: Authority, options: DeliveryOptions = 
     if (channel.page.length > 0) channel.page = []
     const event = channel.queue[0]
     return event === undefined ? undefined : { event, fromLog: false }
+  }
+
+  /**
+   * The next page of the log after what the channel handed out. §16: when the log was compacted
+   * past that point meanwhile, the Group ends with `CURSOR_TOO_OLD` and nothing more is read.
+   */
+  function readPage(channel: Channel): readonly Event[] {
+    try {
+      return authority.eventPage(channel.groupId, channel.through, pageSize).events
+    } catch (error) {
+      if (!(error instanceof ProtocolError) || error.code !== 'CURSOR_TOO_OLD') throw error
+      end(channel, error)
+      return []
+    }
   }
 
   /** The next Event to hand out and the subscriber's access, passing over what it may not or did not ask to see. */
@@ -318,8 +362,9 @@ export function createDelivery(authority: Authority, options: DeliveryOptions = 
         if (peeked === undefined) break
         const { next, access } = peeked
         const ownMembership = concernsOwnMembership(channel.subscriber, next.event)
-        // Authorization is checked at every delivery, not only at subscribe time (§17.2).
-        if (access === undefined && !ownMembership) return end(channel, true)
+        // Authorization is checked at every delivery, not only at subscribe time (§17.2); queued
+        // Events before the one ending the subscriber's Membership were committed while it held it.
+        if (access === undefined && !ownMembership && (next.fromLog || !endsLater(channel.subscriber, channel.queue, 0))) return end(channel, true)
         if (!hand(channel, next.event)) break
         advance(channel, next)
         // §8: the Event ending the subscriber's own Membership is its last one from this Group.
@@ -347,13 +392,15 @@ export function createDelivery(authority: Authority, options: DeliveryOptions = 
     }
   }
 
-  function end(channel: Channel, notify: boolean): void {
+  /** Ends one Group of a subscription; `notify` tells the subscriber why (`true`: it lost access). */
+  function end(channel: Channel, notify: boolean | ProtocolError): void {
     if (channel.status === 'ended') return
     channel.status = 'ended'
     channel.queue = []
     channel.page = []
     byGroup.get(channel.groupId)?.delete(channel)
-    if (notify) channel.handlers.onError?.(new ProtocolError('GROUP_NOT_FOUND', 'group not found'), channel.groupId)
+    if (notify === false) return
+    channel.handlers.onError?.(notify === true ? new ProtocolError('GROUP_NOT_FOUND', 'group not found') : notify, channel.groupId)
   }
 
   const detach = authority.onCommit(onCommit)
@@ -366,7 +413,7 @@ export function createDelivery(authority: Authority, options: DeliveryOptions = 
       const planned = groups.map((g) => {
         const { group, start } = readable(subscriber, g.groupId)
         const after = position(subscriber, g.groupId, g.afterSequence, group.head, 'afterSequence')
-        return { g, head: group.head, through: Math.max(after, start) }
+        return { g, head: group.head, through: online(g.groupId, Math.max(after, start)) }
       })
       const channels = new Map<string, Channel>()
       for (const { g, head, through } of planned) {
@@ -423,16 +470,9 @@ export function createDelivery(authority: Authority, options: DeliveryOptions = 
     replay(subscriber, groupId, afterSequence, limit = pageSize) {
       const { group, start } = readable(subscriber, groupId)
       if (!Number.isSafeInteger(limit) || limit < 1) fail('INVALID_COMMAND', 'limit must be a positive integer')
-      const head = group.head
-      const from = Math.max(position(subscriber, groupId, afterSequence, head, 'afterSequence'), start)
-      const events = authority.events(groupId, from).slice(0, Math.min(limit, pageSize))
-      const nextAfterSequence = events.at(-1)?.sequence ?? from
-      return {
-        events,
-        nextAfterSequence,
-        hasMore: nextAfterSequence < head,
-        head,
-      }
+      const from = Math.max(position(subscriber, groupId, afterSequence, group.head, 'afterSequence'), start)
+      const { events, nextAfterSequence, hasMore, head } = authority.eventPage(groupId, online(groupId, from), Math.min(limit, pageSize))
+      return { events, nextAfterSequence, hasMore, head }
     },
 
     ack(subscriber, acks) {
@@ -454,6 +494,12 @@ export function createDelivery(authority: Authority, options: DeliveryOptions = 
     cursor(subscriber, groupId) {
       readable(subscriber, groupId)
       return cursors.get(subscriber, groupId) ?? 0
+    },
+
+    snapshot(subscriber, groupId) {
+      readable(subscriber, groupId)
+      const record = authority.snapshot(groupId)
+      return record === undefined ? undefined : { snapshot: record.snapshot, image: record.image }
     },
 
     close() {
@@ -510,6 +556,12 @@ function addressedTo(subscriber: ActorRef, event: Event): boolean {
 }
 
 /** A Membership Event about the subscriber itself. */
+/** Whether an Event of `transaction` from index `at` on changes or ends `subscriber`'s own Membership. */
+function endsLater(subscriber: ActorRef, transaction: readonly Event[], at: number): boolean {
+  for (let i = at; i < transaction.length; i++) if (concernsOwnMembership(subscriber, transaction[i] as Event)) return true
+  return false
+}
+
 function concernsOwnMembership(subscriber: ActorRef, event: Event): boolean {
   const member =
     event.kind === 'membership.ended' ? event.payload['member'] : event.kind === 'membership.changed' ? (event.payload['membership'] as { member?: unknown } | undefined)?.member : undefined

@@ -8,6 +8,7 @@
 import { ProtocolError } from '@weft/codec/errors'
 import type { ErrorCode } from '@weft/codec'
 import type { Command, CommandKind, CommandPayload, Event, EventKind, EventPayload } from '@weft/spec'
+import { timestampOf } from './clock.js'
 import type { ActorRef, AuthorityState, GroupState } from './model.js'
 
 /** A Command whose `kind` and `payload` are typed by `K`; the envelope is the normative one. */
@@ -129,6 +130,49 @@ export interface HandlerContext {
    * Commands (benchmarks, the simulator) skip the signature stages but not the schema.
    */
   verifyDocument(kind: 'agent-card' | 'approval' | 'artifact' | 'context-package' | 'evidence' | 'group-snapshot', document: unknown): void
+}
+
+/** Makes the {@link HandlerContext} of one Command; see {@link contextFactory}. */
+export type ContextFactory = (
+  group: GroupState | undefined,
+  now: string,
+  nowMs: number,
+  verifyDocument: HandlerContext['verifyDocument'],
+  hashSource: { readonly commandHash: string },
+) => HandlerContext
+
+/** Where a context keeps its hash source: a symbol member, out of handlers' way. */
+const HASH_SOURCE = Symbol('weft.hashSource')
+
+/**
+ * The contexts a pipeline hands its handlers. What stays the same for the pipeline's life (state,
+ * Principal, policy, ID source) and the two computed members (`after`, and `commandHash`, which
+ * reads the hash source on every access, so a source that computes on first read, the trusted
+ * path, computes only if a handler asks) live on one shared prototype; a Command's context is one
+ * small object of one shape on top of it, with no closure made per Command.
+ */
+export function contextFactory(fixed: Pick<HandlerContext, 'state' | 'authority' | 'policy' | 'newId'>): ContextFactory {
+  const shared = {
+    state: fixed.state,
+    authority: fixed.authority,
+    policy: fixed.policy,
+    newId: fixed.newId,
+    after(this: HandlerContext, seconds: number): string {
+      return timestampOf(this.nowMs + seconds * 1000)
+    },
+    get commandHash(): string {
+      return (this as unknown as { readonly [HASH_SOURCE]: { readonly commandHash: string } })[HASH_SOURCE].commandHash
+    },
+  }
+  return (group, now, nowMs, verifyDocument, hashSource) => {
+    const ctx = Object.create(shared) as Record<string | symbol, unknown>
+    ctx['group'] = group
+    ctx['now'] = now
+    ctx['nowMs'] = nowMs
+    ctx['verifyDocument'] = verifyDocument
+    ctx[HASH_SOURCE] = hashSource
+    return ctx as unknown as HandlerContext
+  }
 }
 
 /**

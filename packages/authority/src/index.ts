@@ -17,7 +17,7 @@ export { createAuthority } from './authority.js'
 export type { Authority, AuthorityOptions, AuthorityKeys, AuditEntry } from './pipeline.js'
 export { DEFAULT_POLICY } from './pipeline.js'
 export { createMemoryStore } from './store.js'
-export type { AuthorityStore, StoredReceipt } from './store.js'
+export type { AuthorityStore, StoredReceipt, SnapshotRecord } from './store.js'
 export type { Clock, RandomSource } from './clock.js'
 export type { ActorRef, AuthorityState, GroupState, OrganizationState, AgentRecord, WorkItemRecord, ArtifactRecord, MessageRecord, GrantRecord, ProposalRecord } from './model.js'
 export type { AuthorityPolicy } from './handler.js'
@@ -39,11 +39,27 @@ export type {
 
 // Delivery (§8, §16, §17.2–§17.3): subscriptions, paged replay, ACK Cursors, backpressure.
 export { createDelivery, createMemoryCursorStore } from './delivery.js'
+export { deliveryFeed } from './feed.js'
 export type { Delivery, DeliveryOptions, DeliveryGroup, Subscription, SubscriptionHandlers, ChannelStatus, ReplayPage, CursorStore } from './delivery.js'
 
 // Archival (§7.4): signed Group Snapshots.
 export { buildGroupSnapshot, signGroupSnapshot, verifyGroupSnapshot, snapshotArtifactHash } from './snapshots.js'
 export type { UnsignedGroupSnapshot, SnapshotOptions, SnapshotVerifyOptions, SnapshotVerification } from './snapshots.js'
+
+// Compaction and restore (§7.4, §16): the online log behind a signed snapshot, CURSOR_TOO_OLD, restore.
+export { verifySnapshotImage, snapshotImage } from './snapshots.js'
+export type { RestorePoint, ImageVerification, SnapshotRefusal } from './snapshots.js'
+export { cursorTooOld } from './compaction.js'
+export type { EventPage } from './compaction.js'
+export { restoreState } from './restore.js'
+
+// Redaction (§9): redacted Messages served as auditable tombstones; the log keeps its IDs and sequences.
+export { REDACTION_EXTENSION } from './redaction.js'
+export type { RedactionTombstone } from './redaction.js'
+
+// Retry limits of the Work Contract (§11.4), derived from the log.
+export { retryStatusOf } from './domain/retry.js'
+export type { RetryStatus, RetryExhaustion } from './domain/retry.js'
 
 // Artifacts (§13): content-addressed bytes outside the log, provenance, Context Packages.
 export { createMemoryBlobStore, resolveArtifact, checkedCopy } from './blobs.js'

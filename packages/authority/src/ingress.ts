@@ -77,6 +77,8 @@ export function diagnosticOf(error: ProtocolError, fallbackStage: IngressStage):
 export interface Decoded {
   readonly command: Command
   readonly commandHash: string
+  /** The signing hash if it is known already; reading it never computes it. */
+  readonly knownHash: string | undefined
 }
 
 /** A §6.4 verifier whose strict parser admits Commands up to `maxCommandBytes`. */
@@ -91,12 +93,14 @@ export function commandVerifier(maxCommandBytes: number): SignedVerifier {
  */
 export function decodeSigned(input: string | Uint8Array, verifier: SignedVerifier, registry: KeyResolver, maxCommandBytes: number): Decoded {
   if (typeof input !== 'string' && !(input instanceof Uint8Array)) refuse('PROTOCOL_VIOLATION', GENERIC_WIRE_MESSAGES.PROTOCOL_VIOLATION, 'size', 'not-text-or-bytes')
-  const size = typeof input === 'string' ? Buffer.byteLength(input, 'utf8') : input.byteLength
+  // A UTF-16 code unit takes at most three UTF-8 bytes, so most texts need no count.
+  const size = typeof input !== 'string' ? input.byteLength : input.length * 3 <= maxCommandBytes ? 0 : Buffer.byteLength(input, 'utf8')
   if (size > maxCommandBytes) refuse('PROTOCOL_VIOLATION', 'The Command exceeds the size limit.', 'size', 'command-too-large', { detail: `${size} bytes` })
   const result = verifier.verify('command', input, registry)
   // The codec's error already holds the generic wire message and the stage diagnostic as its cause.
   if (!result.ok) throw result.error
-  return { command: result.verified.document as unknown as Command, commandHash: result.verified.signingHash }
+  const commandHash = result.verified.signingHash
+  return { command: result.verified.document as unknown as Command, commandHash, knownHash: commandHash }
 }
 
 /**
@@ -113,12 +117,24 @@ export function decodeTrusted(command: unknown): Decoded {
       details: { issues: validators.command.errors(command, { maxErrors: 8 }) },
     })
   }
-  let hash: string | undefined
-  return {
-    command,
-    get commandHash() {
-      return (hash ??= signingHash(command))
-    },
+  return new TrustedCommand(command)
+}
+
+/** A trusted Command whose signing hash is computed on the first read of `commandHash` (see {@link decodeTrusted}). */
+class TrustedCommand implements Decoded {
+  readonly command: Command
+  #hash: string | undefined
+
+  constructor(command: Command) {
+    this.command = command
+  }
+
+  get commandHash(): string {
+    return (this.#hash ??= signingHash(this.command))
+  }
+
+  get knownHash(): string | undefined {
+    return this.#hash
   }
 }
 
@@ -198,14 +214,15 @@ export function admit(decoded: Decoded, ctx: IngressContext): Admitted | Duplica
   checkExtensions(command)
   checkFreshness(command, ctx)
   const actor = command.actor as ActorRef
-  const prior = ctx.store.receipt(actorKey(actor), command.actionId)
+  const key = actorKey(actor)
+  const prior = ctx.store.receipt(key, command.actionId)
   if (prior !== undefined) {
     // The trusted path computes the signing hash here, on a seen Action ID, not for every Command.
     if (prior.commandHash === decoded.commandHash) return { duplicate: prior }
     refuse('ACTION_ID_COLLISION', 'The Action ID was already used for a different Command.', 'idempotency', 'different-signing-hash')
   }
   checkSession(command, actor, rule, ctx.state)
-  const group = checkGroupAndMembership(command, actor, rule, ctx)
+  const group = checkGroupAndMembership(command, actor, key, rule, ctx)
   // §7.4: an archived Group is closed history; nothing more is appended to it.
   if (group !== undefined && group.group.state === 'archived') refuse('INVALID_STATE_TRANSITION', 'The Group is archived.', 'group', 'group-archived')
   checkCoordinator(command, actor, rule, group, ctx.nowMs)
@@ -233,6 +250,7 @@ function ruleOf(command: Command): CommandRule {
  * {@link INTERPRETED_CRITICAL_EXTENSIONS} lists the ones its handlers do interpret.
  */
 function checkExtensions(command: Command): void {
+  if (command.extensions === undefined) return
   const critical = Object.entries(command.extensions ?? {})
     .filter(([profile, entry]) => entry.critical && INTERPRETED_CRITICAL_EXTENSIONS.get(profile)?.has(command.kind) !== true)
     .map(([profile]) => profile)
@@ -262,9 +280,29 @@ export function epochMs(text: string): number {
   return t.seconds * 1000 + (t.fraction === '' ? 0 : Number(`0.${t.fraction}`) * 1000)
 }
 
+/** {@link epochMs}'s value of each millisecond fraction `.000`–`.999`, float rounding included. */
+const FRACTION_MS: readonly number[] = Array.from({ length: 1000 }, (_, i) => {
+  const digits = String(i).padStart(3, '0').replace(/0+$/, '')
+  return digits === '' ? 0 : Number(`0.${digits}`) * 1000
+})
+
+/**
+ * {@link epochMs} of a text already known to be a §2 timestamp (it passed a schema, or the Authority
+ * wrote it), to the last bit. Its most common form, `YYYY-MM-DDTHH:MM:SS.sssZ` (what `toISOString`
+ * writes), is exactly the ECMAScript date-time string format, which `Date.parse` reads natively;
+ * the fraction is then added as {@link epochMs} adds it.
+ */
+export function knownEpochMs(text: string): number {
+  if (text.length !== 24 || text.charCodeAt(23) !== 0x5a || text.charCodeAt(19) !== 0x2e) return epochMs(text)
+  const ms = Date.parse(text)
+  const fraction = ((ms % 1000) + 1000) % 1000
+  return ms - fraction + FRACTION_MS[fraction]!
+}
+
 /** §6.4: a newly presented Command must fall within the bounded freshness window; failure is AUTH_INVALID_SIGNATURE (§19). */
 function checkFreshness(command: Command, ctx: IngressContext): void {
-  const skew = epochMs(command.issuedAt) - ctx.nowMs
+  // The Command schema (checked before admission, on both paths) made `issuedAt` a §2 timestamp.
+  const skew = knownEpochMs(command.issuedAt) - ctx.nowMs
   if (!(Math.abs(skew) <= ctx.policy.freshnessSeconds * 1000)) {
     refuse('AUTH_INVALID_SIGNATURE', GENERIC_WIRE_MESSAGES.AUTH_INVALID_SIGNATURE, 'freshness', skew < 0 ? 'issued-too-long-ago' : 'issued-in-the-future', { detail: `${skew} ms` })
   }
@@ -288,7 +326,7 @@ function requireEpoch(value: number | undefined, name: string, stage: IngressSta
  * needs a Membership there, active or provisional, at exactly the envelope's epoch; a service is
  * authorized by Organization policy (the control plane list) instead.
  */
-function checkGroupAndMembership(command: Command, actor: ActorRef, rule: CommandRule, ctx: IngressContext): GroupState | undefined {
+function checkGroupAndMembership(command: Command, actor: ActorRef, key: string, rule: CommandRule, ctx: IngressContext): GroupState | undefined {
   let group: GroupState | undefined
   if (rule.scope === 'group') {
     if (command.groupId === undefined) refuse('INVALID_COMMAND', `${command.kind} is Group-scoped and needs a groupId.`, 'group', 'group-id-missing')
@@ -304,7 +342,7 @@ function checkGroupAndMembership(command: Command, actor: ActorRef, rule: Comman
   }
   if (!rule.requiredEpochs[actor.type].includes('membership')) return group
   const epoch = requireEpoch(command.membershipEpoch, 'membershipEpoch', 'membership')
-  const id = group?.membershipByMember.get(actorKey(actor))
+  const id = group?.membershipByMember.get(key)
   const membership = id === undefined ? undefined : group?.memberships.get(id)
   if (membership === undefined) refuse('MEMBERSHIP_REQUIRED', 'No applicable Membership.', 'membership', 'no-membership')
   if (membership.state === 'ended') {
@@ -331,7 +369,8 @@ function checkCoordinator(command: Command, actor: ActorRef, rule: CommandRule, 
   if (epoch !== current.coordinatorEpoch) stale(epoch < current.coordinatorEpoch ? 'coordinator-epoch-fenced' : 'coordinator-epoch-not-issued')
   if (actor.type !== 'agent' || actor.id !== current.agentId) stale('not-the-coordinator')
   const lease = group.coordinatorLease
-  if (lease.state !== 'active' || !(epochMs(lease.expiresAt) > nowMs)) stale('coordinator-lease-expired')
+  // The lease in state carries a timestamp the Authority wrote.
+  if (lease.state !== 'active' || !(knownEpochMs(lease.expiresAt) > nowMs)) stale('coordinator-lease-expired')
 }
 
 /** §15.3: when the Command names an expected revision, it must equal the current revision of the kind's aggregate. */

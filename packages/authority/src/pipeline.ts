@@ -8,14 +8,11 @@
  */
 import type { Receipt, Transport } from '@weft/client'
 import { parseStrictJson, ProtocolError, UsageError, type ErrorCode, type KeyResolver, type SigningKey } from '@weft/codec'
-import type { Event } from '@weft/spec'
-import { validators } from '@weft/validators'
-import { eventPayloads } from '@weft/validators/payloads'
+import type { Event, GroupSnapshot } from '@weft/spec'
 import { systemClock, systemRandom, timestampOf, uuidSource, type Clock, type RandomSource } from './clock.js'
 import { dispatchCommand, type CommandHandlers } from './gen/handlers.js'
 import type { EventReducers } from './gen/reducers.js'
-import type { CommandRule } from './gen/rules.js'
-import type { AnyCommand, AnyEventDraft, AuthorityPolicy, HandlerContext } from './handler.js'
+import { contextFactory, type AnyCommand, type AuthorityPolicy } from './handler.js'
 import {
   admit,
   commandVerifier,
@@ -30,8 +27,10 @@ import {
 } from './ingress.js'
 import { emptyState, type ActorRef, type AuthorityState, type GroupState } from './model.js'
 import { RATE_RING_CAPACITY } from './domain/runaway.js'
-import { createMemoryStore, type AuthorityStore, type StoredReceipt } from './store.js'
-import { applyEvents, createEventSealer, frozenJson, materialize } from './transact.js'
+import { createMemoryStore, type AuthorityStore, type SnapshotRecord, type StoredReceipt } from './store.js'
+import { createOnlineLog, type EventPage } from './compaction.js'
+import { restoreState } from './restore.js'
+import { applyEvents, createDraftCheck, createEventSealer, frozenJson, materialize, type TransactionCause } from './transact.js'
 
 /** The Authority's own identity: the service Principal that accepts Events (`acceptedBy`) and its signing key. */
 export interface AuthorityKeys {
@@ -51,7 +50,11 @@ export interface AuthorityOptions {
   readonly keys: AuthorityKeys
   /** Organization policy; missing fields take {@link DEFAULT_POLICY}. */
   readonly policy?: Partial<AuthorityPolicy>
-  /** Where accepted transactions go. Default: {@link createMemoryStore}. A store holding a log is folded into the initial state. */
+  /**
+   * Where accepted transactions go. Default: {@link createMemoryStore}. A store holding a log is
+   * folded into the initial state, each compacted Group's stored snapshot verified on the way
+   * (`restoreState`); a snapshot that fails is a `UsageError`.
+   */
   readonly store?: AuthorityStore
   /**
    * Sign each accepted Event when its `signature` is first read (by a reader of a receipt or of
@@ -121,8 +124,31 @@ export interface Authority {
   readonly state: AuthorityState
   /** One Group's state, or `undefined`. Read-only like {@link state}. */
   group(groupId: string): GroupState | undefined
-  /** The Events of a Group after `afterSequence` (default 0), in sequence order. */
+  /**
+   * Every Event of a Group's online log after `afterSequence` (default 0), in sequence order. A
+   * Message that was redacted is served as its signed tombstone (`redaction.ts`, §7.4).
+   * @throws ProtocolError `CURSOR_TOO_OLD` (with the snapshot reference in `details`) when the log
+   * was compacted past `afterSequence` (§16): nothing is left out silently.
+   */
   events(groupId: string, afterSequence?: number): readonly Event[]
+  /**
+   * At most `limit` Events of a Group's online log after `afterSequence`, served as {@link events}
+   * serves them, with where the next page starts and whether there is one (§16: no silent cut).
+   * @throws ProtocolError `CURSOR_TOO_OLD` as for {@link events}; UsageError when `limit` is not a positive integer.
+   */
+  eventPage(groupId: string, afterSequence: number, limit: number): EventPage
+  /** The Group's latest compaction: the signed snapshot, its reference hash and state image; `undefined` before any. */
+  snapshot(groupId: string): SnapshotRecord | undefined
+  /**
+   * Compacts a Group's online log behind a Signed Group Snapshot made by an Organization service
+   * (§7.4, §16): after checking it like a restore would (signature, Event IDs, Policy Log, state
+   * hash at its sequence), Events up to its sequence leave the online log; the store retains them
+   * and the state does not change. Replays from below then answer `CURSOR_TOO_OLD`.
+   * @returns The stored record.
+   * @throws ProtocolError `GROUP_NOT_FOUND`, `AUTH_INVALID_SIGNATURE` or `INVALID_COMMAND` for a snapshot
+   * that does not verify or does not advance the compaction point; UsageError when the store cannot compact.
+   */
+  compact(groupId: string, snapshot: GroupSnapshot | string): SnapshotRecord
   /** The Organization-scoped Events, in acceptance order. */
   organizationEvents(): readonly Event[]
   /** A fresh fold of the whole stored log with the same reducers; equal to {@link state} unless something is wrong. */
@@ -176,12 +202,15 @@ export function createPipeline(options: PipelineOptions): Authority {
   const newId = uuidSource(options.random ?? systemRandom)
   const store = options.store ?? createMemoryStore()
   const verifier = commandVerifier(policy.maxCommandBytes)
-  const state = fold(store.allEvents(), reducers)
+  const state = restoreState(store, reducers, registry)
+  const log = createOnlineLog({ store, state, reducers, registry, signingKey: keys.signingKey, now: () => timestampOf(clock.now()) })
   const auditLog: AuditEntry[] = []
   const commitListeners = new Set<(events: readonly Event[]) => void>()
   const verifyDocument = documentVerifier(verifier, registry)
   const verifySchemaOnly = documentVerifier(verifier, undefined)
-  const seal = createEventSealer(keys.signingKey, { deferSignatures: options.deferEventSignatures === true, check: (event) => validators.event.check(event) })
+  const seal = createEventSealer(keys.signingKey, { deferSignatures: options.deferEventSignatures === true })
+  const checkDrafts = createDraftCheck(keys.authority)
+  const contextOf = contextFactory({ state, authority: keys.authority, policy, newId })
 
   /** One Command from decoding to receipt; throws only the caller's `ProtocolError`, recorded in audit. */
   function handle(decode: () => Decoded, raw: () => unknown, trusted: boolean): Receipt {
@@ -203,29 +232,21 @@ export function createPipeline(options: PipelineOptions): Authority {
     // The trusted path computes the signing hash on first read (see `decodeTrusted`): with deferred
     // Event signatures, that is when a reader first needs it, not in the transaction.
     const commandHash = (): string => decoded.commandHash
-    const ctx: HandlerContext = {
-      state,
-      group,
-      now,
-      nowMs,
-      authority: keys.authority,
-      policy,
-      newId,
-      after: (seconds) => timestampOf(nowMs + seconds * 1000),
-      get commandHash() {
-        return decoded.commandHash
-      },
-      verifyDocument: trusted ? verifySchemaOnly : verifyDocument,
-    }
+    const ctx = contextOf(group, now, nowMs, trusted ? verifySchemaOnly : verifyDocument, decoded)
     step.stage = 'handler'
     const drafts = dispatchCommand(handlers, command, ctx)
     step.stage = 'commit'
-    checkDrafts(drafts, rule)
+    checkDrafts(drafts, rule, now)
     const actor = command.actor as ActorRef
-    const cause = { type: 'command' as const, id: command.actionId, actor, correlationId: command.correlationId, ...(command.groupId === undefined ? {} : { groupId: command.groupId }) }
+    const cause: TransactionCause =
+      command.groupId === undefined
+        ? { type: 'command', id: command.actionId, actor, correlationId: command.correlationId }
+        : { type: 'command', id: command.actionId, actor, correlationId: command.correlationId, groupId: command.groupId }
     // §4.6: accepted Events are immutable; the log, the readers and the reducers share one deep-frozen copy.
     const events = Object.freeze(materialize(state, cause, drafts, { now, newId, authority: keys.authority, sign: (event) => seal(event, commandHash) }))
-    const receipt: StoredReceipt = receiptOf(command, events, now, commandHash)
+    // One frozen actor for both receipts: a copy, since the Command's may be the caller's object.
+    const actorCopy = Object.freeze({ ...actor })
+    const receipt: StoredReceipt = receiptOf(command, actorCopy, events, now, decoded)
     try {
       applyEvents(state, events, reducers)
       // The append is the commit point: a receipt exists exactly when the Events do.
@@ -242,7 +263,7 @@ export function createPipeline(options: PipelineOptions): Authority {
         // A subscriber's failure is its own; the transaction is committed and stays so.
       }
     }
-    return receiptOf(command, events, now, commandHash, false)
+    return receiptOf(command, actorCopy, events, now, decoded, false)
   }
 
   /** The caller's error (with `relatedActionId` when known), after recording the refusal in audit. */
@@ -290,7 +311,10 @@ export function createPipeline(options: PipelineOptions): Authority {
     connect: () => ({ submit: (_command, bytes) => authority.submit(bytes) }),
     state,
     group: (groupId) => state.groups.get(groupId),
-    events: (groupId, afterSequence) => store.groupEvents(groupId, afterSequence),
+    events: log.events,
+    eventPage: log.eventPage,
+    snapshot: log.snapshot,
+    compact: log.compact,
     organizationEvents: () => store.organizationEvents(),
     replayState: () => fold(store.allEvents(), reducers),
     audit: () => auditLog.slice(),
@@ -303,19 +327,22 @@ export function createPipeline(options: PipelineOptions): Authority {
 }
 
 /**
- * The frozen receipt of an accepted Command (with `duplicate` when it answers the caller), whose
- * `commandHash` member reads `hash` (which memoizes) on access.
+ * The frozen receipt of an accepted Command (with `duplicate` when it answers the caller). Its
+ * `commandHash` member is the hash when `decoded` already knows it, else an accessor that reads
+ * `decoded.commandHash` (which computes once) on access.
  */
-function receiptOf(command: AnyCommand, events: readonly Event[], acceptedAt: string, hash: () => string): StoredReceipt
-function receiptOf(command: AnyCommand, events: readonly Event[], acceptedAt: string, hash: () => string, duplicate: boolean): Receipt
-function receiptOf(command: AnyCommand, events: readonly Event[], acceptedAt: string, hash: () => string, duplicate?: boolean): StoredReceipt {
-  const receipt: Record<string, unknown> = { actionId: command.actionId, actor: Object.freeze({ ...command.actor }), kind: command.kind }
+function receiptOf(command: AnyCommand, actor: ActorRef, events: readonly Event[], acceptedAt: string, decoded: Decoded): StoredReceipt
+function receiptOf(command: AnyCommand, actor: ActorRef, events: readonly Event[], acceptedAt: string, decoded: Decoded, duplicate: boolean): Receipt
+function receiptOf(command: AnyCommand, actor: ActorRef, events: readonly Event[], acceptedAt: string, decoded: Decoded, duplicate?: boolean): StoredReceipt {
+  const receipt: Record<string, unknown> = { actionId: command.actionId, actor, kind: command.kind }
   if (command.groupId !== undefined) receipt['groupId'] = command.groupId
   receipt['events'] = events
   receipt['acceptedAt'] = acceptedAt
   if (duplicate !== undefined) receipt['duplicate'] = duplicate
-  Object.defineProperty(receipt, HASH_SOURCE, { value: hash })
-  return Object.freeze(Object.defineProperty(receipt, 'commandHash', LAZY_COMMAND_HASH)) as unknown as StoredReceipt
+  const known = decoded.knownHash
+  if (known !== undefined) receipt['commandHash'] = known
+  else Object.defineProperty(Object.defineProperty(receipt, HASH_SOURCE, { value: decoded }), 'commandHash', LAZY_COMMAND_HASH)
+  return Object.freeze(receipt) as unknown as StoredReceipt
 }
 
 /** Where a receipt keeps the source of its lazy `commandHash`: a non-enumerable symbol member, out of readers' sight. */
@@ -324,18 +351,9 @@ const HASH_SOURCE = Symbol('weft.commandHash')
 // One accessor shared by every receipt keeps receipts on shared hidden classes (see `transact.ts`).
 const LAZY_COMMAND_HASH: PropertyDescriptor = {
   enumerable: true,
-  get(this: { readonly [HASH_SOURCE]: () => string }): string {
-    return this[HASH_SOURCE]()
+  get(this: { readonly [HASH_SOURCE]: Decoded }): string {
+    return this[HASH_SOURCE].commandHash
   },
-}
-
-/** Handler output is checked before it is signed: a kind the catalog does not list for the Command, or a payload off its schema, is a handler bug. */
-function checkDrafts(drafts: readonly AnyEventDraft[], rule: CommandRule): void {
-  for (const d of drafts) {
-    if (!rule.emits.includes(d.kind)) throw new Error(`${rule.kind} may not emit ${d.kind} (COMMAND_CATALOG emits)`)
-    const validator = eventPayloads[d.kind]
-    if (!validator.check(d.payload)) throw new Error(`${d.kind} payload fails its schema: ${JSON.stringify(validator.errors(d.payload, { maxErrors: 3 }))}`)
-  }
 }
 
 /**

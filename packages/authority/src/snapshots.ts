@@ -9,9 +9,9 @@
  * checked against the log by {@link verifyGroupSnapshot} wherever the log is at hand.
  * @module
  */
-import { canonicalizeOrThrow, sha256Tagged, sign, UsageError, type KeyResolver, type SigningKey } from '@weft/codec'
+import { canonicalizeOrThrow, createVerifier, sha256Tagged, sign, UsageError, utf8Encode, type KeyResolver, type SigningKey } from '@weft/codec'
 import { EVENT_CATALOG, type Event, type EventKind, type GroupSnapshot, type PolicyLogEntry, type SnapshotCreator } from '@weft/spec'
-import { signedVerifier } from '@weft/validators/signed'
+import { schemaCheckForKind } from '@weft/validators/signed'
 import type { GroupState } from './model.js'
 
 /** A Group Snapshot before its creator signs it. */
@@ -76,6 +76,15 @@ export function snapshotContent(group: GroupState): Record<string, unknown> {
 /** The `stateHash` of a snapshot of `group` at its current head: SHA-256 of the canonical {@link snapshotContent}. */
 export function groupStateHash(group: GroupState): string {
   return sha256Tagged(canonicalizeOrThrow(snapshotContent(group)))
+}
+
+/**
+ * The state image of `group` at its current head: the RFC 8785 text of its {@link snapshotContent}.
+ * Its SHA-256 is {@link groupStateHash}, so a snapshot's signed `stateHash` vouches for it (§16:
+ * the recipient verifies the hash before it resumes).
+ */
+export function snapshotImage(group: GroupState): string {
+  return new TextDecoder().decode(canonicalizeOrThrow(snapshotContent(group)))
 }
 
 /** The Policy Log of a Group log: one entry per decision Event, keyed by its Event ID (§7.4, §20). */
@@ -150,7 +159,17 @@ export interface SnapshotVerifyOptions {
 /** The outcome of {@link verifyGroupSnapshot}: the sequence to resume after, or why the snapshot is refused. */
 export type SnapshotVerification =
   | { readonly ok: true; readonly snapshot: GroupSnapshot; readonly resumeAfterSequence: number }
-  | { readonly ok: false; readonly reason: string }
+  | SnapshotRefusal
+
+/**
+ * Why a snapshot is refused, and at which check: its §6.4 signature, its Event IDs and Policy Log
+ * against the log, or its content against the state (hash, Group, sequence).
+ */
+export interface SnapshotRefusal {
+  readonly ok: false
+  readonly stage: 'signature' | 'log' | 'state'
+  readonly reason: string
+}
 
 /**
  * Verifies a Signed Group Snapshot for restore (§16): all six stages of §6.4 under the
@@ -159,19 +178,69 @@ export type SnapshotVerification =
  * recipient resumes after `resumeAfterSequence`.
  */
 export function verifyGroupSnapshot(input: string | Uint8Array | GroupSnapshot, options: SnapshotVerifyOptions): SnapshotVerification {
-  const bytes = typeof input === 'string' || input instanceof Uint8Array ? input : JSON.stringify(input)
-  const checked = signedVerifier.verify('group-snapshot', bytes, options.registry)
-  if (!checked.ok) return { ok: false, reason: `signature: ${checked.error.message}` }
-  const snapshot = JSON.parse(typeof bytes === 'string' ? bytes : new TextDecoder().decode(bytes)) as GroupSnapshot
+  const signed = signedSnapshot(input, options.registry)
+  if (!signed.ok) return signed
+  const { snapshot } = signed
   const log = options.events.filter((e) => e.groupId === snapshot.groupId && (e.sequence as number) <= snapshot.throughSequence)
-  if (log.length !== snapshot.throughSequence || log.some((e, i) => e.sequence !== i + 1)) return { ok: false, reason: 'the log does not reach the snapshot sequence without a gap' }
-  if (canonicalHash(log.map((e) => e.eventId)) !== canonicalHash(snapshot.eventIds)) return { ok: false, reason: 'the snapshot Event IDs differ from the log' }
-  if (canonicalHash(policyLogOf(log)) !== canonicalHash(snapshot.policyLog)) return { ok: false, reason: 'the snapshot Policy Log differs from the decisions in the log' }
+  if (log.length !== snapshot.throughSequence || log.some((e, i) => e.sequence !== i + 1)) return { ok: false, stage: 'log', reason: 'the log does not reach the snapshot sequence without a gap' }
+  if (canonicalHash(log.map((e) => e.eventId)) !== canonicalHash(snapshot.eventIds)) return { ok: false, stage: 'log', reason: 'the snapshot Event IDs differ from the log' }
+  if (canonicalHash(policyLogOf(log)) !== canonicalHash(snapshot.policyLog)) return { ok: false, stage: 'log', reason: 'the snapshot Policy Log differs from the decisions in the log' }
   if (options.group !== undefined) {
     const mismatch = snapshotMismatch(snapshot, options.group)
-    if (mismatch !== undefined) return { ok: false, reason: mismatch }
+    if (mismatch !== undefined) return { ok: false, stage: 'state', reason: mismatch }
   }
   return { ok: true, snapshot, resumeAfterSequence: snapshot.throughSequence }
+}
+
+/** A snapshot and the state image it vouches for: what a subscriber told `CURSOR_TOO_OLD` restores (§16). */
+export interface RestorePoint {
+  /** The Signed Group Snapshot (or its exact JSON text). */
+  readonly snapshot: GroupSnapshot | string
+  /** The state image: the RFC 8785 text of the snapshot content ({@link snapshotImage}). */
+  readonly image: string
+}
+
+/** The outcome of {@link verifySnapshotImage}: the restored content and where to resume, or why not. */
+export type ImageVerification =
+  | { readonly ok: true; readonly snapshot: GroupSnapshot; readonly content: Record<string, unknown>; readonly resumeAfterSequence: number }
+  | SnapshotRefusal
+
+/**
+ * Verifies what a subscriber restores after `CURSOR_TOO_OLD` (§16), without the log it no longer
+ * has: the snapshot's six §6.4 stages under the `group-snapshot` profile, then that the image
+ * hashes to the signed `stateHash` and describes the snapshot's Group at its sequence. The
+ * subscriber then resubscribes after `resumeAfterSequence`.
+ * @example
+ * ```ts
+ * const restored = verifySnapshotImage(delivery.snapshot(me, groupId)!, registry)
+ * if (restored.ok) delivery.subscribe(me, [{ groupId, afterSequence: restored.resumeAfterSequence }], handlers)
+ * ```
+ */
+export function verifySnapshotImage(point: RestorePoint, registry: KeyResolver): ImageVerification {
+  const signed = signedSnapshot(point.snapshot, registry)
+  if (!signed.ok) return signed
+  const { snapshot } = signed
+  if (typeof point.image !== 'string' || sha256Tagged(utf8Encode(point.image)) !== snapshot.stateHash) return { ok: false, stage: 'state', reason: 'the state image does not hash to the snapshot state hash' }
+  const content = JSON.parse(point.image) as Record<string, unknown>
+  if (content['groupId'] !== snapshot.groupId || content['throughSequence'] !== snapshot.throughSequence) return { ok: false, stage: 'state', reason: 'the state image is not of the snapshot Group and sequence' }
+  return { ok: true, snapshot, content, resumeAfterSequence: snapshot.throughSequence }
+}
+
+/**
+ * The largest snapshot text verified: a snapshot lists every Event ID of its Group (about 60 bytes
+ * each), so the 1 MiB default of the strict parser would stop at some 15,000 Events. 64 MiB holds
+ * a million, and still bounds what a hostile text can make the parser hold.
+ */
+const MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024
+
+const snapshotVerifier = createVerifier({ validate: schemaCheckForKind, json: { maxBytes: MAX_SNAPSHOT_BYTES } })
+
+/** The snapshot after the six stages of §6.4 under the `group-snapshot` profile, or why it fails them. */
+function signedSnapshot(input: string | Uint8Array | GroupSnapshot, registry: KeyResolver): { readonly ok: true; readonly snapshot: GroupSnapshot } | SnapshotRefusal {
+  const bytes = typeof input === 'string' || input instanceof Uint8Array ? input : JSON.stringify(input)
+  const checked = snapshotVerifier.verify('group-snapshot', bytes, registry)
+  if (!checked.ok) return { ok: false, stage: 'signature', reason: `signature: ${checked.error.message}` }
+  return { ok: true, snapshot: JSON.parse(typeof bytes === 'string' ? bytes : new TextDecoder().decode(bytes)) as GroupSnapshot }
 }
 
 function canonicalHash(value: unknown): string {

@@ -2,18 +2,65 @@
  * Where the Authority keeps what it accepted: the per-Group Event logs, the Organization log and
  * the receipt of every accepted Command (for idempotent retries, §15.1). The in-memory store is
  * the default; durable stores (SQLite, PostgreSQL) implement the same {@link AuthorityStore}.
+ *
+ * Two views of a Group's Events are kept apart here. The **retained history** is everything ever
+ * accepted, in acceptance order ({@link AuthorityStore.allEvents}): §7.4 requires an active Group
+ * to keep its complete Event history, and the state is its fold. The **online log** is what replay
+ * serves ({@link AuthorityStore.groupEvents}); compaction behind a signed Group Snapshot
+ * ({@link AuthorityStore.compact}) takes its oldest Events off it, and a replay from below answers
+ * `CURSOR_TOO_OLD` with a reference to that snapshot (§16).
  * @module
  */
 import type { Receipt } from '@weft/client'
-import type { Event } from '@weft/spec'
+import type { Event, GroupSnapshot } from '@weft/spec'
 import { actorKey } from './model.js'
 
 /** The receipt of an accepted Command as stored; a retry answers it with `duplicate: true`. */
 export type StoredReceipt = Omit<Receipt, 'duplicate'>
 
 /**
+ * What a store keeps when a Group's online log is compacted behind a signed Group Snapshot (§7.4,
+ * §16). It is written once per compaction by the Authority, after it verified the snapshot, and
+ * read back by replay (the `CURSOR_TOO_OLD` reference), by subscribers restoring, and by a restart
+ * (which verifies it again, see `restore.ts`).
+ */
+export interface SnapshotRecord {
+  readonly groupId: string
+  /** The snapshot's sequence S: Events 1..S are off the online log; replay starts after S. */
+  readonly throughSequence: number
+  /** The Signed Group Snapshot at S, exactly as the Organization service signed it. */
+  readonly snapshot: GroupSnapshot
+  /** The content hash of the signed snapshot (`snapshotArtifactHash`), the reference `CURSOR_TOO_OLD` hands out. */
+  readonly snapshotHash: string
+  /**
+   * The state image a subscriber restores: the RFC 8785 text of the Group's snapshot content at S
+   * (`snapshotImage` of `snapshots.ts`), whose SHA-256 is the snapshot's signed `stateHash`.
+   */
+  readonly image: string
+  /** When the Authority compacted, on its clock. */
+  readonly compactedAt: string
+}
+
+/**
  * The persistence seam of a Group Authority. One call to {@link appendTransaction} is one accepted
  * Command: its Events and its receipt become visible together or not at all.
+ *
+ * **Compaction** ({@link compact}, {@link snapshot}) is optional: a store without the two methods
+ * is never compacted (the Authority's `compact` refuses with a `UsageError`). A store that has them
+ * must keep these rules:
+ *
+ * - `compact(groupId, S, record)` takes the Group's Events with sequence ≤ S off the online log
+ *   and stores `record` as the Group's current snapshot, atomically. S is above any earlier
+ *   compaction point of the Group and at most its head; the store may refuse (throw) otherwise,
+ *   changing nothing.
+ * - After it, {@link groupEvents} never returns an Event at or below S, whatever `afterSequence`
+ *   asks for, and a later {@link appendTransaction} still continues the Group's sequence from its
+ *   head (never from the number of online Events).
+ * - {@link allEvents} is unchanged by compaction: it still yields the compacted Events, in their
+ *   acceptance order among every other Group's (§7.4: the history is retained, only served from
+ *   elsewhere). A durable store may move them to colder storage but must stream them back here,
+ *   because a restart folds that history and checks each snapshot against it.
+ * - {@link snapshot} returns the latest record of the Group, or `undefined` before any compaction.
  */
 export interface AuthorityStore {
   /**
@@ -22,22 +69,38 @@ export interface AuthorityStore {
    * (throws) a transaction that would leave a gap or reuse a receipt key, appending nothing.
    */
   appendTransaction(events: readonly Event[], receipt: StoredReceipt): void
-  /** The Events of one Group with a sequence above `afterSequence` (default 0), at most `limit`, in sequence order. */
+  /**
+   * The online Events of one Group with a sequence above `afterSequence` (default 0), at most
+   * `limit`, in sequence order. Events at or below the Group's compaction point are never returned.
+   */
   groupEvents(groupId: string, afterSequence?: number, limit?: number): readonly Event[]
   /** The Organization-scoped Events (no Group, §15.2), in acceptance order. */
   organizationEvents(): readonly Event[]
   /** The receipt of the Command `(actor, actionId)`, keyed by `actorKey` of `model.ts`; `undefined` when none was accepted. */
   receipt(actorKey: string, actionId: string): StoredReceipt | undefined
-  /** Every stored Event in acceptance order across Groups: what a fold replays. */
+  /** Every stored Event in acceptance order across Groups, compacted ones included: what a fold replays. */
   allEvents(): Iterable<Event>
+  /** Takes Events 1..`throughSequence` of `groupId` off the online log behind `record` (see the rules above). */
+  compact?(groupId: string, throughSequence: number, record: SnapshotRecord): void
+  /** The Group's latest {@link SnapshotRecord}, or `undefined` when its online log was never compacted. */
+  snapshot?(groupId: string): SnapshotRecord | undefined
+}
+
+/** One Group's online log in memory: sequence `n` sits at index `n - 1 - offset`. */
+interface OnlineLog {
+  /** The compaction point: how many of the Group's first Events are off the online log. */
+  offset: number
+  events: Event[]
+  record?: SnapshotRecord
 }
 
 /**
- * An {@link AuthorityStore} in memory. Each Group's log is an array where sequence `n` sits at
- * index `n - 1`, so an append and a lookup by position cost the same however long the history.
+ * An {@link AuthorityStore} in memory, compaction included. Each Group's online log is an array
+ * where sequence `n` sits at index `n - 1` less the compaction point, so an append and a lookup by
+ * position cost the same however long the history; the retained history is one array across Groups.
  */
 export function createMemoryStore(): AuthorityStore {
-  const groups = new Map<string, Event[]>()
+  const groups = new Map<string, OnlineLog>()
   const organization: Event[] = []
   const all: Event[] = []
   const receipts = new Map<string, Map<string, StoredReceipt>>()
@@ -50,7 +113,7 @@ export function createMemoryStore(): AuthorityStore {
       const heads = new Map<string, number>()
       for (const event of events) {
         if (event.groupId === undefined) continue
-        const head = heads.get(event.groupId) ?? groups.get(event.groupId)?.length ?? 0
+        const head = heads.get(event.groupId) ?? headOf(groups.get(event.groupId))
         if (event.sequence !== head + 1) throw new Error(`store: ${event.kind} has sequence ${String(event.sequence)} in Group ${event.groupId}, expected ${head + 1}`)
         heads.set(event.groupId, head + 1)
       }
@@ -61,8 +124,8 @@ export function createMemoryStore(): AuthorityStore {
           continue
         }
         let log = groups.get(event.groupId)
-        if (log === undefined) groups.set(event.groupId, (log = []))
-        log.push(event)
+        if (log === undefined) groups.set(event.groupId, (log = { offset: 0, events: [] }))
+        log.events.push(event)
       }
       let byAction = receipts.get(actor)
       if (byAction === undefined) receipts.set(actor, (byAction = new Map()))
@@ -71,11 +134,26 @@ export function createMemoryStore(): AuthorityStore {
     groupEvents(groupId, afterSequence = 0, limit = Number.POSITIVE_INFINITY) {
       const log = groups.get(groupId)
       if (log === undefined) return []
-      const start = Math.max(0, Math.floor(afterSequence))
-      return log.slice(start, limit === Number.POSITIVE_INFINITY ? undefined : start + Math.max(0, Math.floor(limit)))
+      const start = Math.max(log.offset, Math.floor(afterSequence)) - log.offset
+      return log.events.slice(start, limit === Number.POSITIVE_INFINITY ? undefined : start + Math.max(0, Math.floor(limit)))
     },
     organizationEvents: () => organization.slice(),
     receipt: (actorKey, actionId) => receipts.get(actorKey)?.get(actionId),
     allEvents: () => all.values(),
+    compact(groupId, throughSequence, record) {
+      const log = groups.get(groupId)
+      if (log === undefined || !Number.isSafeInteger(throughSequence) || throughSequence <= log.offset || throughSequence > headOf(log)) {
+        throw new Error(`store: cannot compact Group ${groupId} through ${throughSequence}`)
+      }
+      if (record.groupId !== groupId || record.throughSequence !== throughSequence) throw new Error(`store: the snapshot record is not of Group ${groupId} at ${throughSequence}`)
+      log.events = log.events.slice(throughSequence - log.offset)
+      log.offset = throughSequence
+      log.record = record
+    },
+    snapshot: (groupId) => groups.get(groupId)?.record,
   }
+}
+
+function headOf(log: OnlineLog | undefined): number {
+  return log === undefined ? 0 : log.offset + log.events.length
 }

@@ -2,7 +2,10 @@ import { canonicalizeOrThrow, ProtocolError, sign, type SigningKey } from '@weft
 import type { Event } from '@weft/spec'
 import { describe, expect, it } from 'vitest'
 import { cast, T0 } from '../test/fixtures.js'
-import { createEventSealer, frozenJson, type UnsignedEvent } from './transact.js'
+import { COMMAND_RULES } from './gen/rules.js'
+import type { AnyEventDraft } from './handler.js'
+import { emptyState, type ActorRef, type GroupState } from './model.js'
+import { createDraftCheck, createEventSealer, frozenJson, materialize, type UnsignedEvent } from './transact.js'
 
 /** An unsigned `message.posted` envelope, as `materialize` builds it. */
 function unsigned(text = 'hello'): UnsignedEvent {
@@ -124,5 +127,103 @@ describe('frozenJson', () => {
         expect((error as ProtocolError).details).toMatchObject({ reason })
       }
     }
+  })
+})
+
+describe('signing input', () => {
+  // The sealer writes the signing input with JSON.stringify when the sorted copy allows it; these
+  // payloads probe every place where that text could part from RFC 8785.
+  const tricky: Record<string, unknown>[] = [
+    { '10': 'ten', '9': 'nine', '1a': 'not an index', b: [{ '2': 2, '10': 10 }] },
+    { text: 'quote " backslash \\ tab \t newline \n nul \u0000 unit \u001f del \u007f', emoji: '\u{1F600}', accents: 'é\u2028' },
+    { numbers: [1e21, 1e-7, -0, 0.1, 123456789012345680000, -1.5e-300, Number.MAX_SAFE_INTEGER] },
+    JSON.parse('{"__proto__":{"polluted":true},"toJSON":"not a function","z":1}') as Record<string, unknown>,
+    { nested: { deep: [[[{ b: 1, a: 2 }]]] }, empty: {}, none: [] },
+  ]
+
+  it('is the RFC 8785 form for every payload, in both modes, with and without a lazily supplied commandHash', () => {
+    const hash = `sha256:${'cd'.repeat(32)}`
+    for (const payload of tricky) {
+      const event = { ...unsigned(), payload } as UnsignedEvent
+      for (const deferSignatures of [false, true]) {
+        const plain = createEventSealer(cast.authority.key, { deferSignatures })(event)
+        expect(JSON.parse(JSON.stringify(plain))).toEqual(JSON.parse(JSON.stringify(expected(event))))
+        const hashed = createEventSealer(cast.authority.key, { deferSignatures })(event, () => hash)
+        expect(hashed.signature).toEqual(expected({ ...event, commandHash: hash } as UnsignedEvent).signature)
+      }
+    }
+  })
+
+  it('lets a deferred check read placeholders, then the real members', () => {
+    const seen: unknown[] = []
+    const hash = `sha256:${'ef'.repeat(32)}`
+    const stored = createEventSealer(cast.authority.key, { deferSignatures: true, check: (e) => (seen.push(e.commandHash, e.signature.value), true) })(unsigned(), () => hash)
+    expect(seen).toEqual([`sha256:${'0'.repeat(64)}`, 'A'.repeat(86)])
+    expect(stored.commandHash).toBe(hash)
+    expect(stored.signature).toEqual(expected({ ...unsigned(), commandHash: hash } as UnsignedEvent).signature)
+  })
+})
+
+describe('materialize', () => {
+  it('continues Group sequences and aggregate revisions draft by draft within one transaction', () => {
+    const state = emptyState()
+    const base = unsigned()
+    // Only the head and the revisions matter to materialize.
+    state.groups.set(base.groupId!, { head: 4, revisions: new Map([['message:urn:weft:test:message:1', 2]]) } as unknown as GroupState)
+    const post = (messageId: string): AnyEventDraft => ({ kind: 'message.posted', payload: { messageId } } as unknown as AnyEventDraft)
+    let n = 0
+    const cause = { type: 'command' as const, id: 'urn:weft:test:action:1', actor: cast.worker1.actor as ActorRef, correlationId: 'urn:weft:test:correlation:1', groupId: base.groupId! }
+    const events = materialize(state, cause, [post('urn:weft:test:message:1'), post('urn:weft:test:message:2'), post('urn:weft:test:message:1')], {
+      now: T0,
+      newId: () => `urn:weft:test:event:${++n}`,
+      authority: cast.authority.actor as ActorRef,
+      sign: (event) => event,
+    })
+    expect(events.map((e) => [e.sequence, e.aggregateRevision])).toEqual([
+      [5, 3],
+      [6, 1],
+      [7, 4],
+    ])
+    expect(state.groups.get(base.groupId!)!.head).toBe(4)
+  })
+})
+
+describe('createDraftCheck', () => {
+  const rule = COMMAND_RULES['message.post']
+  const message = {
+    messageId: 'urn:weft:test:message:1',
+    conversationId: 'urn:weft:test:conversation:1',
+    missionId: 'urn:weft:test:mission:one',
+    groupId: 'urn:weft:test:group:one',
+    kind: 'message',
+    author: cast.worker1.actor,
+    authority: false,
+    content: [{ type: 'text', text: 'hello' }],
+    committedAt: T0,
+  }
+  const draftOf = (overrides: Record<string, unknown>): AnyEventDraft => ({ kind: 'message.posted', payload: message, ...overrides }) as unknown as AnyEventDraft
+  const check = createDraftCheck(cast.authority.actor as ActorRef)
+
+  it('passes drafts the catalog allows, with payloads and envelope members that conform', () => {
+    expect(() => check([draftOf({ conversationId: message.conversationId, actor: cast.authority.actor })], rule, T0)).not.toThrow()
+  })
+
+  it('refuses a kind the Command may not emit, a payload off its schema, and envelope members off the Event schema', () => {
+    const refusals: [AnyEventDraft[], string, RegExp][] = [
+      [[draftOf({ kind: 'work.started' })], T0, /may not emit work.started/],
+      [[draftOf({ payload: { ...message, authority: true } })], T0, /message.posted payload fails its schema/],
+      [[draftOf({ workItemId: 'not a URI' })], T0, /envelope fails its schema/],
+      [[draftOf({ conversationId: 42 })], T0, /envelope fails its schema/],
+      [[draftOf({ groupId: `urn:x:${'a'.repeat(600)}` })], T0, /envelope fails its schema/],
+      [[draftOf({ actor: { ...cast.worker1.actor, name: 'extra' } })], T0, /envelope fails its schema/],
+      [[draftOf({ actor: { type: 'robot', id: cast.worker1.actor.id } })], T0, /envelope fails its schema/],
+      [[draftOf({})], '2026-07-15 00:00:00', /envelope fails its schema/],
+    ]
+    for (const [drafts, now, reason] of refusals) expect(() => check(drafts, rule, now)).toThrow(reason)
+  })
+
+  it('refuses every draft when the Authority Principal itself is off the actor schema', () => {
+    const broken = createDraftCheck({ type: 'service', id: 'not a URI' })
+    expect(() => broken([draftOf({})], rule, T0)).toThrow(/envelope fails its schema/)
   })
 })

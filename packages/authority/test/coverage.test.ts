@@ -40,7 +40,6 @@ const EXEMPT: Readonly<Record<string, string>> = {
     'version negotiation belongs to the connection handshake (§17.1, §21); in process a Command of another protocolVersion fails the envelope schema (SCHEMA_VALIDATION_FAILED)',
   '[error AUTH_REQUIRED]': 'connection authentication belongs to the WebSocket binding (§6.3, §17.1); in process every Command is signed and verified on its own',
   '[error BACKPRESSURE]': 'subscription flow control (§17.3); this Authority serves no subscriptions yet',
-  '[error CURSOR_TOO_OLD]': 'replay cursors (§16, §17.2); this Authority serves no cursors yet',
   ...UNPERFORMABLE_ROWS,
 }
 

@@ -10,6 +10,7 @@ import type { Event } from '@weft/spec'
 import fc from 'fast-check'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { createDelivery, type Delivery, type Subscription } from '../src/delivery.js'
+import { referenceRecipient } from './fixtures-recovery.js'
 import { cast } from './fixtures.js'
 import { enrol, MEMBERS, openMission, started, type World } from './world.js'
 
@@ -145,33 +146,6 @@ describe('delivery over a real Authority', () => {
       fc.constant({ op: 'ack' as const }),
     )
 
-    /**
-     * The reference recipient of §16: it deduplicates by Event ID, processes each Group in
-     * sequence order, buffers what arrives early, and its Cursor is its highest contiguous sequence.
-     */
-    function referenceSubscriber(starts: readonly number[]) {
-      const groups = starts.map((start) => ({
-        cursor: start,
-        seen: new Set<string>(),
-        processed: [] as Event[],
-        early: new Map<number, Event>(),
-      }))
-      return {
-        groups,
-        receive(index: number, event: Event) {
-          const g = groups[index]!
-          if (g.seen.has(event.eventId) || event.sequence! <= g.cursor) return
-          g.early.set(event.sequence!, event)
-          for (let next = g.early.get(g.cursor + 1); next !== undefined; next = g.early.get(g.cursor + 1)) {
-            g.early.delete(next.sequence!)
-            g.seen.add(next.eventId)
-            g.processed.push(next)
-            g.cursor = next.sequence!
-          }
-        },
-      }
-    }
-
     it('any interleaving of commits, disconnects, replays from arbitrary Cursors and duplicate deliveries yields every Event exactly once in order per Group', async () => {
       const views = [w, two] as const
       const ids = views.map((v) => v.groupId)
@@ -181,7 +155,7 @@ describe('delivery over a real Authority', () => {
             pageSize: 4,
             maxBufferedPerGroup: 1,
           })
-          const reference = referenceSubscriber(views.map((v) => visibilityStart(v)))
+          const reference = referenceRecipient(views.map((v) => visibilityStart(v)), w.registry)
           let connection: Subscription | undefined
           const violations: string[] = []
           const connect = (positions?: readonly number[]) => {
@@ -213,7 +187,7 @@ describe('delivery over a real Authority', () => {
               connect(s.fromCursor ? undefined : reference.groups.map((g, i) => Math.max(0, g.cursor - s.back[i]!)))
             } else if (s.op === 'duplicate') {
               // At-least-once: an Event the subscriber already had arrives again.
-              const processed = reference.groups[s.group]!.processed
+              const processed = reference.events(s.group)
               const again = processed[processed.length - 1 - s.back]
               if (again !== undefined) reference.receive(s.group, again)
             } else if (s.op === 'ack')
@@ -233,7 +207,7 @@ describe('delivery over a real Authority', () => {
           expect(violations).toEqual([])
           views.forEach((v, i) => {
             const expected = w.authority.events(v.groupId, visibilityStart(v)).map((e) => e.eventId)
-            expect(reference.groups[i]!.processed.map((e) => e.eventId)).toEqual(expected)
+            expect(reference.events(i).map((e) => e.eventId)).toEqual(expected)
           })
           delivery.close()
         }),

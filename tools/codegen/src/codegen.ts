@@ -13,6 +13,7 @@ import { emitErrorCodes } from './emitters/error-codes.js'
 import { emitJsonSchemas } from './emitters/json-schema.js'
 import { emitStatecharts } from './emitters/statecharts.js'
 import { emitValidators } from './emitters/validators.js'
+import { emitWorker } from './emitters/worker.js'
 
 export type { EmitContext, GeneratedOutput } from './emitters/context.js'
 
@@ -23,6 +24,7 @@ export const GENERATED_DIRS = [
   'packages/codec/src/gen',
   'packages/validators/src/gen',
   'packages/validators/schemas',
+  'packages/worker/src/gen',
   'spec/docs',
 ] as const
 
@@ -67,6 +69,7 @@ export function generate(options: GenerateOptions): GeneratedOutput[] {
         schemas: EventPayloads,
       },
     ]),
+    ...emitWorker(ctx),
   ]
   return outputs.sort((a, b) => a.path.localeCompare(b.path))
 }

@@ -38,6 +38,9 @@ const PACKAGES: readonly PackageInfo[] = [
   { dir: 'packages/validators', name: '@weft/validators', generated: true },
   { dir: 'packages/client', name: '@weft/client', generated: true },
   { dir: 'packages/authority', name: '@weft/authority', generated: true },
+  { dir: 'packages/worker', name: '@weft/worker', generated: true },
+  { dir: 'packages/store-sqlite', name: '@weft/store-sqlite', generated: false },
+  { dir: 'packages/cli', name: '@weft/cli', generated: false },
   { dir: 'tools/codegen', name: '@weft/codegen', generated: true },
   { dir: 'tools/conformance', name: '@weft/conformance', generated: false },
 ]
@@ -226,7 +229,7 @@ afterAll(() => {
 
 describe('release packaging', () => {
   it('has publishable package.json metadata', () => {
-    log('step 1/6: package.json metadata')
+    log('step 1/7: package.json metadata')
     const spec = manifest(PACKAGES[0]!)
     const versions = new Map(PACKAGES.map((p) => [p.name, manifest(p).version]))
     for (const pkg of PACKAGES) {
@@ -268,7 +271,7 @@ describe('release packaging', () => {
       // working.
       const pruned = pruneStale(join(repo, pkg.dir))
       if (pruned.length > 0) log(`  ${pkg.dir}: removed ${pruned.length} stale dist files (${pruned.slice(0, 3).join(', ')}${pruned.length > 3 ? ', ...' : ''})`)
-      log(`step 2/6: npm run build -w ${pkg.dir} (${i + 1}/${PACKAGES.length})`)
+      log(`step 2/7: npm run build -w ${pkg.dir} (${i + 1}/${PACKAGES.length})`)
       run('npm', ['run', 'build', '-w', pkg.dir], repo)
     }
     // Packing needs the builds; the checks below report on their own.
@@ -287,7 +290,7 @@ describe('release packaging', () => {
   it('packs each package with dist, without tests or node_modules', () => {
     requireStep('build')
     for (const pkg of PACKAGES) {
-      log(`step 3/6: npm pack -w ${pkg.dir}`)
+      log(`step 3/7: npm pack -w ${pkg.dir}`)
       const m = manifest(pkg)
       const { stdout } = run('npm', ['pack', '-w', pkg.dir, '--pack-destination', packDir, '--json'], repo)
       const info = JSON.parse(stdout.slice(stdout.indexOf('['))) as { filename: string; name: string }[]
@@ -326,7 +329,7 @@ describe('release packaging', () => {
   })
 
   it('installs the tarballs into a fresh consumer project', () => {
-    log(`step 4/6: npm install in ${consumerDir}`)
+    log(`step 4/7: npm install in ${consumerDir}`)
     requireStep('pack')
     // Outside the workspace: no ancestor node_modules can satisfy an import by accident.
     expect(realpathSync(consumerDir).startsWith(realpathSync(repo) + sep)).toBe(false)
@@ -345,7 +348,7 @@ describe('release packaging', () => {
   })
 
   it('type-checks and runs a TypeScript consumer against the packed declarations', () => {
-    log('step 5/6: type-check and run consumer.ts')
+    log('step 5/7: type-check and run consumer.ts')
     requireStep('install')
     writeFileSync(
       join(consumerDir, 'tsconfig.json'),
@@ -397,11 +400,18 @@ describe('release packaging', () => {
   })
 
   it('runs the weft-conformance bin from the consumer', () => {
-    log('step 6/6: npx weft-conformance --help')
+    log('step 6/7: npx weft-conformance --help')
     requireStep('install')
     expect(existsSync(join(consumerDir, 'node_modules', '.bin', 'weft-conformance')), 'bin linked into the consumer').toBe(true)
     const { stdout } = run('npx', ['--no-install', 'weft-conformance', '--help'], consumerDir)
     expect(stdout).toContain('Usage: weft-conformance')
+  })
+
+  it('runs `weft demo` from the packed @weft/cli: both Missions approved', () => {
+    log('step 7/7: npx weft demo --yes --quiet')
+    requireStep('install')
+    const { stdout } = run('npx', ['--no-install', 'weft', 'demo', '--yes', '--quiet'], consumerDir)
+    expect(stdout).toContain('Both Missions were approved.')
     log(`done in ${((Date.now() - started) / 1000).toFixed(1)}s`)
   })
 })

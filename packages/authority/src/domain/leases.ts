@@ -48,6 +48,16 @@ export function closeLease(lease: Lease, state: 'expired' | 'revoked' | 'release
   return { ...lease, state, closedAt: at, closureReason: reason }
 }
 
+/**
+ * Takes an optional member off a WorkItem record. Records live as long as their Group and every
+ * handler reads them; a `delete` would switch a record to the engine's slow dictionary form for
+ * good, so the member is set to `undefined`, which every reader (`=== undefined`, `?.`, `??`) takes
+ * for absent.
+ */
+export function clearMember(record: WorkItemRecord, member: 'ownershipLease' | 'executionLease' | 'offerExpiresAt'): void {
+  ;(record as { [M in typeof member]?: unknown })[member] = undefined
+}
+
 // A record holds only its current leases (model.ts); the reducers file every lease they close here,
 // keyed by the record, so the closure (when and why) stays inspectable.
 const closedLeases = new WeakMap<WorkItemRecord, Lease[]>()
@@ -59,7 +69,7 @@ const closedLeases = new WeakMap<WorkItemRecord, Lease[]>()
 export function retireLease(record: WorkItemRecord, slot: 'ownershipLease' | 'executionLease', state: 'expired' | 'revoked' | 'released', at: string, reason: string): void {
   const lease = record[slot]
   if (lease === undefined) return
-  delete record[slot]
+  clearMember(record, slot)
   const closed = lease.state === 'active' ? closeLease(lease, state, at, reason) : lease
   const history = closedLeases.get(record)
   if (history === undefined) closedLeases.set(record, [closed])

@@ -58,15 +58,11 @@ function post(command: CommandOf<'message.post'>, ctx: HandlerContext): readonly
   const charge = binding === undefined ? [] : reconcileMessage(ctx, group, command, binding)
   // §18: noncritical extension data is kept on the Message as the author sent it.
   const extensions = noncriticalExtensions(command.extensions)
-  const message = committed(ctx, group, actor, {
-    messageId,
-    conversationId,
-    kind: 'message',
-    content,
-    ...(mentions === undefined ? {} : { mentions }),
-    ...(references === undefined ? {} : { references }),
-    ...(extensions === undefined ? {} : { extensions }),
-  })
+  const fields: Parameters<typeof committed>[3] = { messageId, conversationId, kind: 'message', content }
+  if (mentions !== undefined) fields.mentions = mentions
+  if (references !== undefined) fields.references = references
+  if (extensions !== undefined) fields.extensions = extensions
+  const message = committed(ctx, group, actor, fields)
   return [...charge, draft('message.posted', message, { conversationId })]
 }
 

@@ -48,13 +48,18 @@ function targetKey(actor: ActorRef, actionId: string): string {
 export function noteRate(state: AuthorityState, event: Event, rate: RateLimit): void {
   const group = state.groups.get(event.groupId as string)
   if (group === undefined) return
-  const perGroup = rings.get(group) ?? new Map<string, number[]>()
-  rings.set(group, perGroup)
+  let perGroup = rings.get(group)
+  if (perGroup === undefined) rings.set(group, (perGroup = new Map()))
   const key = `${rate} ${actorKey(event.actor as ActorRef)}`
   const at = Date.parse(event.occurredAt)
-  const ring = (perGroup.get(key) ?? []).filter((t) => t > at - RATE_WINDOW_MS)
+  let ring = perGroup.get(key)
+  if (ring === undefined) perGroup.set(key, (ring = []))
+  // The ring is private to this module, so it is pruned in place: no array per Message.
+  let kept = 0
+  for (const t of ring) if (t > at - RATE_WINDOW_MS) ring[kept++] = t
+  ring.length = kept
   ring.push(at)
-  perGroup.set(key, ring.length > RATE_RING_CAPACITY ? ring.slice(-RATE_RING_CAPACITY) : ring)
+  if (ring.length > RATE_RING_CAPACITY) ring.splice(0, ring.length - RATE_RING_CAPACITY)
 }
 
 /** How many `rate` actions of `actor` were accepted in the window ending now, oldest time first. */
@@ -82,8 +87,10 @@ export function indexOverride(group: GroupState, record: OverrideRecord): void {
 export function consumeOverride(state: AuthorityState, event: Event): void {
   if (event.cause.type !== 'command') return
   const group = state.groups.get(event.groupId as string)
-  const grantId = group === undefined ? undefined : grantsByTarget.get(group)?.get(targetKey(event.actor as ActorRef, event.cause.id))
-  const record = grantId === undefined ? undefined : group?.overrides.get(grantId)
+  // Every Event of every kind passes here; a Group that never granted an override has nothing to spend.
+  if (group === undefined || group.overrides.size === 0) return
+  const grantId = grantsByTarget.get(group)?.get(targetKey(event.actor as ActorRef, event.cause.id))
+  const record = grantId === undefined ? undefined : group.overrides.get(grantId)
   if (record !== undefined && record.consumedByActionId === undefined) record.consumedByActionId = event.cause.id
 }
 
@@ -143,10 +150,20 @@ export function requireWithinRate(command: LimitedCommand, ctx: HandlerContext, 
 
 /**
  * §20 count limit (queued or active WorkItems): refuses with a non-retryable `RATE_LIMITED` when
- * `count` already reaches `limit`; waiting does not help by itself, so the remedy is a Cooperation
+ * the count already reaches `limit`; waiting does not help by itself, so the remedy is a Cooperation
  * Override Grant for `policyName` cited by a new Command, or less work in flight.
+ * @param countOf - Counts the WorkItems in question; called only when `limit` is set, since a count
+ * walks the Group's WorkItems and an unconfigured limit must not make a Command cost grow with history.
  */
-export function requireWithinCount(command: LimitedCommand, ctx: HandlerContext, group: GroupState, policyName: Exclude<CooperationLimit, RateLimit>, count: number, limit: number | undefined): void {
+export function requireWithinCount(
+  command: LimitedCommand,
+  ctx: HandlerContext,
+  group: GroupState,
+  policyName: Exclude<CooperationLimit, RateLimit>,
+  countOf: () => number,
+  limit: number | undefined,
+): void {
+  const count = limit === undefined ? 0 : countOf()
   within(command, ctx, group, policyName, count, limit, () =>
     new ProtocolError('RATE_LIMITED', `${policyName}: ${count} reaches the limit of ${String(limit)}`, {
       retryable: false,

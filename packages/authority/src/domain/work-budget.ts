@@ -76,20 +76,41 @@ export function zeroUsage(): Usage {
   return { financialMicrounits: 0, modelTokens: 0, toolCalls: 0, computeSeconds: 0, wallClockSeconds: 0, externalActions: 0 }
 }
 
+/**
+ * The limit `budget` sets on dimension `d` (money in microunits), or `undefined` when it sets none.
+ * The budget checks run on every start, charge and end of work, so they read limits one by one
+ * rather than through a {@link limitsOf} object each time.
+ */
+export function limitOf(budget: ResourceBudget, d: UsageDimension): number | undefined {
+  const value = budget[LIMIT_KEY[d]]
+  return value === undefined || d !== 'financialMicrounits' ? value : Math.round(value * MICRO)
+}
+
 /** The limits of `budget`, money in microunits. */
 export function limitsOf(budget: ResourceBudget): Limits {
   const limits: Limits = {}
   for (const d of USAGE_DIMENSIONS) {
-    const value = budget[LIMIT_KEY[d]]
-    if (value !== undefined) limits[d] = d === 'financialMicrounits' ? Math.round(value * MICRO) : value
+    const value = limitOf(budget, d)
+    if (value !== undefined) limits[d] = value
   }
   return limits
 }
 
 /** `usage` as a Resource Budget in `currency` (all six limits). */
 export function usageAsBudget(usage: Usage, currency: string | undefined): ResourceBudget {
+  // Two literals rather than a spread of a conditional one: this runs whenever work ends.
+  if (currency === undefined) {
+    return {
+      modelTokenLimit: usage.modelTokens,
+      toolCallLimit: usage.toolCalls,
+      computeSecondsLimit: usage.computeSeconds,
+      wallClockSecondsLimit: usage.wallClockSeconds,
+      externalSideEffectLimit: usage.externalActions,
+    }
+  }
   return {
-    ...(currency === undefined ? {} : { currency, financialLimit: usage.financialMicrounits / MICRO }),
+    currency,
+    financialLimit: usage.financialMicrounits / MICRO,
     modelTokenLimit: usage.modelTokens,
     toolCallLimit: usage.toolCalls,
     computeSecondsLimit: usage.computeSeconds,
@@ -110,17 +131,12 @@ export function requireAllocation(ceiling: ResourceBudget, scope: string, alloca
   if (ceiling.currency !== undefined && requested.currency !== undefined && requested.currency !== ceiling.currency) {
     reject('INVALID_COMMAND', `budget currency ${requested.currency} differs from the ${scope} currency ${ceiling.currency}`)
   }
-  const limits = limitsOf(ceiling)
-  const want = limitsOf(requested)
   const used = zeroUsage()
-  for (const budget of allocated) {
-    const l = limitsOf(budget)
-    for (const d of USAGE_DIMENSIONS) used[d] += l[d] ?? 0
-  }
+  for (const budget of allocated) for (const d of USAGE_DIMENSIONS) used[d] += limitOf(budget, d) ?? 0
   for (const d of USAGE_DIMENSIONS) {
-    const limit = limits[d]
+    const limit = limitOf(ceiling, d)
     if (limit === undefined) continue
-    const asked = want[d]
+    const asked = limitOf(requested, d)
     if (asked === undefined) reject('WORK_CONTRACT_INCOMPLETE', `the budget must limit ${LIMIT_KEY[d]}, which the ${scope} limits`, { missing: LIMIT_KEY[d] })
     if (used[d] + asked > limit) {
       reject('BUDGET_EXCEEDED', `${LIMIT_KEY[d]} would exceed the ${scope} budget`, { dimension: LIMIT_KEY[d], limit, allocated: used[d], requested: asked })
@@ -183,10 +199,9 @@ interface PathSegment {
  */
 function pathOf(group: GroupState, record: WorkItemRecord, state: AuthorityState | undefined): PathSegment[] {
   const path: PathSegment[] = []
-  const seen = new Set<string>()
   let at: { group: GroupState; record: WorkItemRecord } | undefined = { group, record }
-  while (at !== undefined && !seen.has(at.group.groupId)) {
-    seen.add(at.group.groupId)
+  // A path has a segment per Mission level (a handful), so a scan finds a repeated Group soon enough.
+  while (at !== undefined && !path.some((segment) => segment.group.groupId === at!.group.groupId)) {
     path.push({ group: at.group, items: ancestry(at.group, at.record) })
     at = parentOf(state, at.group)
   }
@@ -219,36 +234,40 @@ export interface BudgetLevel {
  * ends at `group`'s Mission.
  */
 export function budgetLevels(group: GroupState, record: WorkItemRecord, state?: AuthorityState): BudgetLevel[] {
-  return pathOf(group, record, state).flatMap((segment) => [
-    ...segment.items.map((r) => ({ scope: `WorkItem ${r.doc.workItemId}`, groupId: segment.group.groupId, budget: r.doc.contract.budget, used: usageOf(r).subtree })),
-    { scope: `Mission ${segment.group.missionId}`, groupId: segment.group.groupId, budget: segment.group.mission.budget, used: missionUsageOf(segment.group) },
-  ])
+  const levels: BudgetLevel[] = []
+  for (const { group: g, items } of pathOf(group, record, state)) {
+    for (const r of items) levels.push({ scope: `WorkItem ${r.doc.workItemId}`, groupId: g.groupId, budget: r.doc.contract.budget, used: usageOf(r).subtree })
+    levels.push({ scope: `Mission ${g.missionId}`, groupId: g.groupId, budget: g.mission.budget, used: missionUsageOf(g) })
+  }
+  return levels
 }
 
 /** The first exhausted level of `levels` and the dimension used up: charges reached a positive limit. */
-function exhaustion(levels: readonly BudgetLevel[]): { readonly level: BudgetLevel; readonly dimension: UsageDimension; readonly limit: number } | undefined {
-  for (const level of levels) {
-    const limits = limitsOf(level.budget)
-    for (const d of USAGE_DIMENSIONS) {
-      const limit = limits[d]
-      // A zero limit forbids the dimension; only a limit that charges reached pauses work.
-      if (limit !== undefined && level.used[d] > 0 && level.used[d] >= limit) return { level, dimension: d, limit }
-    }
+/** The first dimension `used` exhausted under `budget`: charges reached a positive limit. */
+function exhaustedDimension(budget: ResourceBudget, used: Readonly<Usage>): UsageDimension | undefined {
+  for (const d of USAGE_DIMENSIONS) {
+    const limit = limitOf(budget, d)
+    // A zero limit forbids the dimension; only a limit that charges reached pauses work.
+    if (limit !== undefined && used[d] > 0 && used[d] >= limit) return d
   }
   return undefined
 }
 
-function requireLevelsLive(levels: readonly BudgetLevel[], workItemId: string): void {
-  const spent = exhaustion(levels)
-  if (spent === undefined) return
-  const { level, dimension, limit } = spent
+function refuseExhausted(workItemId: string, level: Pick<BudgetLevel, 'scope' | 'budget' | 'used'>, dimension: UsageDimension): never {
   reject('BUDGET_EXCEEDED', `WorkItem ${workItemId} is paused: ${dimension} of ${level.scope} is exhausted and needs escalation`, {
     scope: level.scope,
     dimension,
-    limit,
+    limit: limitOf(level.budget, dimension),
     used: level.used[dimension],
     exhausted: true,
   })
+}
+
+function requireLevelsLive(levels: readonly BudgetLevel[], workItemId: string): void {
+  for (const level of levels) {
+    const dimension = exhaustedDimension(level.budget, level.used)
+    if (dimension !== undefined) refuseExhausted(workItemId, level, dimension)
+  }
 }
 
 /**
@@ -258,7 +277,20 @@ function requireLevelsLive(levels: readonly BudgetLevel[], workItemId: string): 
  * @throws ProtocolError `BUDGET_EXCEEDED` with `details.exhausted: true`, naming the level and dimension.
  */
 export function requireNotExhausted(group: GroupState, record: WorkItemRecord, state?: AuthorityState): void {
-  requireLevelsLive(budgetLevels(group, record, state), record.doc.workItemId)
+  // The levels of {@link budgetLevels}, nearest first, walked without building them: every
+  // `work.start` passes here, and a level is only named when it refuses.
+  const workItemId = record.doc.workItemId
+  for (const segment of pathOf(group, record, state)) {
+    for (const r of segment.items) {
+      const used = usageOf(r).subtree
+      const dimension = exhaustedDimension(r.doc.contract.budget, used)
+      if (dimension !== undefined) refuseExhausted(workItemId, { scope: `WorkItem ${r.doc.workItemId}`, budget: r.doc.contract.budget, used }, dimension)
+    }
+    const { mission } = segment.group
+    const used = missionUsageOf(segment.group)
+    const dimension = exhaustedDimension(mission.budget, used)
+    if (dimension !== undefined) refuseExhausted(workItemId, { scope: `Mission ${segment.group.missionId}`, budget: mission.budget, used }, dimension)
+  }
 }
 
 function deltaOf(delta: Partial<Usage>): Usage {
@@ -285,9 +317,8 @@ export function remainingBudget(group: GroupState, record: WorkItemRecord, state
 function leftOver(levels: readonly BudgetLevel[], add: Usage): Limits {
   const left: Limits = {}
   for (const level of levels) {
-    const limits = limitsOf(level.budget)
     for (const d of USAGE_DIMENSIONS) {
-      const limit = limits[d]
+      const limit = limitOf(level.budget, d)
       if (limit === undefined) continue
       const rest = Math.max(0, limit - level.used[d] - add[d])
       left[d] = Math.min(left[d] ?? rest, rest)
@@ -310,9 +341,8 @@ export function requireUsageFits(group: GroupState, record: WorkItemRecord, delt
   const levels = budgetLevels(group, record, state)
   requireLevelsLive(levels, record.doc.workItemId)
   for (const level of levels) {
-    const limits = limitsOf(level.budget)
     for (const d of USAGE_DIMENSIONS) {
-      const limit = limits[d]
+      const limit = limitOf(level.budget, d)
       if (limit !== undefined && level.used[d] + add[d] > limit) {
         reject('BUDGET_EXCEEDED', `${d} would exceed the budget of ${level.scope}`, { scope: level.scope, dimension: d, limit, used: level.used[d], delta: add[d] })
       }
@@ -350,9 +380,8 @@ export function releasesReservation(record: WorkItemRecord): boolean {
 
 /** Per dimension, `limit` where `budget` limits it and `used` where it does not. */
 function heldOf(budget: ResourceBudget, used: Readonly<Usage>): Usage {
-  const limits = limitsOf(budget)
   const held = zeroUsage()
-  for (const d of USAGE_DIMENSIONS) held[d] = limits[d] ?? used[d]
+  for (const d of USAGE_DIMENSIONS) held[d] = limitOf(budget, d) ?? used[d]
   return held
 }
 
@@ -364,18 +393,50 @@ function heldOf(budget: ResourceBudget, used: Readonly<Usage>): Usage {
  */
 export function committedUnder(group: GroupState, record: WorkItemRecord, state?: AuthorityState): Usage {
   const id = record.doc.workItemId
-  const parts: Usage[] = [usageOf(record).own]
-  // The parent -> children index keeps this independent of how many WorkItems the Group holds.
-  for (const child of childrenOf(group, id)) parts.push(heldOf(child.reservedBudget, usageOf(child).subtree))
-  for (const [childGroupId, link] of state?.childLinks ?? []) {
-    const child = link.parentGroupId === group.groupId && link.parentWorkItemId === id ? state?.groups.get(childGroupId) : undefined
-    if (child === undefined) continue
-    const ended = (TERMINAL_MISSION_STATES as readonly string[]).includes(child.mission.state)
-    parts.push(ended ? missionUsageOf(child) : heldOf(child.mission.budget, missionUsageOf(child)))
-  }
   const total = zeroUsage()
-  for (const part of parts) for (const d of USAGE_DIMENSIONS) total[d] += part[d]
+  const add = (part: Readonly<Usage>): void => {
+    for (const d of USAGE_DIMENSIONS) total[d] += part[d]
+  }
+  add(usageOf(record).own)
+  // The parent -> children indexes keep this independent of how many WorkItems and child Missions there are.
+  for (const child of childrenOf(group, id)) add(heldOf(child.reservedBudget, usageOf(child).subtree))
+  if (state !== undefined) {
+    for (const childGroupId of childGroupsOf(state, group.groupId, id)) {
+      const child = state.groups.get(childGroupId)
+      if (child === undefined) continue
+      const ended = (TERMINAL_MISSION_STATES as readonly string[]).includes(child.mission.state)
+      add(ended ? missionUsageOf(child) : heldOf(child.mission.budget, missionUsageOf(child)))
+    }
+  }
   return total
+}
+
+/** Child Group IDs by `parentGroupId + ' ' + parentWorkItemId`, over `AuthorityState.childLinks`. */
+interface ChildLinkIndex {
+  readonly byParent: Map<string, string[]>
+  /** How many links are indexed: links are only ever added (a child Group is created once, §14). */
+  count: number
+}
+
+const childLinkIndexes = new WeakMap<AuthorityState['childLinks'], ChildLinkIndex>()
+
+/** The child Groups ever linked to WorkItem `workItemId` of Group `groupId`, in link order. */
+function childGroupsOf(state: AuthorityState, groupId: string, workItemId: string): readonly string[] {
+  const links = state.childLinks
+  if (links.size === 0) return []
+  let index = childLinkIndexes.get(links)
+  if (index === undefined) childLinkIndexes.set(links, (index = { byParent: new Map(), count: 0 }))
+  if (index.count !== links.size) {
+    index.byParent.clear()
+    for (const [childGroupId, link] of links) {
+      const key = `${link.parentGroupId} ${link.parentWorkItemId}`
+      const children = index.byParent.get(key)
+      if (children === undefined) index.byParent.set(key, [childGroupId])
+      else children.push(childGroupId)
+    }
+    index.count = links.size
+  }
+  return index.byParent.get(`${groupId} ${workItemId}`) ?? []
 }
 
 /** The currency `record`'s amounts are counted in: its contract's, else its Mission's. */
@@ -394,8 +455,8 @@ export function committedBudget(group: GroupState, record: WorkItemRecord, state
  */
 function keptReservation(group: GroupState, record: WorkItemRecord, state: AuthorityState | undefined): ResourceBudget {
   const kept = committedUnder(group, record, state)
-  const limits = limitsOf(record.doc.contract.budget)
-  for (const d of USAGE_DIMENSIONS) kept[d] = Math.min(kept[d], limits[d] ?? kept[d])
+  const budget = record.doc.contract.budget
+  for (const d of USAGE_DIMENSIONS) kept[d] = Math.min(kept[d], limitOf(budget, d) ?? kept[d])
   return usageAsBudget(kept, currencyOf(group, record))
 }
 
@@ -408,7 +469,11 @@ function keptReservation(group: GroupState, record: WorkItemRecord, state: Autho
  */
 export function settleReservations(group: GroupState, record: WorkItemRecord, state?: AuthorityState): void {
   for (const segment of pathOf(group, record, state)) {
-    for (const r of segment.items) r.reservedBudget = releasesReservation(r) ? keptReservation(segment.group, r, state) : r.doc.contract.budget
+    for (const r of segment.items) {
+      const next = releasesReservation(r) ? keptReservation(segment.group, r, state) : r.doc.contract.budget
+      // An unchanged reservation is left alone: a write moves the parent's reservation index twice for nothing.
+      if (r.reservedBudget !== next) r.reservedBudget = next
+    }
   }
 }
 

@@ -7,7 +7,7 @@
 import { USAGE_DIMENSIONS, type AgentCard, type CapabilityRef, type ResourceBudget, type WorkContract } from '@weft/spec'
 import { reject } from '../handler.js'
 import type { GroupState, WorkItemRecord } from '../model.js'
-import { limitsOf, requireAllocation, usageAsBudget, zeroUsage, type Usage } from './work-budget.js'
+import { limitOf, requireAllocation, usageAsBudget, zeroUsage, type Usage } from './work-budget.js'
 
 function blank(text: string): boolean {
   return text.trim().length === 0
@@ -77,8 +77,7 @@ const reservations = new WeakMap<ReadonlyMap<string, WorkItemRecord>, Reservatio
 function addReservation(index: ReservationIndex, parentKey: string, budget: ResourceBudget, sign: 1 | -1): void {
   let sum = index.sums.get(parentKey)
   if (sum === undefined) index.sums.set(parentKey, (sum = zeroUsage()))
-  const limits = limitsOf(budget)
-  for (const d of USAGE_DIMENSIONS) sum[d] += sign * (limits[d] ?? 0)
+  for (const d of USAGE_DIMENSIONS) sum[d] += sign * (limitOf(budget, d) ?? 0)
 }
 
 /** Where a tracked record's reservation lives once {@link track} turned the member into an accessor. */
@@ -114,9 +113,9 @@ const RESERVED_BUDGET: PropertyDescriptor = {
  * the reservation (the budget reducers do, whenever work ends, is offered again or is charged),
  * the index follows, so it stays a fold of the log without every writer knowing of it.
  */
-function track(index: ReservationIndex, record: WorkItemRecord): void {
+function track(index: ReservationIndex, record: WorkItemRecord, reservation?: ResourceBudget): void {
   if (slots.get(record)?.index === index) return
-  const slot = { index, parentKey: record.parentWorkItemId ?? '', value: record.reservedBudget }
+  const slot = { index, parentKey: record.parentWorkItemId ?? '', value: reservation ?? record.reservedBudget }
   addReservation(index, slot.parentKey, slot.value, 1)
   slots.set(record, slot)
   Object.defineProperty(record, 'reservedBudget', RESERVED_BUDGET)
@@ -134,10 +133,14 @@ function reservationIndex(group: GroupState): ReservationIndex {
 /**
  * Registers a WorkItem record just stored in `group.workItems` with the reservation index (the
  * `work.authorized` reducer calls it), so later budget checks need not scan the Group.
+ * @param reservation - The initial reservation of a record made without a `reservedBudget` member,
+ * as the reducer makes it: the accessor is then added to the record rather than put in place of a
+ * data member, which keeps records ordinary fast objects for the engine (every handler reads them).
  */
-export function trackReservation(group: GroupState, record: WorkItemRecord): void {
-  const index = reservations.get(group.workItems)
-  if (index !== undefined) track(index, record)
+export function trackReservation(group: GroupState, record: WorkItemRecord, reservation?: ResourceBudget): void {
+  let index = reservations.get(group.workItems)
+  if (index === undefined) reservations.set(group.workItems, (index = { sums: new Map(), count: 0 }))
+  track(index, record, reservation)
   reservationIndex(group)
 }
 
@@ -150,11 +153,13 @@ export function trackReservation(group: GroupState, record: WorkItemRecord): voi
 export function reservedUnder(group: GroupState, parentId: string | undefined, selfId: string, currency: string | undefined): ResourceBudget {
   const index = reservationIndex(group)
   const parentKey = parentId ?? ''
-  const total = { ...(index.sums.get(parentKey) ?? zeroUsage()) }
+  const sum = index.sums.get(parentKey)
+  const total = zeroUsage()
+  if (sum !== undefined) for (const d of USAGE_DIMENSIONS) total[d] = sum[d]
   const self = group.workItems.get(selfId)
   if (self !== undefined && (self.parentWorkItemId ?? '') === parentKey) {
-    const own = limitsOf(self.reservedBudget)
-    for (const d of USAGE_DIMENSIONS) total[d] -= own[d] ?? 0
+    const own = self.reservedBudget
+    for (const d of USAGE_DIMENSIONS) total[d] -= limitOf(own, d) ?? 0
   }
   // 'XXX' is ISO 4217's "no currency": any code keeps the money limit, and none is compared.
   return usageAsBudget(total, currency ?? 'XXX')
@@ -202,7 +207,8 @@ export function compareSemver(a: string, b: string): number {
 
 /** The major version of a Semantic Version. */
 function majorOf(version: string): string {
-  return version.split('.')[0] ?? version
+  const dot = version.indexOf('.')
+  return dot < 0 ? version : version.slice(0, dot)
 }
 
 /**

@@ -22,20 +22,31 @@ export function machineStateOf(record: WorkItemRecord | undefined): WorkItemMach
   return record === undefined ? 'none' : record.doc.state
 }
 
+/** The table's rows by state, then by event: every WorkItem Command asks, often twice. */
+const rowCache = new Map<WorkItemMachineState, Map<WorkItemEventType, readonly TransitionTarget[]>>()
+
+function rowsOf(from: WorkItemMachineState, event: WorkItemEventType): readonly TransitionTarget[] {
+  let byEvent = rowCache.get(from)
+  if (byEvent === undefined) rowCache.set(from, (byEvent = new Map()))
+  let rows = byEvent.get(event)
+  if (rows === undefined) byEvent.set(event, (rows = transitionTargets(WORK_ITEM_TRANSITION_LOOKUP, from, event)))
+  return rows
+}
+
 /**
  * The rows leaving `from` on `event`, guarded ones first.
  * @throws ProtocolError `INVALID_STATE_TRANSITION` when the table has none (§10.2: transitions the
  * table does not permit are rejected).
  */
 export function requireRows(from: WorkItemMachineState, event: WorkItemEventType): readonly TransitionTarget[] {
-  const rows = transitionTargets(WORK_ITEM_TRANSITION_LOOKUP, from, event)
+  const rows = rowsOf(from, event)
   if (rows.length === 0) reject('INVALID_STATE_TRANSITION', `${event} is not permitted from WorkItem state ${from}`, { state: from, event })
   return rows
 }
 
 /** Whether some row from `from` on `event` is guarded by `guard`. */
 export function hasGuard(from: WorkItemMachineState, event: WorkItemEventType, guard: WorkItemGuard): boolean {
-  return transitionTargets(WORK_ITEM_TRANSITION_LOOKUP, from, event).some((row) => row.guard === guard)
+  return rowsOf(from, event).some((row) => row.guard === guard)
 }
 
 /**

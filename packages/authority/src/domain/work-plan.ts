@@ -10,6 +10,7 @@ import { requireAcyclicDependencies } from './dag.js'
 import { ownerLive } from './leases.js'
 import { activeWorkItemsOf, queuedWorkItems, requireWithinCount, requireWithinRate } from './runaway.js'
 import { cardCapabilityFor, reconcileDependencies, requireCompleteContract, requireContractFits } from './work-contract.js'
+import { requireRetryAllowed } from './retry.js'
 import { hasGuard, machineStateOf, nextState } from './work-machine.js'
 import { childMissionRunning, isCurrentCoordinator, isMissionOwner, nextWorkItemRevision, present, requireMissionActive, requireWorkAuthor, requireWorkItem, workDraft } from './work-roles.js'
 
@@ -61,7 +62,7 @@ export const authorizeWork: HandlerFor<'work.authorize'> = (command, ctx) => {
   requireAcyclicDependencies(group.workItems, p.workItemId, dependencyIds)
   requireContractFits(group, contract, parent, p.workItemId)
   // §20: the Group's backlog of work waiting to run is bounded by policy.
-  requireWithinCount(command, ctx, group, 'queued_work_items', queuedWorkItems(group), ctx.policy.maxQueuedWorkItems)
+  requireWithinCount(command, ctx, group, 'queued_work_items', () => queuedWorkItems(group), ctx.policy.maxQueuedWorkItems)
   const workItem: WorkItem = {
     workItemId: p.workItemId,
     missionId: group.missionId,
@@ -118,6 +119,8 @@ export const offerWork: HandlerFor<'work.offer'> = (command, ctx) => {
   if (p.contract !== undefined) drafts.push(contractCorrection(group, record, contract))
   // §12: a failed item kept only what it consumed; offered again it reserves its whole budget, which must still fit its parent.
   else if (record.doc.state === 'failed') requireContractFits(group, contract, record.parentWorkItemId === undefined ? undefined : group.workItems.get(record.parentWorkItemId), p.workItemId)
+  // §11.4: a retry after a classified failure must fit the attempts, deadline, cost and back-off of its contract.
+  if (from === 'failed') requireRetryAllowed(ctx, group, record, contract, p.contract !== undefined)
   const missing = contract.requiredCapabilities.filter((need) => !p.selectionBasis.requiredCapabilities.some((c) => c.id === need.id))
   if (missing.length > 0) reject('INVALID_COMMAND', 'the selection basis must cover every required capability', { missing })
   const offerExpiresAt = ctx.after(p.offerExpiresInSeconds)
@@ -198,7 +201,7 @@ export const acceptOffer: HandlerFor<'work.accept_offer'> = (command, ctx) => {
   if (record.doc.state === 'offered' && !offerValid) reject('WORK_OFFER_EXPIRED', `the offer of WorkItem ${p.workItemId} expired at ${offer.expiresAt}`)
   nextState(record.doc.state, command.kind, { offerValid })
   // §20: how much unfinished work one Worker may hold at once is bounded by policy.
-  requireWithinCount(command, ctx, group, 'active_work_items', activeWorkItemsOf(group, actor.id), ctx.policy.maxActiveWorkItems)
+  requireWithinCount(command, ctx, group, 'active_work_items', () => activeWorkItemsOf(group, actor.id), ctx.policy.maxActiveWorkItems)
   const agent = ctx.state.org.agents.get(actor.id)
   const card = agent?.cardVersions.find((c) => c.cardVersion === offer.agentCardVersion) ?? agent?.card
   const capabilityPins = record.doc.contract.requiredCapabilities.map((need) => (card === undefined ? undefined : cardCapabilityFor(card, need)))

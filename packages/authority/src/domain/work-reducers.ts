@@ -11,7 +11,8 @@ import type { EventOf, ReducerFor } from '../handler.js'
 import type { ActorRef, AuthorityState, GroupState, WorkItemRecord } from '../model.js'
 import { linkChild } from './dag.js'
 import { acceptEvidence, fileSubmission, submissionOf } from './evidence.js'
-import { renewLease, retireLease, workLease } from './leases.js'
+import { clearMember, renewLease, retireLease, workLease } from './leases.js'
+import { noteFailure } from './retry.js'
 import { recordUsage, settleReservations } from './work-budget.js'
 import { trackReservation } from './work-contract.js'
 import { present } from './work-roles.js'
@@ -34,9 +35,19 @@ function locate(state: AuthorityState, event: WorkItemEvent): { readonly group: 
 
 /** Replaces the document with `changes` applied and `drop` removed, at the Event's revision and time. */
 function advance(record: WorkItemRecord, event: WorkItemEvent, changes: Partial<WorkItem>, drop: readonly (keyof WorkItem)[] = []): void {
-  const doc: WorkItem = { ...record.doc, ...changes, revision: event.aggregateRevision ?? record.doc.revision + 1, updatedAt: event.occurredAt }
-  for (const key of drop) delete doc[key]
-  record.doc = doc
+  const revision = event.aggregateRevision ?? record.doc.revision + 1
+  if (drop.length === 0) {
+    record.doc = { ...record.doc, ...changes, revision, updatedAt: event.occurredAt }
+    return
+  }
+  // Members are left out rather than deleted: a delete would turn the document into a slow
+  // dictionary object for every later read and copy. The member order is the spread's.
+  const doc: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(record.doc)) if (!drop.includes(key as keyof WorkItem)) doc[key] = value
+  for (const [key, value] of Object.entries(changes)) if (!drop.includes(key as keyof WorkItem)) doc[key] = value
+  doc['revision'] = revision
+  doc['updatedAt'] = event.occurredAt
+  record.doc = doc as unknown as WorkItem
 }
 
 /** The offers with every pending one settled by `status`. */
@@ -52,7 +63,7 @@ function endWork(state: AuthorityState, group: GroupState, record: WorkItemRecor
   const leaseState = to === 'verified' ? 'released' : 'revoked'
   retireLease(record, 'executionLease', leaseState, event.occurredAt, to)
   retireLease(record, 'ownershipLease', leaseState, event.occurredAt, to)
-  delete record.offerExpiresAt
+  clearMember(record, 'offerExpiresAt')
   advance(record, event, { ...changes, state: to, offers: settlePending(record.doc.offers, () => 'withdrawn') })
   // §12: ended work keeps reserved only what it and its subtree consumed or still hold.
   settleReservations(group, record, state)
@@ -82,20 +93,20 @@ const authorized: ReducerFor<'work.authorized'> = (state, event) => {
   const p = event.payload
   const doc: WorkItem = { ...p.workItem, revision: event.aggregateRevision ?? p.workItem.revision, updatedAt: event.occurredAt }
   const parent = p.parentWorkItemId === undefined ? undefined : group.workItems.get(p.parentWorkItemId)
-  const record: WorkItemRecord = {
+  // `reservedBudget` is added by `trackReservation` as the accessor that keeps the index current.
+  const record = {
     doc,
     dependencyIds: [...p.dependencyIds],
     ...present({ parentWorkItemId: p.parentWorkItemId, proposalId: p.proposalId, delegationGrantId: p.delegationGrantId }),
     depth: parent === undefined ? 0 : parent.depth + 1,
     lastOwnershipEpoch: 0,
-    executionLeaseIds: new Set(),
+    executionLeaseIds: new Set<string>(),
     executionApprovals: [],
-    artifactIds: new Set(),
-    reservedBudget: doc.contract.budget,
-  }
+    artifactIds: new Set<string>(),
+  } as Omit<WorkItemRecord, 'reservedBudget'> as WorkItemRecord
   group.workItems.set(doc.workItemId, record)
   linkChild(group, record)
-  trackReservation(group, record)
+  trackReservation(group, record, doc.contract.budget)
   // §9: the WorkItem's own Conversation, open to the Group (the Coordinator and MissionOwner see it).
   group.conversations.set(doc.conversationId, {
     conversationId: doc.conversationId,
@@ -134,7 +145,7 @@ const offerAccepted: ReducerFor<'work.offer.accepted'> = (state, event) => {
   const { record } = locate(state, event)
   const p = event.payload
   record.lastOwnershipEpoch = p.ownershipEpoch
-  delete record.offerExpiresAt
+  clearMember(record, 'offerExpiresAt')
   record.ownershipLease = workLease('ownership', record, {
     leaseId: p.ownershipLeaseId,
     holderAgentId: p.assigneeId,
@@ -237,6 +248,8 @@ const resultAccepted: ReducerFor<'work.result.accepted'> = (state, event) => {
 const failed: ReducerFor<'work.failed'> = (state, event) => {
   const { group, record } = locate(state, event)
   endWork(state, group, record, event, 'failed')
+  // §11.4: the failed round is booked on the retry ledger the next work.offer is checked against.
+  noteFailure(state, group, record, event)
 }
 
 const cancelled: ReducerFor<'work.cancelled'> = (state, event) => {

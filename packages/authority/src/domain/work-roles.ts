@@ -109,7 +109,13 @@ export function workDraft<K extends EventKind>(kind: K, payload: EventPayload<K>
 
 /** `fields` without its `undefined` members, for optional payload members under `exactOptionalPropertyTypes`. */
 export function present<T extends Record<string, unknown>>(fields: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
-  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as { [K in keyof T]?: Exclude<T[K], undefined> }
+  // A plain loop: most handlers and reducers call this, and entry arrays would be garbage at once.
+  const out: Record<string, unknown> = {}
+  for (const key in fields) {
+    const value = fields[key]
+    if (value !== undefined) out[key] = value
+  }
+  return out as { [K in keyof T]?: Exclude<T[K], undefined> }
 }
 
 /** The execution a WorkItem owner Command cites (§11.3): WorkItem, Ownership Epoch and Execution Lease ID. */

@@ -1,0 +1,18 @@
+/**
+ * @weft/authority/wire: the server side of the MissionWeaveProtocol 0.1 WebSocket binding (§6.3,
+ * §17). {@link createWireServer} puts a Group Authority on `wss` (TLS 1.3): Agents authenticate
+ * with the HELLO challenge handshake, send signed Commands and receive every Group they read over
+ * one connection. The client side is `connectWebSocket` of `@weft/client/wire`.
+ *
+ * @example
+ * ```ts
+ * import { createAuthority } from '@weft/authority'
+ * import { createWireServer } from '@weft/authority/wire'
+ *
+ * const authority = createAuthority({ registry, keys, policy: { controlPlane: [controlPlane.actor.id] } })
+ * const server = await createWireServer({ authority, registry, sessionIssuer: controlPlane, tls: { cert, key }, port: 7443 })
+ * ```
+ * @packageDocumentation
+ */
+export { createWireServer } from './server.js'
+export type { WireServer, WireServerOptions, WireConnectionInfo, SessionIssuer, WireLogEntry } from './server.js'

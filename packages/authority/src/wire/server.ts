@@ -1,0 +1,256 @@
+/**
+ * `createWireServer`: the WebSocket binding of a Group Authority (§17) on TLS 1.3, or on a plain
+ * loopback socket for development. It authenticates Agents with the HELLO challenge (§6.3),
+ * opens each session's Epoch through the Authority, and serves every Group of an Agent over its
+ * one connection.
+ * @module
+ */
+import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http'
+import { createServer as createHttpsServer } from 'node:https'
+import type { AddressInfo } from 'node:net'
+import type { TLSSocket } from 'node:tls'
+import { createClient } from '@weft/client'
+import { DEFAULT_MAX_FRAME_BYTES, frameIdSource } from '@weft/client/wire'
+import { UsageError, type KeyResolver, type SigningKey } from '@weft/codec'
+import type { EventPayload, PresenceRecord } from '@weft/spec'
+import { WebSocketServer } from 'ws'
+import { systemClock, systemRandom, type Clock, type RandomSource } from '../clock.js'
+import { createDelivery, type Delivery } from '../delivery.js'
+import type { Authority } from '../pipeline.js'
+import { serveConnection, type ConnectionContext, type ServerConnection } from './connection.js'
+
+/** One line of the server's log. */
+export interface WireLogEntry {
+  readonly level: 'info' | 'warn' | 'error'
+  readonly message: string
+  readonly connectionId?: string
+  readonly agentId?: string
+  /** The §19 code of a refusal, when the entry reports one. */
+  readonly code?: string
+}
+
+/** The Organization service that opens Agent sessions (§6.3, §15.1 `session_open`): a control-plane Principal of the Authority. */
+export interface SessionIssuer {
+  readonly actor: { readonly type: 'service'; readonly id: string }
+  /** Its key; the Registry binds it to `actor`, and the Authority's `policy.controlPlane` lists `actor.id`. */
+  readonly signingKey: SigningKey
+}
+
+/** Options of {@link createWireServer}. */
+export interface WireServerOptions {
+  /** The Authority whose Commands and Events this server carries. */
+  readonly authority: Authority
+  /** Resolves the Agents' handshake keys (§6.3); normally the Registry the Authority verifies with. */
+  readonly registry: KeyResolver
+  /** Signs the `session_open` Command each successful handshake submits. */
+  readonly sessionIssuer: SessionIssuer
+  /** The delivery subscriptions go through. Default: a new `createDelivery(authority)`, closed with the server. */
+  readonly delivery?: Delivery
+  /** TCP port; 0 (the default) picks a free one. */
+  readonly port?: number
+  /** Interface to listen on. Default `127.0.0.1`. */
+  readonly host?: string
+  /** PEM certificate chain and key: the server speaks `wss` with TLS 1.3 only (§17.1). */
+  readonly tls?: { readonly cert: string | Uint8Array; readonly key: string | Uint8Array }
+  /** Serve plain `ws` without TLS. Allowed only on a loopback host, for development and tests. */
+  readonly insecureLoopback?: boolean
+  /** Largest accepted frame in bytes; a larger message is refused and the connection closed. Default 2 MiB. */
+  readonly maxFrameBytes?: number
+  /** Events one Group may have in flight unacknowledged before it pauses with `BACKPRESSURE` (§17.3). Default 1000. */
+  readonly maxUnackedPerGroup?: number
+  /** The `retryAfterMs` guidance of `BACKPRESSURE`. Default 1000. */
+  readonly retryAfterMs?: number
+  /** Time allowed from connection to `server_accept`. Default 10000 ms. */
+  readonly handshakeTimeoutMs?: number
+  /** A connection silent this long (no frame, not even a PING) is closed; 0 never. Default 120000 ms. */
+  readonly idleTimeoutMs?: number
+  /** Lifetime of a session (the `expiresAt` of `server_accept`); frames after it are refused and the connection closed. Default 86400 s. */
+  readonly sessionTtlSeconds?: number
+  /** Time source for handshakes, session expiry and frame times; use the Authority's. Default: the wall clock. */
+  readonly clock?: Clock
+  /** Random bytes for nonces, challenges and IDs. Default: `node:crypto`. */
+  readonly random?: RandomSource
+  /** Receives one entry per notable connection event (sessions, refusals, closes). Default: none. */
+  readonly log?: (entry: WireLogEntry) => void
+}
+
+/** What the server reports about one connection. */
+export interface WireConnectionInfo {
+  readonly id: string
+  /** The Agent, once it sent `client_init`. */
+  readonly agentId: string | undefined
+  /** The Session Epoch, once the session is open. */
+  readonly sessionEpoch: number | undefined
+  readonly status: 'handshake' | 'open'
+  /** The Groups subscribed on the connection. */
+  readonly groupIds: readonly string[]
+  /** Drops the connection at once, as a network failure would. */
+  terminate(): void
+}
+
+/** A running WebSocket server. */
+export interface WireServer {
+  /** `wss://host:port` (or `ws://` on the insecure loopback). */
+  readonly url: string
+  readonly port: number
+  /** The current connections. */
+  readonly connections: readonly WireConnectionInfo[]
+  /** The latest Presence Record an Agent sent in a `PING` of its current session (§6.2). */
+  presence(agentId: string): PresenceRecord | undefined
+  /** Closes every connection (code 1001) and stops listening. */
+  close(): Promise<void>
+}
+
+const LOOPBACK_HOSTS: ReadonlySet<string> = new Set(['127.0.0.1', '::1', 'localhost'])
+
+/**
+ * Starts a WebSocket server for `authority`.
+ *
+ * A connection starts with the HELLO challenge (§6.3): the Agent names itself and its key, signs
+ * the canonical transcript of a fresh challenge (`helloTranscriptBytes` of `@weft/client/wire`),
+ * and the server, after verifying it against `registry`, submits
+ * `ext.missionweaveprotocol.identity.session_open` as `sessionIssuer`. The new Session Epoch fences
+ * the Agent's older sessions: their connections get `AUTH_STALE_SESSION` and close.
+ *
+ * In a session: `SUBSCRIBE` subscribes each named Group through the delivery (replay, then live
+ * without a gap); `COMMAND` submits the Command to the Authority and answers with its receipt as
+ * `EVENT` frames (see `receiptFrameId`) or a correlated `ERROR`; `ACK` records Cursors and reopens
+ * a Group paused by `BACKPRESSURE`; `PING` is answered with the nonce echoed.
+ *
+ * @throws UsageError on bad options, e.g. no `tls` without `insecureLoopback` on a loopback host.
+ * @example
+ * ```ts
+ * const server = await createWireServer({ authority, registry, sessionIssuer: controlPlane, tls: { cert, key }, host: '0.0.0.0', port: 7443 })
+ * console.log(server.url) // wss://0.0.0.0:7443
+ * await server.close()
+ * ```
+ */
+export async function createWireServer(options: WireServerOptions): Promise<WireServer> {
+  const o = checkOptions(options)
+  const clock = o.clock ?? systemClock
+  const random = o.random ?? systemRandom
+  const host = o.host ?? '127.0.0.1'
+  const ownDelivery = o.delivery === undefined
+  const delivery = o.delivery ?? createDelivery(o.authority)
+  const log = o.log ?? (() => undefined)
+  const maxFrameBytes = o.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES
+  const connections = new Set<ServerConnection>()
+  const presence = new Map<string, PresenceRecord>()
+  const issuer = createClient({ actor: o.sessionIssuer.actor, signingKey: o.sessionIssuer.signingKey, transport: o.authority.connect(), clock: () => clock.now(), random })
+
+  const ctx: ConnectionContext = {
+    authority: o.authority,
+    delivery,
+    registry: o.registry,
+    clock,
+    random,
+    maxFrameBytes,
+    maxUnackedPerGroup: o.maxUnackedPerGroup ?? 1000,
+    retryAfterMs: o.retryAfterMs ?? 1000,
+    handshakeTimeoutMs: o.handshakeTimeoutMs ?? 10_000,
+    idleTimeoutMs: o.idleTimeoutMs ?? 120_000,
+    sessionTtlMs: (o.sessionTtlSeconds ?? 86_400) * 1000,
+    presence,
+    log,
+    async openSession(agentId) {
+      const receipt = await issuer.identitySessionOpen({ agentId })
+      const opened = receipt.events.find((e) => e.kind === 'ext.missionweaveprotocol.identity.session_opened')
+      return (opened?.payload as EventPayload<'ext.missionweaveprotocol.identity.session_opened'>).sessionEpoch
+    },
+    forget(connection) {
+      connections.delete(connection)
+      if (connection.agentId !== undefined && connection.sessionEpoch !== undefined && presence.get(connection.agentId)?.sessionEpoch === connection.sessionEpoch) presence.delete(connection.agentId)
+    },
+  }
+
+  // §6.3: a new Session Epoch, however it was opened (here or by the control plane in process),
+  // fences every connection of that Agent on an older one.
+  const detach = o.authority.onCommit((events) => {
+    for (const event of events) {
+      if (event.kind !== 'ext.missionweaveprotocol.identity.session_opened') continue
+      const { agentId, sessionEpoch } = event.payload as EventPayload<'ext.missionweaveprotocol.identity.session_opened'>
+      for (const connection of [...connections]) if (connection.agentId === agentId) connection.fence(sessionEpoch)
+    }
+  })
+
+  const refuseHttp = (_request: IncomingMessage, response: ServerResponse): void => {
+    response.writeHead(426, { 'content-type': 'text/plain', upgrade: 'websocket' }).end('This endpoint speaks the MissionWeaveProtocol WebSocket binding only.\n')
+  }
+  const http: HttpServer =
+    o.tls === undefined ? createHttpServer(refuseHttp) : createHttpsServer({ cert: pem(o.tls.cert), key: pem(o.tls.key), minVersion: 'TLSv1.3', maxVersion: 'TLSv1.3' }, refuseHttp)
+  // The socket cap sits above the frame bound, so a moderately oversized frame is still read and
+  // answered with an ERROR before the close; beyond the cap the socket is cut (1009) unread.
+  const wss = new WebSocketServer({ server: http, maxPayload: maxFrameBytes * 2, perMessageDeflate: false, clientTracking: false })
+  const newId = frameIdSource(random)
+  wss.on('connection', (socket, request) => {
+    const id = newId().replace('urn:weft:frame:', 'urn:weft:connection:')
+    const tlsProtocol = (request.socket as TLSSocket).getProtocol?.() ?? undefined
+    log({ level: 'info', message: `connection from ${request.socket.remoteAddress ?? 'unknown'}${tlsProtocol === undefined ? '' : ` over ${tlsProtocol}`}`, connectionId: id })
+    connections.add(serveConnection(socket, ctx, id))
+  })
+
+  await new Promise<void>((resolve, reject) => {
+    http.once('error', reject)
+    http.listen(o.port ?? 0, host, () => {
+      http.off('error', reject)
+      resolve()
+    })
+  })
+  const port = (http.address() as AddressInfo).port
+  const url = `${o.tls === undefined ? 'ws' : 'wss'}://${host.includes(':') ? `[${host}]` : host}:${port}`
+  let closed: Promise<void> | undefined
+
+  return {
+    url,
+    port,
+    get connections() {
+      return [...connections].map(
+        (c): WireConnectionInfo => ({ id: c.id, agentId: c.agentId, sessionEpoch: c.sessionEpoch, status: c.open ? 'open' : 'handshake', groupIds: c.groupIds, terminate: () => c.terminate() }),
+      )
+    },
+    presence: (agentId) => presence.get(agentId),
+    close() {
+      closed ??= new Promise<void>((resolve) => {
+        detach()
+        for (const connection of [...connections]) connection.shutdown()
+        if (ownDelivery) delivery.close()
+        wss.close()
+        http.close(() => resolve())
+        http.closeAllConnections?.()
+      })
+      return closed
+    },
+  }
+}
+
+function pem(value: string | Uint8Array): string | Buffer {
+  return typeof value === 'string' ? value : Buffer.from(value)
+}
+
+function checkOptions(options: WireServerOptions): WireServerOptions {
+  const { authority, registry, sessionIssuer, tls, insecureLoopback, host } = options ?? ({} as WireServerOptions)
+  if (typeof authority?.submit !== 'function' || typeof authority.onCommit !== 'function') throw new UsageError('createWireServer: authority must be an Authority (createAuthority)')
+  if (typeof registry?.resolve !== 'function') throw new UsageError('createWireServer: registry must be a KeyResolver (the Registry the Authority verifies with)')
+  if (sessionIssuer?.actor?.type !== 'service' || typeof sessionIssuer.actor.id !== 'string' || typeof sessionIssuer.signingKey?.pair?.sign !== 'function') {
+    throw new UsageError('createWireServer: sessionIssuer must be a control-plane service { actor: { type: "service", id }, signingKey }')
+  }
+  if (tls !== undefined) {
+    if (tls.cert === undefined || tls.key === undefined) throw new UsageError('createWireServer: tls needs cert and key (PEM)')
+    if (insecureLoopback === true) throw new UsageError('createWireServer: pass either tls or insecureLoopback, not both')
+  } else {
+    // §17.1: servers provide wss with TLS 1.3; a plain socket is only for a loopback development host.
+    if (insecureLoopback !== true) throw new UsageError('createWireServer: pass tls { cert, key } (§17.1: wss over TLS 1.3), or insecureLoopback: true on a loopback host')
+    if (!LOOPBACK_HOSTS.has(host ?? '127.0.0.1')) throw new UsageError(`createWireServer: insecureLoopback serves loopback hosts only (127.0.0.1, ::1, localhost), not ${String(host)}`)
+  }
+  const port = options.port
+  if (port !== undefined && (!Number.isSafeInteger(port) || port < 0 || port > 65535)) throw new UsageError('createWireServer: port must be an integer from 0 to 65535')
+  for (const name of ['maxFrameBytes', 'maxUnackedPerGroup', 'retryAfterMs', 'handshakeTimeoutMs', 'sessionTtlSeconds'] as const) {
+    const value = options[name]
+    if (value !== undefined && (!Number.isSafeInteger(value) || value < 1)) throw new UsageError(`createWireServer: ${name} must be a positive integer`)
+  }
+  const idle = options.idleTimeoutMs
+  if (idle !== undefined && (!Number.isSafeInteger(idle) || idle < 0)) throw new UsageError('createWireServer: idleTimeoutMs must be a non-negative integer')
+  if (options.clock !== undefined && typeof options.clock.now !== 'function') throw new UsageError('createWireServer: clock must be { now(): number }')
+  if (options.random !== undefined && typeof options.random !== 'function') throw new UsageError('createWireServer: random must be a function (n) => Uint8Array')
+  return options
+}

@@ -1,0 +1,182 @@
+/**
+ * The `weft` command. `bin/weft.mjs` calls {@link main}; everything it does is available here as
+ * a function of its arguments and an {@link CliIo}, so tests run it in memory.
+ *
+ * - `weft demo [--yes] [--seed N] [--report DIR] [--quiet]`: the proof of concept (§22). Exit 0
+ *   only when both Missions ended approved.
+ * - `weft conformance [ARGS...]`: runs `weft-conformance` (the `@weft/conformance` tool) with the
+ *   same arguments, when it is installed.
+ * - `weft help`.
+ * @module
+ */
+import { spawn } from 'node:child_process'
+import { mkdir, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { createInterface } from 'node:readline/promises'
+import { parseArgs } from 'node:util'
+import { approveAll, promptDecider, type Decider } from './demo/owner.js'
+import { runDemo, type DemoLine } from './demo/run.js'
+import { renderReport } from './report/report.js'
+
+/** Where `weft demo` writes its report unless told otherwise (§22: the run's timeline, graphs and checks). */
+const DEFAULT_REPORT_DIR = 'weft-report'
+
+/** Where the command reads and writes. */
+export interface CliIo {
+  readonly stdout: (text: string) => void
+  readonly stderr: (text: string) => void
+  /** Whether a human can answer prompts (the MissionOwner's decisions). */
+  readonly interactive: boolean
+  /** Asks the human a question; used only when {@link interactive}. */
+  readonly question?: (prompt: string) => Promise<string>
+  /** Runs another command with inherited standard streams; resolves to its exit code, rejects when it cannot start. */
+  readonly run?: (command: string, args: readonly string[]) => Promise<number>
+}
+
+/** Exit codes of {@link main}. */
+export const EXIT = {
+  /** The command succeeded; for `demo`, both Missions were approved. */
+  ok: 0,
+  /** The command ran and failed; for `demo`, a Mission ended otherwise. */
+  failed: 1,
+  /** Nothing ran: bad arguments or a missing tool. */
+  usage: 2,
+} as const
+
+const USAGE = `Usage: weft <command> [options]
+
+Commands:
+  demo           Run the MissionWeaveProtocol proof of concept: two concurrent software
+                 Missions, their Coordinators, shared Workers and your Approval.
+    --yes        Approve every submission without asking (the search Mission still gets
+                 one scripted change request).
+    --seed N     Seed identifiers and run times (default 1).
+    --report DIR Write the visual report to DIR/index.html and the structured result to
+                 DIR/demo-result.json (default weft-report).
+    --no-report  Write neither.
+    --quiet      Print only the summary.
+    --faults     Inject the failure suite (not part of this build).
+  conformance    Run weft-conformance (from @weft/conformance) with the given arguments.
+  help           Show this text.
+`
+
+function processIo(): CliIo {
+  return {
+    stdout: (text) => process.stdout.write(text),
+    stderr: (text) => process.stderr.write(text),
+    interactive: process.stdin.isTTY === true && process.stdout.isTTY === true,
+    async question(prompt) {
+      const rl = createInterface({ input: process.stdin, output: process.stdout })
+      try {
+        return await rl.question(prompt)
+      } finally {
+        rl.close()
+      }
+    },
+    run: (command, args) =>
+      new Promise((resolve, reject) => {
+        const child = spawn(command, [...args], { stdio: 'inherit' })
+        child.once('error', reject)
+        child.once('exit', (code) => resolve(code ?? EXIT.failed))
+      }),
+  }
+}
+
+/** `+HH:MM` of virtual time since the start. */
+function elapsed(ms: number): string {
+  const minutes = Math.floor(ms / 60_000)
+  return `+${String(Math.floor(minutes / 60)).padStart(2, '0')}:${String(minutes % 60).padStart(2, '0')}`
+}
+
+function lineText(line: DemoLine): string {
+  return `${elapsed(line.elapsedMs)}  ${`[${line.mission}]`.padEnd(11)} ${line.kind.padEnd(10)} ${line.text}\n`
+}
+
+async function demo(args: readonly string[], io: CliIo): Promise<number> {
+  const { values } = parseArgs({
+    args: [...args],
+    strict: true,
+    allowPositionals: false,
+    options: { yes: { type: 'boolean', short: 'y' }, seed: { type: 'string' }, report: { type: 'string' }, 'no-report': { type: 'boolean' }, quiet: { type: 'boolean', short: 'q' }, faults: { type: 'boolean' } },
+  })
+  if (values.faults === true) {
+    io.stderr('weft demo: --faults needs the failure suite, which is not part of this build\n')
+    return EXIT.usage
+  }
+  const seed = values.seed === undefined ? 1 : Number(values.seed)
+  if (!Number.isSafeInteger(seed) || seed < 0) {
+    io.stderr(`weft demo: --seed must be a non-negative integer, got ${values.seed}\n`)
+    return EXIT.usage
+  }
+  let decide: Decider = approveAll()
+  if (values.yes !== true) {
+    if (io.interactive && io.question !== undefined) decide = promptDecider(io.question, io.stdout)
+    else io.stdout('No terminal to ask on: approving automatically (as with --yes).\n')
+  }
+  const started = performance.now()
+  const { result } = await runDemo({ seed, decide, ...(values.quiet === true ? {} : { onLine: (line) => io.stdout(lineText(line)) }) })
+  const wallMs = Math.round(performance.now() - started)
+  io.stdout('\n')
+  for (const m of result.missions) io.stdout(`${m.label.padEnd(9)} ${m.state.padEnd(18)} revision ${m.revision}, ${m.events} Events, ${m.changeRequests} change request(s)  ${m.title}\n`)
+  const c = result.counts
+  io.stdout(
+    `\n${c['events']} Events, ${c['offers']} offers, ${c['starts']} starts, ${c['checkpoints']} checkpoints (${c['preemptions']} preemption(s)), ${c['blocks']} block(s), ${c['verified']} results accepted, ` +
+      `${result.sideEffects.length} external operation(s); ${elapsed(result.endMs - result.startMs).slice(1)} of virtual time in ${wallMs} ms\n`,
+  )
+  if (values['no-report'] !== true) {
+    const dir = values.report ?? DEFAULT_REPORT_DIR
+    await mkdir(dir, { recursive: true })
+    await writeFile(join(dir, 'demo-result.json'), `${JSON.stringify(result, null, 2)}\n`)
+    const page = join(dir, 'index.html')
+    await writeFile(page, renderReport(result))
+    io.stdout(`Report written to ${page}\n`)
+  }
+  io.stdout(result.approved ? 'Both Missions were approved.\n' : 'Not every Mission was approved.\n')
+  return result.approved ? EXIT.ok : EXIT.failed
+}
+
+async function conformance(args: readonly string[], io: CliIo): Promise<number> {
+  if (io.run === undefined) {
+    io.stderr('weft conformance: cannot start other commands here\n')
+    return EXIT.usage
+  }
+  try {
+    return await io.run('weft-conformance', args)
+  } catch {
+    // The tool is a separate package (tools never become runtime dependencies of packages).
+    io.stderr('weft conformance: weft-conformance was not found; install @weft/conformance or run it from the Weft workspace\n')
+    return EXIT.usage
+  }
+}
+
+/**
+ * Runs the `weft` command with `argv` (without the node and script paths).
+ * @returns The exit code ({@link EXIT}).
+ */
+export async function main(argv: readonly string[], io: CliIo = processIo()): Promise<number> {
+  const [command, ...rest] = argv
+  try {
+    switch (command) {
+      case 'demo':
+        return await demo(rest, io)
+      case 'conformance':
+        return await conformance(rest, io)
+      case undefined:
+      case 'help':
+      case '--help':
+      case '-h':
+        io.stdout(USAGE)
+        return EXIT.ok
+      default:
+        io.stderr(`weft: unknown command ${command}\n\n${USAGE}`)
+        return EXIT.usage
+    }
+  } catch (error) {
+    // parseArgs throws on unknown or malformed options.
+    if (error instanceof TypeError && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS')) {
+      io.stderr(`weft ${command}: ${error.message}\n`)
+      return EXIT.usage
+    }
+    throw error
+  }
+}

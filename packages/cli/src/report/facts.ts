@@ -1,0 +1,227 @@
+/**
+ * The facts the HTML report draws beyond the slot timeline: each Group's WorkItem graph with final
+ * states (§10.2, §10.4), the notable Events that are not lease boundaries (offers, reassignments,
+ * reviews, Mission decisions), and the Artifact provenance graph (§13.1): who produced each
+ * Artifact under which Execution Lease, what it was derived from, and what consumed it.
+ *
+ * They are read from the Authority's folded state and accepted Events only, and they are plain
+ * JSON data, so a saved `demo-result.json` renders the same page as the live run.
+ * @module
+ */
+import type { GroupState } from '@weft/authority'
+import type { Event, EventPayload, Evidence } from '@weft/spec'
+
+/** One WorkItem as a node of its Mission's graph. */
+export interface WorkItemNode {
+  readonly workItemId: string
+  readonly title: string
+  /** The final state (§10.2). */
+  readonly state: string
+  /** The WorkItems it depends on (§10.4): the edges of the graph. */
+  readonly dependencyIds: readonly string[]
+  /** The Group of the child Mission it was promoted to (§14), if any. */
+  readonly childGroupId?: string
+}
+
+/** One Group's WorkItem graph. */
+export interface MissionGraph {
+  readonly groupId: string
+  /** For a child Mission: the parent Group and WorkItem it stands for (§14). */
+  readonly parent?: { readonly groupId: string; readonly workItemId: string }
+  /** In authorization order. */
+  readonly workItems: readonly WorkItemNode[]
+}
+
+/** Kinds of {@link EventMark}. Lease boundaries (start, checkpoint, preemption, block, submission) come from the slot timeline instead. */
+export type MarkKind = 'offer' | 'reassign' | 'unblock' | 'verified' | 'failed' | 'awaiting' | 'changes' | 'approved'
+
+/** A notable Event on the time axis of a Group. */
+export interface EventMark {
+  readonly atMs: number
+  readonly kind: MarkKind
+  readonly groupId: string
+  readonly workItemId?: string
+  /** Agents named by the Event: offer candidates, or the deciding actor. */
+  readonly agentIds: readonly string[]
+}
+
+/** What consumed an Artifact (§13.1, §13.2). */
+export interface ArtifactConsumer {
+  /**
+   * `review`: the Coordinator's Evidence accepting (or `rejection`: failing) a WorkItem cites it,
+   * or the child Mission Approval that verified a promoted WorkItem lists it (§14);
+   * `mission`: a Mission submission for Approval lists it (§7.3); `artifact`: a derived Artifact
+   * names it as a source; `input`: a Work Contract lists it as an input (§10.1).
+   */
+  readonly kind: 'review' | 'rejection' | 'mission' | 'artifact' | 'input'
+  /** Stable within the report: a WorkItem ID, `groupId@revision`, or a content hash. */
+  readonly ref: string
+  readonly groupId: string
+  /** Mission revision, for `mission`. */
+  readonly revision?: number
+}
+
+/** One published Artifact with its provenance. */
+export interface ArtifactNode {
+  readonly artifactId: string
+  readonly contentHash: string
+  readonly mediaType: string
+  readonly groupId: string
+  readonly workItemId: string
+  readonly producerAgentId: string
+  readonly executionLeaseId: string
+  readonly ownershipEpoch: number
+  /** `sourceArtifactHashes` of the manifest. */
+  readonly sources: readonly string[]
+  readonly consumers: readonly ArtifactConsumer[]
+}
+
+/** Everything {@link reportFacts} gathers. */
+export interface ReportFacts {
+  /** Short names of actors by ID, for labels. */
+  readonly names: Readonly<Record<string, string>>
+  readonly graphs: readonly MissionGraph[]
+  /** In time order. */
+  readonly marks: readonly EventMark[]
+  /** In publication order, Group by Group. */
+  readonly artifacts: readonly ArtifactNode[]
+}
+
+/** The read side of an Authority that {@link reportFacts} needs. */
+export interface FactsSource {
+  group(groupId: string): GroupState | undefined
+  events(groupId: string): readonly Event[]
+}
+
+/** Names for labels: WorkItem titles and actor names; unknown IDs fall back to the contract goal or the ID. */
+export interface FactsNames {
+  readonly titles: ReadonlyMap<string, string>
+  readonly actors: ReadonlyMap<string, string>
+}
+
+const MARKS: Readonly<Partial<Record<string, MarkKind>>> = {
+  'work.unblocked': 'unblock',
+  'work.result.accepted': 'verified',
+  'work.failed': 'failed',
+  'mission.submitted_for_approval': 'awaiting',
+  'mission.changes_requested': 'changes',
+  'mission.approved': 'approved',
+}
+
+/** The longest title the graphs keep when falling back to a contract goal. */
+const MAX_GOAL_TITLE = 80
+
+/**
+ * Gathers the report's facts of the Groups `groupIds` from `source` (an Authority).
+ * @example
+ * ```ts
+ * const facts = reportFacts(world.authority, [checkoutGroupId, searchGroupId], { titles, actors })
+ * renderReport(result, { facts })
+ * ```
+ */
+export function reportFacts(source: FactsSource, groupIds: readonly string[], names: FactsNames): ReportFacts {
+  const graphs: MissionGraph[] = []
+  const marks: EventMark[] = []
+  const artifacts: ArtifactNode[] = []
+  const parents = new Map<string, { groupId: string; workItemId: string }>()
+  const present = groupIds.filter((g) => source.group(g) !== undefined)
+  for (const groupId of present) {
+    for (const event of source.events(groupId)) {
+      if (event.kind !== 'mission.child.created') continue
+      const p = event.payload as EventPayload<'mission.child.created'>
+      parents.set(p.childGroupId, { groupId, workItemId: p.parentWorkItemId })
+    }
+  }
+  for (const groupId of present) {
+    const group = source.group(groupId)!
+    const events = source.events(groupId)
+    const children = new Map([...parents].filter(([, p]) => p.groupId === groupId).map(([child, p]) => [p.workItemId, child]))
+    const parent = parents.get(groupId)
+    graphs.push({
+      groupId,
+      ...(parent === undefined ? {} : { parent }),
+      workItems: [...group.workItems.values()].map((r) => {
+        const child = children.get(r.doc.workItemId)
+        return {
+          workItemId: r.doc.workItemId,
+          title: names.titles.get(r.doc.workItemId) ?? r.doc.contract.goal.slice(0, MAX_GOAL_TITLE),
+          state: r.doc.state,
+          dependencyIds: [...r.dependencyIds],
+          ...(child === undefined ? {} : { childGroupId: child }),
+        }
+      }),
+    })
+    marks.push(...marksOf(groupId, events))
+  }
+  const consumers = consumersOf(source, present)
+  for (const groupId of present) artifacts.push(...artifactsOf(source.group(groupId)!, consumers))
+  marks.sort((a, b) => a.atMs - b.atMs)
+  return { names: Object.fromEntries(names.actors), graphs, marks, artifacts }
+}
+
+function marksOf(groupId: string, events: readonly Event[]): EventMark[] {
+  const out: EventMark[] = []
+  for (const event of events) {
+    const atMs = Date.parse(event.occurredAt)
+    if (event.kind === 'work.offer.created') {
+      const o = event.payload as EventPayload<'work.offer.created'>
+      // §10.2: an offer over a lapsed owner's epoch is a reassignment.
+      out.push({ atMs, kind: o.fencedOwnershipEpoch === undefined ? 'offer' : 'reassign', groupId, workItemId: o.workItemId, agentIds: [...o.candidateAgentIds] })
+      continue
+    }
+    const kind = MARKS[event.kind]
+    if (kind === undefined) continue
+    const workItemId = (event.payload as { workItemId?: unknown }).workItemId
+    out.push({ atMs, kind, groupId, ...(typeof workItemId === 'string' ? { workItemId } : {}), agentIds: [event.actor.id] })
+  }
+  return out
+}
+
+/** Who consumed each hash, across every Group: a child Mission's Artifacts are consumed by the parent's review (§14). */
+function consumersOf(source: FactsSource, groupIds: readonly string[]): Map<string, ArtifactConsumer[]> {
+  const consumers = new Map<string, ArtifactConsumer[]>()
+  const consume = (hash: string, consumer: ArtifactConsumer): void => {
+    const list = consumers.get(hash) ?? []
+    if (!list.some((c) => c.kind === consumer.kind && c.ref === consumer.ref)) list.push(consumer)
+    consumers.set(hash, list)
+  }
+  const cited = (evidence: readonly Evidence[]): string[] => [...new Set(evidence.flatMap((e) => e.artifactHashes))]
+  for (const groupId of groupIds) {
+    for (const event of source.events(groupId)) {
+      if (event.kind === 'work.result.accepted') {
+        const p = event.payload as EventPayload<'work.result.accepted'>
+        const hashes = [...cited(p.evidence), ...(p.childApproval?.artifactHashes ?? [])]
+        for (const hash of hashes) consume(hash, { kind: 'review', ref: p.workItemId, groupId })
+      } else if (event.kind === 'work.failed') {
+        const p = event.payload as EventPayload<'work.failed'>
+        for (const hash of cited(p.evidence)) consume(hash, { kind: 'rejection', ref: p.workItemId, groupId })
+      } else if (event.kind === 'mission.submitted_for_approval') {
+        const p = event.payload as EventPayload<'mission.submitted_for_approval'>
+        for (const hash of p.artifactHashes) consume(hash, { kind: 'mission', ref: `${groupId}@${p.missionRevision}`, groupId, revision: p.missionRevision })
+      }
+    }
+    const group = source.group(groupId)!
+    for (const { manifest } of group.artifacts.values()) {
+      for (const from of manifest.sourceArtifactHashes) consume(from, { kind: 'artifact', ref: manifest.contentHash, groupId })
+    }
+    // §10.1: contract inputs are consumed by the WorkItem that lists them.
+    for (const r of group.workItems.values()) for (const input of r.doc.contract.inputArtifacts) consume(input, { kind: 'input', ref: r.doc.workItemId, groupId })
+  }
+  return consumers
+}
+
+/** §13.1: a Group's manifests with their producing lease, sources and consumers. */
+function artifactsOf(group: GroupState, consumers: ReadonlyMap<string, readonly ArtifactConsumer[]>): ArtifactNode[] {
+  return [...group.artifacts.values()].map(({ manifest, executionLeaseId, ownershipEpoch }) => ({
+    artifactId: manifest.artifactId,
+    contentHash: manifest.contentHash,
+    mediaType: manifest.mediaType,
+    groupId: group.groupId,
+    workItemId: manifest.workItemId,
+    producerAgentId: manifest.producer.agentId,
+    executionLeaseId,
+    ownershipEpoch,
+    sources: [...manifest.sourceArtifactHashes],
+    consumers: [...(consumers.get(manifest.contentHash) ?? [])],
+  }))
+}

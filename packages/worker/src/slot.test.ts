@@ -1,0 +1,308 @@
+import { canonicalizeOrThrow, keyPairFromSeed, ProtocolError, sha256Tagged } from '@weft/codec'
+import type { BuiltCommand, Receipt } from '@weft/client'
+import type { Command, WorkContract } from '@weft/spec'
+import { describe, expect, it } from 'vitest'
+import { createMemoryWorkerStore } from './memory-store.js'
+import { BOUNDED_OFFLINE_EXECUTION, createOfflineBuffer } from './offline.js'
+import { ExecutorFailure } from './retry.js'
+import { createSlot, Preempted, PreemptionRequested, type ExecutorFn, type SlotContext, type SlotHost, type SlotWork } from './slot.js'
+
+const T0 = Date.parse('2026-07-15T00:00:00.000Z')
+const iso = (ms: number) => new Date(ms).toISOString()
+
+// Only what a slot reads of a Work Contract (§10.1); the rest does not matter here.
+const CONTRACT = {
+  requiredDeliverables: [{ deliverableId: 'patch', description: 'The change.', mediaType: 'text/x-diff', schema: 'urn:weft:test:schema:patch' }],
+  acceptanceCriteria: [{ criterionId: 'tests-pass', description: 'The tests pass.', evidenceRequired: ['deterministic_test'] }],
+  requiredCapabilities: [{ id: 'weft.test.implementation', version: '1.0.0' }],
+  deadline: '2026-08-01T00:00:00Z',
+  retryPolicy: { maxAttempts: 3, backoff: 'exponential', maxDelay: 'PT5M', retryableFailures: ['TRANSIENT'] },
+  sideEffectRisk: 'reversible',
+} as unknown as WorkContract
+
+function work(id = 'a'): SlotWork {
+  return {
+    workItemId: `urn:weft:test:work:${id}`,
+    groupId: 'urn:weft:test:group:one',
+    missionId: 'urn:weft:test:mission:one',
+    ownershipEpoch: 1,
+    contract: CONTRACT,
+    dependencyIds: [],
+    agentCardVersion: 1,
+    capabilityPins: [{ id: 'weft.test.implementation', version: '1.0.0' }],
+  }
+}
+
+/** A host whose "Authority" answers every Command, issues leases on start and renewal, and can be cut off or refuse a kind. */
+function fakeHost() {
+  const store = createMemoryWorkerStore()
+  const offline = createOfflineBuffer({ store, graceSeconds: 300 })
+  const sent: Command[] = []
+  const refusals = new Map<string, ProtocolError>()
+  let ids = 0
+  let leases = 0
+  let lease = ''
+  const link = { up: true }
+  const clock = { now: T0 }
+  const newId = () => `urn:uuid:00000000-0000-4000-8000-${(++ids).toString(16).padStart(12, '0')}`
+  const receiptOf = (command: Command): Receipt => {
+    const kind = command.kind
+    const leased = kind === 'work.start' || kind === 'ext.missionweaveprotocol.core.work_execution_lease_renew'
+    if (kind === 'work.start') lease = `urn:weft:test:lease:${++leases}`
+    const events = leased
+      ? [{ kind: kind === 'work.start' ? 'work.started' : 'work.progressed', payload: { executionLease: { leaseId: lease, sessionEpoch: 1, issuedAt: iso(clock.now) }, executionLeaseExpiresAt: iso(clock.now + 600_000) } }]
+      : []
+    return { actionId: command.actionId, kind, events } as unknown as Receipt
+  }
+  const host: SlotHost = {
+    actor: { type: 'agent', id: 'urn:weft:test:agent:worker-1' },
+    signingKey: { keyId: 'urn:weft:test:key:worker-1', pair: keyPairFromSeed(new Uint8Array(32).fill(3)) },
+    store,
+    offline,
+    timing: { leaseSeconds: 600, resumeWithinSeconds: 3600, blockedLeaseSeconds: 3600, baseRetryDelayMs: 1000 },
+    blobs: undefined,
+    artifactUri: (hash) => `urn:weft:blob:${hash.slice(7)}`,
+    tokenFor: (scope) => ({ ...scope }),
+    now: () => clock.now,
+    newId,
+    build: (kind, payload, options = {}) => {
+      const command = { kind, payload, actionId: options.actionId ?? newId(), groupId: options.groupId, issuedAt: iso(clock.now), ...(options.extensions === undefined ? {} : { extensions: options.extensions }) }
+      return { command, bytes: JSON.stringify(command) } as unknown as BuiltCommand<typeof kind>
+    },
+    submit: async (built) => {
+      if (!link.up) {
+        offline.markDisconnected(clock.now)
+        throw new Error('ECONNREFUSED')
+      }
+      const refusal = refusals.get(built.command.kind)
+      if (refusal !== undefined) throw refusal
+      sent.push(built.command)
+      return receiptOf(built.command)
+    },
+    expectedDurationMs: () => 60_000,
+  }
+  return { host, store, offline, sent, refusals, link, clock, kinds: () => sent.map((c) => c.kind) }
+}
+
+/** A slot of WorkItem `id` started on a fresh fake host. */
+async function started(id = 'a') {
+  const f = fakeHost()
+  const slot = createSlot(f.host, work(id))
+  await slot.start()
+  return { f, slot }
+}
+
+/** A promise the test resolves by hand. */
+function gate(): { readonly promise: Promise<void>; readonly open: () => void } {
+  let open!: () => void
+  const promise = new Promise<void>((resolve) => (open = resolve))
+  return { promise, open }
+}
+
+const settle = async () => {
+  for (let i = 0; i < 20; i++) await new Promise<void>((resolve) => setImmediate(resolve))
+}
+
+/** A result the slot can submit. */
+async function finish(ctx: SlotContext) {
+  const artifact = await ctx.publishArtifact('diff', { mediaType: 'text/x-diff' })
+  return { artifacts: [artifact], evidence: [ctx.evidence({ type: 'deterministic_test', criterionIds: ['tests-pass'], method: 'npm test', result: 'passed', artifactHashes: [artifact.contentHash] })] }
+}
+
+describe('a slot online', () => {
+  it('starts, checkpoints (then starts again under a new lease), publishes and submits', async () => {
+    const { f, slot } = await started()
+    const first = slot.lease?.leaseId
+    const outcome = await slot.run(async (_item, ctx) => {
+      await ctx.checkpoint({ step: 1 }, { phase: 'build' })
+      return finish(ctx)
+    })
+    expect(outcome).toEqual({ kind: 'submitted' })
+    expect(f.kinds()).toEqual(['work.start', 'work.checkpoint', 'work.start', 'artifact.publish', 'work.submit'])
+    const checkpoint = f.sent[1]!.payload as { executionLeaseId: string; checkpoint: { stateArtifactHash: string; phase: string } }
+    expect(checkpoint.executionLeaseId).toBe(first)
+    // §11.3: the hash names the canonical stored state, attempt counter included.
+    expect(checkpoint.checkpoint.stateArtifactHash).toBe(sha256Tagged(canonicalizeOrThrow({ attempt: 1, state: { step: 1 } })))
+    expect(f.store.checkpoint(work().workItemId)).toEqual({ ownershipEpoch: 1, state: { attempt: 1, state: { step: 1 } } })
+    const submit = f.sent[4]!.payload as { executionLeaseId: string; evidence: { generatedBy: { id: string }; signature: object }[] }
+    expect(submit.executionLeaseId).not.toBe(first)
+    expect(submit.evidence[0]).toMatchObject({ generatedBy: { id: f.host.actor.id }, signature: { algorithm: 'Ed25519' } })
+  })
+
+  it('runs a side effect once per key, concurrently or again, and keys per attempt on request', async () => {
+    const { f, slot } = await started()
+    const calls: string[] = []
+    let keys: string[] = []
+    await slot.run(async (_item, ctx) => {
+      const fn = async (key: string) => (calls.push(key), { n: calls.length })
+      const results = await Promise.all([ctx.sideEffect('deploy', fn), ctx.sideEffect('deploy', fn)])
+      expect(results).toEqual([{ n: 1 }, { n: 1 }])
+      expect(await ctx.sideEffect('deploy', fn)).toEqual({ n: 1 })
+      await ctx.sideEffect('deploy', fn, { perAttempt: true })
+      keys = [ctx.sideEffectKey('deploy'), calls[1]!]
+      return finish(ctx)
+    })
+    expect(calls).toHaveLength(2)
+    expect(keys[0]).toBe(calls[0])
+    expect(keys[1]).not.toBe(keys[0])
+    expect(f.store.sideEffect(calls[0]!)).toEqual({ result: { n: 1 } })
+  })
+
+  it('gives each run a frozen snapshot of its own and a token bound to its lease', async () => {
+    const f = fakeHost()
+    const contexts: SlotContext[] = []
+    const executor: ExecutorFn = async (_item, ctx) => (contexts.push(ctx), finish(ctx))
+    for (const id of ['a', 'b']) {
+      const slot = createSlot(f.host, work(id))
+      await slot.start()
+      await slot.run(executor)
+    }
+    const [a, b] = contexts as [SlotContext, SlotContext]
+    expect(a.item).not.toBe(b.item)
+    expect(Object.isFrozen(a.item.contract.retryPolicy)).toBe(true)
+    expect(a.item.contract).not.toBe(CONTRACT)
+    expect(a.sideEffectKey('x')).not.toBe(b.sideEffectKey('x'))
+  })
+})
+
+describe('a slot losing its lease (§11.3)', () => {
+  it('loses the lease when a renewal is refused: signal raised, no further side effect', async () => {
+    const { f, slot } = await started()
+    const held = gate()
+    const calls: string[] = []
+    const run = slot.run(async (_item, ctx) => {
+      await held.promise
+      expect(ctx.signal.aborted).toBe(true)
+      await ctx.sideEffect('late', (k) => calls.push(k))
+      return finish(ctx)
+    })
+    f.refusals.set('ext.missionweaveprotocol.core.work_execution_lease_renew', new ProtocolError('WORK_LEASE_EXPIRED', 'expired'))
+    f.clock.now += 300_000
+    await slot.renewIfDue(f.clock.now)
+    held.open()
+    expect(await run).toMatchObject({ kind: 'lost', error: { code: 'WORK_LEASE_EXPIRED' } })
+    expect(calls).toEqual([])
+  })
+
+  it('does not renew before half the lease has passed', async () => {
+    const { f, slot } = await started()
+    f.clock.now += 299_000
+    await slot.renewIfDue(f.clock.now)
+    f.clock.now += 1000
+    await slot.renewIfDue(f.clock.now)
+    expect(f.kinds()).toEqual(['work.start', 'ext.missionweaveprotocol.core.work_execution_lease_renew'])
+  })
+})
+
+describe('preemption at safe points (§11.3)', () => {
+  it('raises the signal on request, checkpoints only at the safe point, and ends the run as preempted', async () => {
+    const { f, slot } = await started()
+    const step = gate()
+    let thrown: unknown
+    const run = slot.run(async (_item, ctx) => {
+      await step.promise
+      expect(ctx.signal.reason).toBeInstanceOf(PreemptionRequested)
+      await ctx.safePoint({ step: 7 }).catch((e: unknown) => {
+        thrown = e
+        throw e
+      })
+      return finish(ctx)
+    })
+    slot.requestPreemption()
+    await settle()
+    expect(f.kinds()).toEqual(['work.start'])
+    step.open()
+    expect(await run).toEqual({ kind: 'preempted' })
+    expect(thrown).toBeInstanceOf(Preempted)
+    expect(f.kinds()).toEqual(['work.start', 'work.checkpoint'])
+    expect(f.store.checkpoint(work().workItemId)?.state).toEqual({ attempt: 1, state: { step: 7 } })
+    // The next run resumes from it.
+    const again = createSlot(f.host, work())
+    await again.start()
+    let resumed: unknown
+    await again.run(async (_item, ctx) => ((resumed = ctx.resumeState), finish(ctx)))
+    expect(resumed).toEqual({ step: 7 })
+  })
+})
+
+describe('retries (§11.4)', () => {
+  it('stores the next attempt before releasing the lease, and fails with failure Evidence when exhausted', async () => {
+    const f = fakeHost()
+    const attempts: number[] = []
+    const failing: ExecutorFn = async (_item, ctx) => {
+      attempts.push(ctx.attempt)
+      throw new ExecutorFailure('TRANSIENT', 'flaky upstream')
+    }
+    const outcomes = []
+    for (let i = 0; i < 3; i++) {
+      const slot = createSlot(f.host, work())
+      await slot.start()
+      outcomes.push(await slot.run(failing))
+    }
+    expect(attempts).toEqual([1, 2, 3])
+    expect(outcomes).toEqual([
+      { kind: 'retry', delayMs: 1000, attempt: 2 },
+      { kind: 'retry', delayMs: 2000, attempt: 3 },
+      { kind: 'failed', failure: { code: 'TRANSIENT', message: 'flaky upstream', permanent: false } },
+    ])
+    expect(f.kinds().filter((k) => k !== 'work.start')).toEqual(['work.checkpoint', 'work.checkpoint', 'work.fail'])
+    const fail = f.sent.at(-1)!.payload as { reason: string; evidence: { type: string; result: string; criterionIds: string[] }[] }
+    expect(fail.reason).toBe('TRANSIENT: exhausted')
+    expect(fail.evidence).toMatchObject([{ type: 'failure_report', result: 'failed', criterionIds: ['tests-pass'] }])
+  })
+})
+
+describe('a slot offline (§11.5)', () => {
+  it('buffers progress and checkpoints with the binding, carries usage, refuses irreversible effects, and goes on after reconnection', async () => {
+    const { f, slot } = await started()
+    f.link.up = false
+    f.clock.now += 100_000
+    const effects: string[] = []
+    let refused: unknown
+    let reachedSubmit = false
+    const run = slot.run(async (_item, ctx) => {
+      await ctx.progress({ phase: 'offline' })
+      await ctx.reportUsage({ toolCalls: 3 })
+      await ctx.progress({ phase: 'still offline' })
+      await ctx.reportUsage({ modelTokens: 10 })
+      await ctx.checkpoint({ step: 1 })
+      await ctx.sideEffect('tmp', (k) => effects.push(k), { reversible: true })
+      await ctx.sideEffect('mail', (k) => effects.push(k)).catch((e: unknown) => (refused = e))
+      reachedSubmit = true
+      return finish(ctx)
+    })
+    await settle()
+    expect(reachedSubmit).toBe(true)
+    expect(f.sent.map((c) => c.kind)).toEqual(['work.start'])
+    const buffered = f.offline.pending()
+    // The checkpoint superseded both progress reports and carries all usage in its binding.
+    expect(buffered.map((b) => b.kind)).toEqual(['work.checkpoint'])
+    const command = JSON.parse(buffered[0]!.command) as Command
+    expect(command.extensions?.[BOUNDED_OFFLINE_EXECUTION]).toMatchObject({ critical: true, data: { usageDelta: { toolCalls: 3, modelTokens: 10 }, bufferedAt: iso(f.clock.now) } })
+    expect(effects).toHaveLength(1)
+    expect(refused).toMatchObject({ code: 'WORK_LEASE_EXPIRED', details: { offline: true } })
+    f.link.up = true
+    const report = await f.offline.reconcile(async (c) => f.host.submit({ command: c, bytes: JSON.stringify(c) } as unknown as BuiltCommand))
+    expect(report.complete).toBe(true)
+    await slot.reconnected(true)
+    expect(await run).toEqual({ kind: 'submitted' })
+    expect(f.kinds()).toEqual(['work.start', 'work.checkpoint', 'work.start', 'artifact.publish', 'work.submit'])
+  })
+
+  it('stops at the end of the grace', async () => {
+    const { f, slot } = await started()
+    f.link.up = false
+    f.clock.now += 300_000
+    // The renewal cannot be delivered: offline from here on.
+    await slot.renewIfDue(f.clock.now)
+    expect(f.offline.offline).toBe(true)
+    // Past the lease (600 s) but within its grace (300 s): work goes on.
+    f.clock.now += 500_000
+    slot.checkExpiry(f.clock.now)
+    expect(slot.lease).toBeDefined()
+    f.clock.now += 100_001
+    slot.checkExpiry(f.clock.now)
+    expect(slot.lease).toBeUndefined()
+    expect(await slot.run(async (_item, ctx) => finish(ctx))).toMatchObject({ kind: 'lost' })
+  })
+})
