@@ -22,6 +22,7 @@ import { createPrivateKey, createPublicKey, sign as nodeSign, verify as nodeVeri
 import { applyEvents, dispatchCommand, DEFAULT_POLICY, emptyState, handlers, materialize, reducers, timestampOf, uuidSource } from '@weft/authority'
 import { decodeBase64url, encodeBase64url, signingHash, signingInput } from '@weft/codec'
 import { cast, createWorld, GROUP, replay, seeded, SEED } from './authority-world.mjs'
+import { recoveryCases } from './authority-recovery.mjs'
 import { fmt, median, table } from './table.mjs'
 
 const CYCLES = 150 // 1,650 timed Commands per throughput round
@@ -264,6 +265,12 @@ export async function run({ log }) {
     targetsMet: missed.length === 0,
     missed,
   }
+  // §16/§7.4 recovery: replay to a fresh subscriber and restore over a compacted 100,000-Event log.
+  const recovery = await recoveryCases({ log })
+  rows.push(...recovery.rows)
+  missed.push(...(recovery.missed ?? []))
+  summary.recovery = recovery.summary
+  summary.targetsMet = missed.length === 0
   const header = ['authority', 'weft', 'baseline', 'ratio', 'target']
   return { table: table(header, rows), summary, missed }
 }

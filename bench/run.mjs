@@ -10,6 +10,7 @@ const SUITES = {
   authority: './authority.mjs',
   worker: './worker.mjs',
   wire: './wire.mjs',
+  demo: './demo.mjs',
 }
 
 const args = process.argv.slice(2)

@@ -14,7 +14,7 @@
  * @packageDocumentation
  */
 export { createAuthority } from './authority.js'
-export type { Authority, AuthorityOptions, AuthorityKeys, AuditEntry } from './pipeline.js'
+export type { Authority, AuthorityOptions, AuthorityKeys, AuditEntry, AcceptedTransaction } from './pipeline.js'
 export { DEFAULT_POLICY } from './pipeline.js'
 export { createMemoryStore } from './store.js'
 export type { AuthorityStore, StoredReceipt, SnapshotRecord } from './store.js'

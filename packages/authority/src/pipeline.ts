@@ -162,6 +162,22 @@ export interface Authority {
    * function that removes the listener.
    */
   onCommit(listener: (events: readonly Event[]) => void): () => void
+  /**
+   * Folds transactions another Authority over the same log already accepted (a peer process of a
+   * shared database, see `@weft/store-postgres`) into this one, in their acceptance order: each
+   * one's Events go through the reducers replay uses and, with its receipt, into the store, then
+   * to the {@link onCommit} listeners, exactly as if this Authority had accepted them. No handler
+   * runs and nothing is signed again: the Events are trusted as the accepted facts they are.
+   * @throws Error from the store when a transaction does not continue the log (a Group sequence
+   * gap or fork, a receipt key reused); the state is then the fold of what the store holds.
+   */
+  ingest(transactions: Iterable<AcceptedTransaction>): void
+}
+
+/** One accepted Command as a log keeps it: its Events, in order, and its receipt. */
+export interface AcceptedTransaction {
+  readonly events: readonly Event[]
+  readonly receipt: StoredReceipt
 }
 
 /** The policy fields `createAuthority` fills in when absent. */
@@ -247,6 +263,13 @@ export function createPipeline(options: PipelineOptions): Authority {
     // One frozen actor for both receipts: a copy, since the Command's may be the caller's object.
     const actorCopy = Object.freeze({ ...actor })
     const receipt: StoredReceipt = receiptOf(command, actorCopy, events, now, decoded)
+    append(events, receipt)
+    notify(events)
+    return receiptOf(command, actorCopy, events, now, decoded, false)
+  }
+
+  /** Applies and stores one transaction; on any failure the state goes back to the fold of what is stored. */
+  function append(events: readonly Event[], receipt: StoredReceipt): void {
     try {
       applyEvents(state, events, reducers)
       // The append is the commit point: a receipt exists exactly when the Events do.
@@ -256,6 +279,9 @@ export function createPipeline(options: PipelineOptions): Authority {
       refill(state, fold(store.allEvents(), reducers))
       throw failure
     }
+  }
+
+  function notify(events: readonly Event[]): void {
     for (const listener of commitListeners) {
       try {
         listener(events)
@@ -263,7 +289,16 @@ export function createPipeline(options: PipelineOptions): Authority {
         // A subscriber's failure is its own; the transaction is committed and stays so.
       }
     }
-    return receiptOf(command, actorCopy, events, now, decoded, false)
+  }
+
+  function ingest(transactions: Iterable<AcceptedTransaction>): void {
+    for (const transaction of transactions) {
+      // §4.6: the same deep-frozen sharing as on acceptance; a parsed row is copied once and frozen.
+      const events = Object.freeze(transaction.events.map((event) => (Object.isFrozen(event) ? event : (frozenJson(event) as Event))))
+      const receipt = Object.freeze({ ...transaction.receipt, events }) as StoredReceipt
+      append(events, receipt)
+      notify(events)
+    }
   }
 
   /** The caller's error (with `relatedActionId` when known), after recording the refusal in audit. */
@@ -322,6 +357,7 @@ export function createPipeline(options: PipelineOptions): Authority {
       commitListeners.add(listener)
       return () => commitListeners.delete(listener)
     },
+    ingest,
   }
   return Object.freeze(authority)
 }

@@ -2,10 +2,15 @@
  * The `weft` command. `bin/weft.mjs` calls {@link main}; everything it does is available here as
  * a function of its arguments and an {@link CliIo}, so tests run it in memory.
  *
- * - `weft demo [--yes] [--seed N] [--report DIR] [--quiet]`: the proof of concept (§22). Exit 0
- *   only when both Missions ended approved.
+ * - `weft demo [--yes] [--seed N] [--report DIR] [--quiet] [--faults]`: the proof of concept (§22). Exit 0
+ *   only when both Missions ended approved (with `--faults`: every injected fault held and every
+ *   post-run check passed).
  * - `weft conformance [ARGS...]`: runs `weft-conformance` (the `@weft/conformance` tool) with the
  *   same arguments, when it is installed.
+ * - `weft simulate [--seeds N] [--seed S] [--steps K]`: the seeded fault simulator; exit 0 only
+ *   when no seed broke a §4 invariant.
+ * - `weft serve --data DIR [...]`: a Group Authority on the WebSocket binding over a durable
+ *   store (`serve/serve.ts`); `weft inspect --data DIR` prints what such a directory holds.
  * - `weft help`.
  * @module
  */
@@ -14,9 +19,12 @@ import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline/promises'
 import { parseArgs } from 'node:util'
+import { UsageError } from '@weft/codec'
 import { approveAll, promptDecider, type Decider } from './demo/owner.js'
 import { runDemo, type DemoLine } from './demo/run.js'
+import { checklistText, noticeText, runFaultSuite, type FaultNotice } from './demo/faults.js'
 import { renderReport } from './report/report.js'
+import { runSimulation, simulationReport } from './simulate/run.js'
 
 /** Where `weft demo` writes its report unless told otherwise (§22: the run's timeline, graphs and checks). */
 const DEFAULT_REPORT_DIR = 'weft-report'
@@ -55,8 +63,25 @@ Commands:
                  DIR/demo-result.json (default weft-report).
     --no-report  Write neither.
     --quiet      Print only the summary.
-    --faults     Inject the failure suite (not part of this build).
+    --faults     Inject the failure suite (§22) and verify the whole log afterwards; exit 0
+                 only when every fault held and every check passed.
   conformance    Run weft-conformance (from @weft/conformance) with the given arguments.
+  simulate       Run the seeded fault simulator, checking the §4 invariants after every step.
+    --seeds N    How many seeds (default 100; counted from --seed when both are given).
+    --seed S     Replay seed S (one seed unless --seeds says more).
+    --steps K    Steps per seed (default 120).
+  serve          Run a Group Authority over WebSocket on a durable store in a data directory.
+    --data DIR   The data directory: organization.json and authority.db (required).
+    --init       Write a new organization.json with fresh service keys, then exit.
+    --port N     WebSocket port (default 7443; 0 picks a free one). --host H (default 127.0.0.1).
+    --tls-cert F --tls-key F   PEM files: wss with TLS 1.3.
+    --insecure-loopback        Plain ws on a loopback host (development only).
+    --control-port N           Also take signed human and service Commands on 127.0.0.1:N.
+    --config FILE              JSON defaults for the options above and policy limits.
+  inspect        Print a data directory's Groups: Events, WorkItems, leases, budget ledger.
+    --data DIR   The data directory (read only; a running server may hold it).
+    --group ID   Only this Group.   --last N   Only the last N Events per Group.
+    --json       One JSON document instead of tables.
   help           Show this text.
 `
 
@@ -99,10 +124,6 @@ async function demo(args: readonly string[], io: CliIo): Promise<number> {
     allowPositionals: false,
     options: { yes: { type: 'boolean', short: 'y' }, seed: { type: 'string' }, report: { type: 'string' }, 'no-report': { type: 'boolean' }, quiet: { type: 'boolean', short: 'q' }, faults: { type: 'boolean' } },
   })
-  if (values.faults === true) {
-    io.stderr('weft demo: --faults needs the failure suite, which is not part of this build\n')
-    return EXIT.usage
-  }
   const seed = values.seed === undefined ? 1 : Number(values.seed)
   if (!Number.isSafeInteger(seed) || seed < 0) {
     io.stderr(`weft demo: --seed must be a non-negative integer, got ${values.seed}\n`)
@@ -114,7 +135,9 @@ async function demo(args: readonly string[], io: CliIo): Promise<number> {
     else io.stdout('No terminal to ask on: approving automatically (as with --yes).\n')
   }
   const started = performance.now()
-  const { result } = await runDemo({ seed, decide, ...(values.quiet === true ? {} : { onLine: (line) => io.stdout(lineText(line)) }) })
+  const progress = values.quiet === true ? {} : { onLine: (line: DemoLine) => io.stdout(lineText(line)), onNotice: (notice: FaultNotice) => io.stdout(noticeText(notice)) }
+  const suite = values.faults === true ? await runFaultSuite({ seed, decide, ...progress }) : undefined
+  const { result } = suite ?? (await runDemo({ seed, decide, ...progress }))
   const wallMs = Math.round(performance.now() - started)
   io.stdout('\n')
   for (const m of result.missions) io.stdout(`${m.label.padEnd(9)} ${m.state.padEnd(18)} revision ${m.revision}, ${m.events} Events, ${m.changeRequests} change request(s)  ${m.title}\n`)
@@ -128,11 +151,13 @@ async function demo(args: readonly string[], io: CliIo): Promise<number> {
     await mkdir(dir, { recursive: true })
     await writeFile(join(dir, 'demo-result.json'), `${JSON.stringify(result, null, 2)}\n`)
     const page = join(dir, 'index.html')
-    await writeFile(page, renderReport(result))
+    // With --faults the page also shows every injection and every post-run check (§22).
+    await writeFile(page, renderReport(result, suite === undefined ? {} : { faults: suite.result.faults, checks: suite.result.verification.checks }))
     io.stdout(`Report written to ${page}\n`)
   }
   io.stdout(result.approved ? 'Both Missions were approved.\n' : 'Not every Mission was approved.\n')
-  return result.approved ? EXIT.ok : EXIT.failed
+  if (suite !== undefined) io.stdout(checklistText(suite.result))
+  return (suite === undefined ? result.approved : suite.result.passed) ? EXIT.ok : EXIT.failed
 }
 
 async function conformance(args: readonly string[], io: CliIo): Promise<number> {
@@ -149,6 +174,26 @@ async function conformance(args: readonly string[], io: CliIo): Promise<number> 
   }
 }
 
+async function simulate(args: readonly string[], io: CliIo): Promise<number> {
+  const { values } = parseArgs({ args: [...args], strict: true, allowPositionals: false, options: { seeds: { type: 'string' }, seed: { type: 'string' }, steps: { type: 'string' } } })
+  // runSimulation validates the numbers (NaN included) and answers a UsageError.
+  const seeds = values.seeds === undefined ? (values.seed === undefined ? 100 : 1) : Number(values.seeds)
+  try {
+    const summary = await runSimulation({
+      seeds,
+      ...(values.seed === undefined ? {} : { firstSeed: Number(values.seed) }),
+      ...(values.steps === undefined ? {} : { steps: Number(values.steps) }),
+      log: (line) => io.stdout(`${line}\n`),
+    })
+    io.stdout(simulationReport(summary))
+    return summary.violations.length === 0 ? EXIT.ok : EXIT.failed
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error
+    io.stderr(`weft ${error.message}\n`)
+    return EXIT.usage
+  }
+}
+
 /**
  * Runs the `weft` command with `argv` (without the node and script paths).
  * @returns The exit code ({@link EXIT}).
@@ -161,6 +206,13 @@ export async function main(argv: readonly string[], io: CliIo = processIo()): Pr
         return await demo(rest, io)
       case 'conformance':
         return await conformance(rest, io)
+      case 'simulate':
+        return await simulate(rest, io)
+      // Loaded on demand: only these two need the native SQLite module.
+      case 'serve':
+        return await (await import('./serve/serve.js')).serveCommand(rest, io)
+      case 'inspect':
+        return await (await import('./serve/inspect.js')).inspectCommand(rest, io)
       case undefined:
       case 'help':
       case '--help':

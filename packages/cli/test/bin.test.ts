@@ -2,6 +2,8 @@
  * The `weft` command in memory: help, argument errors, the demo with `--yes` and `--report`,
  * the interactive MissionOwner prompt, and delegation to `weft-conformance`.
  */
+import { FAULT_NAMES } from '../src/demo/faults.js'
+import { CHECK_NAMES } from '../src/demo/verify.js'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -29,8 +31,6 @@ describe('weft', () => {
     const badSeed = io()
     expect(await main(['demo', '--seed', 'x'], badSeed)).toBe(EXIT.usage)
     expect(badSeed.err.join('')).toContain('--seed must be a non-negative integer')
-    const faults = io()
-    expect(await main(['demo', '--faults'], faults)).toBe(EXIT.usage)
   })
 
   it('runs the demo with --yes, prints progress and a summary, writes the report and exits 0', async () => {
@@ -48,6 +48,21 @@ describe('weft', () => {
       const page = await readFile(join(dir, 'index.html'), 'utf8')
       expect(page).toMatch(/^<!DOCTYPE html>/i)
       expect(page).toContain('Payment retry requirements')
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('runs the failure suite with --faults: a checklist on the terminal and every injection in the report', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'weft-cli-faults-'))
+    try {
+      const x = io()
+      expect(await main(['demo', '--faults', '--yes', '--quiet', '--report', dir], x)).toBe(EXIT.ok)
+      const text = x.out.join('')
+      expect(text).toContain('Both Missions were approved.')
+      const page = await readFile(join(dir, 'index.html'), 'utf8')
+      for (const name of FAULT_NAMES) expect(page).toContain(name)
+      for (const check of CHECK_NAMES) expect(page).toContain(check)
     } finally {
       await rm(dir, { recursive: true, force: true })
     }

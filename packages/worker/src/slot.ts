@@ -845,10 +845,14 @@ export function createSlot(host: SlotHost, work: SlotWork): Slot {
           needsStart = false
         }
         else if (lease !== undefined && now() >= lease.expiresAtMs) throw new ProtocolError('WORK_LEASE_EXPIRED', `the Execution Lease of WorkItem ${workItemId} expired while offline`, { retryable: false })
-        if (!isZeroUsage(offlineUsage)) {
+        const l = lease
+        if (!isZeroUsage(offlineUsage) && l !== undefined) {
+          // §11.5: the offline usage is charged once, now, under the live lease. Not through
+          // sendOnline, which would wait for a reconnection this very call is completing; a link
+          // that drops again keeps the usage for the next reconnection (the catch below).
           const delta = Object.fromEntries(Object.entries(offlineUsage).filter(([, v]) => v > 0)) as UsageDelta
+          await host.submit(host.build('ext.missionweaveprotocol.core.resource_usage_record', { workItemId, ownershipEpoch: work.ownershipEpoch, executionLeaseId: l.leaseId, usageDelta: delta }, { groupId: work.groupId, workItemId }))
           offlineUsage = zeroUsage()
-          await sendOnline('ext.missionweaveprotocol.core.resource_usage_record', (l) => ({ workItemId, ownershipEpoch: work.ownershipEpoch, executionLeaseId: l.leaseId, usageDelta: delta }))
         }
       } catch (error) {
         if (isTransportUnavailable(error)) return

@@ -40,6 +40,7 @@ const PACKAGES: readonly PackageInfo[] = [
   { dir: 'packages/authority', name: '@weft/authority', generated: true },
   { dir: 'packages/worker', name: '@weft/worker', generated: true },
   { dir: 'packages/store-sqlite', name: '@weft/store-sqlite', generated: false },
+  { dir: 'packages/store-postgres', name: '@weft/store-postgres', generated: false },
   { dir: 'packages/cli', name: '@weft/cli', generated: false },
   { dir: 'tools/codegen', name: '@weft/codegen', generated: true },
   { dir: 'tools/conformance', name: '@weft/conformance', generated: false },

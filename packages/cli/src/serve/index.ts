@@ -1,0 +1,23 @@
+/**
+ * `@weft/cli/serve`: a Group Authority over the WebSocket binding on a durable SQLite store, as
+ * `weft serve` runs it, and `weft inspect`'s reading of a data directory. A separate entry point so
+ * that importing `@weft/cli` never loads the native SQLite module.
+ *
+ * @example
+ * ```ts
+ * import { startServer, inspectData, inspectionText } from '@weft/cli/serve'
+ *
+ * const server = await startServer({ dataDir: 'data', insecureLoopback: true, port: 0 })
+ * console.log(inspectionText(await inspectData('data')))
+ * await server.close()
+ * ```
+ * @packageDocumentation
+ */
+export { startServer, serveCommand, DEFAULT_PORT } from './serve.js'
+export type { ServeOptions, ServePolicy, RunningServer, SignalSource } from './serve.js'
+export { inspectData, inspectionText, inspectCommand } from './inspect.js'
+export type { Inspection, InspectOptions, GroupReport, EventLine, LeaseLine, WorkItemLine, LedgerCell, LedgerLine, AgentLine } from './inspect.js'
+export { createControlEndpoint, controlTransport, COMMANDS_PATH } from './control.js'
+export type { ControlEndpoint, ControlEndpointOptions } from './control.js'
+export { newOrganization, writeOrganization, loadOrganization, registryEvidence, ORGANIZATION_FORMAT, ORGANIZATION_FILE, STORE_FILE } from './organization.js'
+export type { OrganizationFile, Organization, Service, ServiceEntry, PrincipalEntry, CardTemplate } from './organization.js'

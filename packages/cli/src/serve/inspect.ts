@@ -1,0 +1,344 @@
+/**
+ * `weft inspect`: what a `weft serve` data directory holds, read without writing: each Group's
+ * Events, WorkItems, leases and budget ledger, folded from the stored log by the Authority's own
+ * reducers (`restoreState`), so what it shows is exactly the state a restarted server would have.
+ *
+ * It reads while a server runs: the store is in WAL mode, where readers see the last committed
+ * transaction and never block the writer.
+ * @module
+ */
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import { reducers, restoreState, type AuthorityState, type AuthorityStore, type GroupState } from '@weft/authority'
+import { UsageError } from '@weft/codec'
+import { openSqliteAuthorityStore } from '@weft/store-sqlite'
+import { USAGE_DIMENSIONS, type Event, type EventPayload, type Lease, type ResourceBudget, type UsageDimension } from '@weft/spec'
+import { loadOrganization, ORGANIZATION_FILE, STORE_FILE } from './organization.js'
+
+/** One Event as `inspect` lists it. */
+export interface EventLine {
+  readonly sequence: number
+  readonly kind: string
+  /** The Principal the Event is attributed to (`type:id`). */
+  readonly actor: string
+  readonly occurredAt: string
+}
+
+/** One lease of a Group (§7.2, §10.3, §11.3). */
+export interface LeaseLine {
+  readonly leaseId: string
+  readonly leaseType: Lease['leaseType']
+  readonly holderAgentId: string
+  readonly workItemId?: string
+  /** The Coordinator Epoch of a coordinator lease, the Ownership Epoch of the others. */
+  readonly epoch?: number
+  readonly state: Lease['state']
+  readonly expiresAt: string
+  /** Active and not past `expiresAt` at the time of inspection (the Authority checks expiry when a Command arrives). */
+  readonly live: boolean
+}
+
+/** One WorkItem's line. */
+export interface WorkItemLine {
+  readonly workItemId: string
+  readonly state: string
+  readonly owner?: string
+  readonly ownershipEpoch?: number
+  readonly ownershipLeaseExpiresAt?: string
+  readonly executionLeaseId?: string
+  readonly executionLeaseExpiresAt?: string
+}
+
+/** One dimension of a budget (§12): amounts in the ledger's units, money in microunits of the currency. */
+export interface LedgerCell {
+  /** The limit; `null` when the budget sets none. */
+  readonly allocated: number | null
+  /** What was charged: to the WorkItem and everything below it, or to the whole Mission. */
+  readonly used: number
+  /** `allocated - used`, never below 0; `null` when unlimited. */
+  readonly remaining: number | null
+}
+
+/** The six-dimensional ledger of one budget: a Mission's or a WorkItem's. */
+export interface LedgerLine {
+  readonly scope: 'mission' | 'workItem'
+  readonly id: string
+  readonly currency?: string
+  readonly dimensions: Readonly<Record<UsageDimension, LedgerCell>>
+}
+
+/** Everything `inspect` reports on one Group. */
+export interface GroupReport {
+  readonly groupId: string
+  readonly missionId: string
+  readonly missionState: string
+  readonly objective: string
+  readonly head: number
+  readonly events: readonly EventLine[]
+  readonly workItems: readonly WorkItemLine[]
+  readonly leases: readonly LeaseLine[]
+  readonly budget: readonly LedgerLine[]
+}
+
+/** One registered Agent. */
+export interface AgentLine {
+  readonly agentId: string
+  readonly cardVersion: number
+  readonly status: string
+  readonly sessionEpoch: number
+}
+
+/** What {@link inspectData} returns; `--json` prints it. */
+export interface Inspection {
+  readonly organizationId: string
+  readonly agents: readonly AgentLine[]
+  readonly groups: readonly GroupReport[]
+}
+
+/** Options of {@link inspectData}. */
+export interface InspectOptions {
+  /** Only this Group. */
+  readonly groupId?: string
+  /** Only the last `n` Events of each Group. */
+  readonly lastEvents?: number
+  /** The time leases are judged at. Default: the wall clock. */
+  readonly now?: number
+}
+
+type UsageRecorded = EventPayload<'ext.missionweaveprotocol.core.resource_usage_recorded'>
+
+/** The Resource Budget member of each usage dimension (§12). */
+const LIMIT_OF: Readonly<Record<UsageDimension, keyof ResourceBudget>> = {
+  financialMicrounits: 'financialLimit',
+  modelTokens: 'modelTokenLimit',
+  toolCalls: 'toolCallLimit',
+  computeSeconds: 'computeSecondsLimit',
+  wallClockSeconds: 'wallClockSecondsLimit',
+  externalActions: 'externalSideEffectLimit',
+}
+
+function limit(budget: ResourceBudget, d: UsageDimension): number | null {
+  const value = budget[LIMIT_OF[d]] as number | undefined
+  if (value === undefined) return null
+  return d === 'financialMicrounits' ? Math.round(value * 1_000_000) : value
+}
+
+/**
+ * A store that serves reads of `inner` and refuses every write, and that hands each usage Event
+ * of the fold to `onUsage` on the way (the ledger is summed in the same pass).
+ */
+function readOnly(inner: AuthorityStore, onUsage: (event: Event) => void): AuthorityStore {
+  return {
+    appendTransaction() {
+      throw new UsageError('weft inspect never writes to the store')
+    },
+    groupEvents: (groupId, after, max) => inner.groupEvents(groupId, after, max),
+    organizationEvents: () => inner.organizationEvents(),
+    receipt: (key, actionId) => inner.receipt(key, actionId),
+    *allEvents() {
+      for (const event of inner.allEvents()) {
+        if (event.kind === 'ext.missionweaveprotocol.core.resource_usage_recorded') onUsage(event)
+        yield event
+      }
+    },
+  }
+}
+
+/** Usage per budget level, keyed `mission <groupId>` and `<groupId> <workItemId>`. */
+type Ledger = Map<string, Record<UsageDimension, number>>
+
+function charge(ledger: Ledger, key: string, delta: Partial<Record<UsageDimension, number>>): void {
+  let used = ledger.get(key)
+  if (used === undefined) ledger.set(key, (used = Object.fromEntries(USAGE_DIMENSIONS.map((d) => [d, 0])) as Record<UsageDimension, number>))
+  for (const d of USAGE_DIMENSIONS) used[d] += delta[d] ?? 0
+}
+
+/**
+ * Books each usage Event on every budget it draws on (§12, §14): its WorkItem, the WorkItem's
+ * parents, its Mission and, through a child Mission's link, the parent WorkItem, up to the root.
+ */
+function ledgerOf(state: AuthorityState, usage: readonly Event[]): Ledger {
+  const ledger: Ledger = new Map()
+  for (const event of usage) {
+    const { workItemId, usageDelta } = event.payload as UsageRecorded
+    const seen = new Set<string>()
+    let groupId: string | undefined = event.groupId
+    let itemId: string | undefined = workItemId
+    while (groupId !== undefined && !seen.has(groupId)) {
+      seen.add(groupId)
+      const group = state.groups.get(groupId)
+      // A WorkItem and its parents; the seen set stops at a parent link that would loop.
+      for (const items = new Set<string>(); itemId !== undefined && !items.has(itemId); itemId = group?.workItems.get(itemId)?.parentWorkItemId) {
+        items.add(itemId)
+        charge(ledger, `${groupId} ${itemId}`, usageDelta)
+      }
+      charge(ledger, `mission ${groupId}`, usageDelta)
+      const link = state.childLinks.get(groupId)
+      groupId = link?.parentGroupId
+      itemId = link?.parentWorkItemId
+    }
+  }
+  return ledger
+}
+
+function ledgerLine(scope: LedgerLine['scope'], id: string, budget: ResourceBudget, used: Record<UsageDimension, number> | undefined): LedgerLine {
+  const dimensions = Object.fromEntries(
+    USAGE_DIMENSIONS.map((d) => {
+      const allocated = limit(budget, d)
+      const spent = used?.[d] ?? 0
+      return [d, { allocated, used: spent, remaining: allocated === null ? null : Math.max(0, allocated - spent) }]
+    }),
+  ) as Record<UsageDimension, LedgerCell>
+  return { scope, id, ...(budget.currency === undefined ? {} : { currency: budget.currency }), dimensions }
+}
+
+function leaseLine(lease: Lease, now: number): LeaseLine {
+  const epoch = lease.leaseType === 'coordinator' ? lease.coordinatorEpoch : lease.ownershipEpoch
+  return {
+    leaseId: lease.leaseId,
+    leaseType: lease.leaseType,
+    holderAgentId: lease.holderAgentId,
+    ...(lease.workItemId === undefined ? {} : { workItemId: lease.workItemId }),
+    ...(epoch === undefined ? {} : { epoch }),
+    state: lease.state,
+    expiresAt: lease.expiresAt,
+    live: lease.state === 'active' && Date.parse(lease.expiresAt) > now,
+  }
+}
+
+function groupReport(store: AuthorityStore, group: GroupState, ledger: Ledger, options: InspectOptions): GroupReport {
+  const now = options.now ?? Date.now()
+  const after = options.lastEvents === undefined ? 0 : Math.max(0, group.head - options.lastEvents)
+  const events = store.groupEvents(group.groupId, after).map((e) => ({ sequence: e.sequence ?? 0, kind: e.kind, actor: `${e.actor.type}:${e.actor.id}`, occurredAt: e.occurredAt }))
+  const records = [...group.workItems.values()]
+  const workItems = records.map((r): WorkItemLine => {
+    const owner = r.doc.owner
+    return {
+      workItemId: r.doc.workItemId,
+      state: r.doc.state,
+      ...(owner === undefined ? {} : { owner: owner.agentId, ownershipEpoch: owner.ownershipEpoch }),
+      ...(r.ownershipLease === undefined ? {} : { ownershipLeaseExpiresAt: r.ownershipLease.expiresAt }),
+      ...(r.executionLease === undefined ? {} : { executionLeaseId: r.executionLease.leaseId, executionLeaseExpiresAt: r.executionLease.expiresAt }),
+    }
+  })
+  const leases = [group.coordinatorLease, ...records.flatMap((r) => [r.ownershipLease, r.executionLease].filter((l): l is Lease => l !== undefined))].map((l) => leaseLine(l, now))
+  const budget = [
+    ledgerLine('mission', group.missionId, group.mission.budget, ledger.get(`mission ${group.groupId}`)),
+    ...records.map((r) => ledgerLine('workItem', r.doc.workItemId, r.doc.contract.budget, ledger.get(`${group.groupId} ${r.doc.workItemId}`))),
+  ]
+  return { groupId: group.groupId, missionId: group.missionId, missionState: group.mission.state, objective: group.mission.objective, head: group.head, events, workItems, leases, budget }
+}
+
+/**
+ * Reads the data directory `dataDir` and folds its log (§15.2: the state is the fold of the log).
+ * @throws UsageError when the directory holds no Organization or no store, or `options.groupId` is unknown.
+ */
+export async function inspectData(dataDir: string, options: InspectOptions = {}): Promise<Inspection> {
+  const organization = await loadOrganization(join(dataDir, ORGANIZATION_FILE))
+  const path = join(dataDir, STORE_FILE)
+  // Opening a missing file would create an empty store: inspection never creates anything.
+  if (!existsSync(path)) throw new UsageError(`${path} does not exist; weft serve creates it on its first start`)
+  const sqlite = openSqliteAuthorityStore(path)
+  try {
+    const usage: Event[] = []
+    const store = readOnly(sqlite, (event) => usage.push(event))
+    const state = restoreState(store, reducers, organization.registry)
+    if (options.groupId !== undefined && !state.groups.has(options.groupId)) throw new UsageError(`no Group ${options.groupId} in ${path}`)
+    const ledger = ledgerOf(state, usage)
+    const groups = [...state.groups.values()].filter((g) => options.groupId === undefined || g.groupId === options.groupId)
+    return {
+      organizationId: organization.organizationId,
+      agents: [...state.org.agents.values()].map((a) => ({ agentId: a.agentId, cardVersion: a.card.cardVersion, status: a.card.status, sessionEpoch: a.sessionEpoch })),
+      groups: groups.map((g) => groupReport(store, g, ledger, options)),
+    }
+  } finally {
+    sqlite.close()
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Text tables
+// ---------------------------------------------------------------------------------------------
+
+function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)))
+  const line = (cells: readonly string[]): string => `  ${cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join('  ')}`.trimEnd()
+  return [line(header), ...rows.map(line)].join('\n')
+}
+
+const DIMENSION_LABEL: Readonly<Record<UsageDimension, string>> = {
+  financialMicrounits: 'money',
+  modelTokens: 'model tokens',
+  toolCalls: 'tool calls',
+  computeSeconds: 'compute s',
+  wallClockSeconds: 'wall-clock s',
+  externalActions: 'external actions',
+}
+
+function amount(d: UsageDimension, value: number | null, currency: string | undefined): string {
+  if (value === null) return 'unlimited'
+  return d === 'financialMicrounits' ? `${(value / 1_000_000).toFixed(2)}${currency === undefined ? '' : ` ${currency}`}` : String(value)
+}
+
+function groupText(g: GroupReport): string {
+  const out = [`Group ${g.groupId}`, `  Mission ${g.missionId} (${g.missionState}), ${g.head} Events: ${g.objective}`, '', `Events (${g.events.length} of ${g.head})`]
+  out.push(table(['seq', 'time', 'kind', 'actor'], g.events.map((e) => [String(e.sequence), e.occurredAt, e.kind, e.actor])))
+  out.push('', `WorkItems (${g.workItems.length})`)
+  out.push(
+    table(
+      ['workItem', 'state', 'owner', 'epoch', 'ownership until', 'execution until'],
+      g.workItems.map((w) => [w.workItemId, w.state, w.owner ?? '-', w.ownershipEpoch === undefined ? '-' : String(w.ownershipEpoch), w.ownershipLeaseExpiresAt ?? '-', w.executionLeaseExpiresAt ?? '-']),
+    ),
+  )
+  out.push('', `Leases (${g.leases.length})`)
+  out.push(
+    table(
+      ['type', 'holder', 'workItem', 'epoch', 'state', 'expires', 'live'],
+      g.leases.map((l) => [l.leaseType, l.holderAgentId, l.workItemId ?? '-', l.epoch === undefined ? '-' : String(l.epoch), l.state, l.expiresAt, l.live ? 'yes' : 'no']),
+    ),
+  )
+  out.push('', 'Budget (allocated / used / remaining; dimensions neither limited nor used are left out)')
+  const rows = g.budget.flatMap((b) =>
+    USAGE_DIMENSIONS.filter((d) => b.dimensions[d].allocated !== null || b.dimensions[d].used > 0).map((d) => {
+      const c = b.dimensions[d]
+      return [`${b.scope === 'mission' ? 'Mission' : 'WorkItem'} ${b.id}`, DIMENSION_LABEL[d], amount(d, c.allocated, b.currency), amount(d, c.used, b.currency), amount(d, c.remaining, b.currency)]
+    }),
+  )
+  out.push(table(['budget', 'dimension', 'allocated', 'used', 'remaining'], rows))
+  return out.join('\n')
+}
+
+/** The human-readable form of an {@link Inspection}: one block of tables per Group. */
+export function inspectionText(inspection: Inspection): string {
+  const agents = table(['agent', 'card', 'status', 'session'], inspection.agents.map((a) => [a.agentId, `v${a.cardVersion}`, a.status, String(a.sessionEpoch)]))
+  const head = `Organization ${inspection.organizationId}: ${inspection.agents.length} Agents, ${inspection.groups.length} Groups\n${agents}`
+  return `${[head, ...inspection.groups.map(groupText)].join('\n\n')}\n`
+}
+
+/**
+ * `weft inspect --data DIR [--group ID] [--last N] [--json]` on its arguments.
+ * @returns 0 after printing; 2 for bad arguments, a directory without an Organization or store, or an unknown Group.
+ */
+export async function inspectCommand(args: readonly string[], io: { readonly stdout: (text: string) => void; readonly stderr: (text: string) => void }): Promise<number> {
+  const { values } = parseArgs({
+    args: [...args],
+    strict: true,
+    allowPositionals: false,
+    options: { data: { type: 'string' }, group: { type: 'string' }, last: { type: 'string' }, json: { type: 'boolean' } },
+  })
+  try {
+    if (values.data === undefined) throw new UsageError('--data DIR is required (inspect reads a weft serve data directory)')
+    const last = values.last === undefined ? undefined : Number(values.last)
+    if (last !== undefined && (!Number.isSafeInteger(last) || last < 0)) throw new UsageError(`--last must be a non-negative integer, got ${values.last}`)
+    const inspection = await inspectData(values.data, { ...(values.group === undefined ? {} : { groupId: values.group }), ...(last === undefined ? {} : { lastEvents: last }) })
+    io.stdout(values.json === true ? `${JSON.stringify(inspection, null, 2)}\n` : inspectionText(inspection))
+    return 0
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.stderr(`weft inspect: ${error.message}\n`)
+      return 2
+    }
+    throw error
+  }
+}

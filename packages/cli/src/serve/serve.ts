@@ -1,0 +1,372 @@
+/**
+ * `weft serve`: a Group Authority on the WebSocket binding (§17) over a durable SQLite store, for
+ * the Organization of a data directory.
+ *
+ * A data directory holds `organization.json` ({@link loadOrganization}) and `authority.db` (the
+ * Event log, receipts, ACK Cursors and Artifact blobs of `@weft/store-sqlite`). The store commits
+ * with `synchronous = FULL`: a receipt leaves only after its Events are flushed to disk, so an
+ * acknowledged Command survives a kill of the process or of the machine, and a restart folds the
+ * log back into the same state.
+ * @module
+ */
+import { mkdir, readFile } from 'node:fs/promises'
+import { dirname, join, resolve } from 'node:path'
+import { parseArgs } from 'node:util'
+import { createAuthority, createDelivery, DEFAULT_POLICY, systemClock, timestampOf, type Authority, type AuthorityPolicy, type Clock } from '@weft/authority'
+import { createWireServer, type WireLogEntry } from '@weft/authority/wire'
+import { createClient, type Receipt } from '@weft/client'
+import { ProtocolError, UsageError } from '@weft/codec'
+import { openSqliteAuthorityStore } from '@weft/store-sqlite'
+import { createControlEndpoint, type ControlEndpoint } from './control.js'
+import { jsonLines, peekEnvelope, type ServeLog } from './log.js'
+import { cardsToRegister, loadOrganization, newOrganization, ORGANIZATION_FILE, readableByOthers, registryEvidence, STORE_FILE, writeOrganization, type Organization } from './organization.js'
+
+/** The default TCP port of the WebSocket binding. */
+export const DEFAULT_PORT = 7443
+
+/** Authority policy limits a deployment may set (§20); the control plane always comes from the Organization. */
+export type ServePolicy = Partial<Omit<AuthorityPolicy, 'controlPlane' | 'requiresExecutionApproval'>>
+
+/** Options of {@link startServer}. */
+export interface ServeOptions {
+  /** The data directory: `organization.json` is read from it and `authority.db` kept in it. */
+  readonly dataDir: string
+  /** Interface of the WebSocket binding. Default `127.0.0.1`. */
+  readonly host?: string
+  /** Port of the WebSocket binding; 0 picks a free one. Default {@link DEFAULT_PORT}. */
+  readonly port?: number
+  /** PEM certificate chain and key: `wss` with TLS 1.3 (§17.1). */
+  readonly tls?: { readonly cert: string | Uint8Array; readonly key: string | Uint8Array }
+  /** Plain `ws` on a loopback host, for development and tests. */
+  readonly insecureLoopback?: boolean
+  /** Port of the control endpoint on 127.0.0.1 (human and service Commands); absent: none. */
+  readonly controlPort?: number
+  readonly policy?: ServePolicy
+  /** Receives the structured log. Default: none. */
+  readonly log?: ServeLog
+  /** Default: the wall clock. */
+  readonly clock?: Clock
+}
+
+/** A running server. */
+export interface RunningServer {
+  /** `wss://host:port`, or `ws://` on the insecure loopback. */
+  readonly url: string
+  /** `http://127.0.0.1:port` of the control endpoint, when there is one. */
+  readonly controlUrl: string | undefined
+  readonly organization: Organization
+  readonly authority: Authority
+  /**
+   * Stops accepting connections and Commands, lets the ones under way finish, then closes the
+   * server and the store. Every Command answered before is on disk already.
+   */
+  close(): Promise<void>
+}
+
+/** How long {@link RunningServer.close} waits for peers to finish their WebSocket close handshake. */
+const CLOSE_GRACE_MS = 5000
+
+/** `authority` with every submission logged: accepted (its sequences), answered as a duplicate, or refused with its §19 code. */
+function loggedAuthority(authority: Authority, log: ServeLog): Authority {
+  const submit = async (bytes: string | Uint8Array): Promise<Receipt> => {
+    let receipt: Receipt
+    try {
+      receipt = await authority.submit(bytes)
+    } catch (thrown) {
+      const error = ProtocolError.from(thrown)
+      log({ level: 'info', msg: 'command refused', code: error.code, ...peekEnvelope(bytes) })
+      throw thrown
+    }
+    const sequences = receipt.events.flatMap((e) => (e.sequence === undefined ? [] : [e.sequence]))
+    log({
+      level: 'info',
+      msg: receipt.duplicate ? 'command answered as duplicate' : 'command accepted',
+      kind: receipt.kind,
+      actionId: receipt.actionId,
+      actorId: receipt.actor.id,
+      ...(receipt.groupId === undefined ? {} : { groupId: receipt.groupId }),
+      ...(sequences.length === 0 ? {} : { sequences: [sequences[0], sequences.at(-1)] }),
+    })
+    return receipt
+  }
+  return Object.freeze({ ...authority, submit, submitCommand: (command: object) => submit(JSON.stringify(command)), connect: () => ({ submit: (_command: unknown, bytes: string) => submit(bytes) }) })
+}
+
+function wireEntry(entry: WireLogEntry): Parameters<ServeLog>[0] {
+  const { message, ...rest } = entry
+  // The wire server's connection lines become the fixed phrases operators grep for.
+  const msg = message.startsWith('connection from') ? 'connection opened' : message.startsWith('closed by the peer') || message.startsWith('closing') ? 'connection closed' : message
+  return { ...rest, msg, ...(msg === message ? {} : { detail: message }) }
+}
+
+/** Resolves after `promise` or `ms`, whichever is first. */
+function bounded(promise: Promise<void>, ms: number): Promise<void> {
+  return new Promise((done) => {
+    const timer = setTimeout(done, ms)
+    timer.unref()
+    const finish = (): void => {
+      clearTimeout(timer)
+      done()
+    }
+    promise.then(finish, finish)
+  })
+}
+
+/**
+ * Starts a Group Authority for the data directory `options.dataDir`: loads the Organization,
+ * folds the stored log, registers the Agent Cards the file declares that the Registry lacks or
+ * states otherwise (§6.1), and listens on the WebSocket binding (and the control endpoint when
+ * asked).
+ * @throws UsageError for a missing or malformed `organization.json`, a card the Authority refuses,
+ * or bad listening options.
+ * @example
+ * ```ts
+ * const server = await startServer({ dataDir: 'data', port: 0, insecureLoopback: true, controlPort: 0 })
+ * console.log(server.url, server.controlUrl)
+ * await server.close()
+ * ```
+ */
+export async function startServer(options: ServeOptions): Promise<RunningServer> {
+  const log = options.log ?? (() => undefined)
+  const clock = options.clock ?? systemClock
+  const orgPath = join(options.dataDir, ORGANIZATION_FILE)
+  const organization = await loadOrganization(orgPath)
+  if (await readableByOthers(orgPath)) log({ level: 'warn', msg: 'organization file readable by others', path: orgPath, detail: 'it holds private keys; chmod 600' })
+  const storePath = join(options.dataDir, STORE_FILE)
+  // §4, §16: a receipt leaves only after its Events are flushed (fsync), so no acknowledged Event
+  // is lost even with the machine; stated here rather than left to the store's default.
+  const store = openSqliteAuthorityStore(storePath, { synchronous: 'full' })
+  try {
+    const controlPlane = [organization.controlPlane.actor.id]
+    const policy = { ...options.policy, controlPlane }
+    const authority = createAuthority({ registry: organization.registry, keys: { authority: organization.authority.actor, signingKey: organization.authority.signingKey }, store, clock, policy })
+    const heads = [...authority.state.groups.values()].map((g) => g.head)
+    log({ level: 'info', msg: 'store opened', path: storePath, groups: heads.length, groupEvents: heads.reduce((a, b) => a + b, 0), organizationId: organization.organizationId })
+    const logged = loggedAuthority(authority, log)
+    const registrar = createClient({ actor: organization.controlPlane.actor, signingKey: organization.controlPlane.signingKey, transport: logged.connect(), clock: () => clock.now() })
+    for (const card of cardsToRegister(organization, (id) => authority.state.org.agents.get(id)?.card, timestampOf(clock.now()))) {
+      try {
+        await registrar.registryAgentCardRegister({ card })
+      } catch (error) {
+        throw new UsageError(`${orgPath}: the Agent Card of ${card.agentId} was refused (${ProtocolError.from(error).code}: ${(error as Error).message})`)
+      }
+      log({ level: 'info', msg: 'agent card registered', agentId: card.agentId, cardVersion: card.cardVersion })
+    }
+    const delivery = createDelivery(authority, { cursorStore: store.cursorStore, controlPlane })
+    const wire = await createWireServer({
+      authority: logged,
+      registry: organization.registry,
+      sessionIssuer: organization.controlPlane,
+      delivery,
+      clock,
+      log: (entry) => log(wireEntry(entry)),
+      ...(options.host === undefined ? {} : { host: options.host }),
+      port: options.port ?? DEFAULT_PORT,
+      ...(options.tls === undefined ? {} : { tls: options.tls }),
+      ...(options.insecureLoopback === undefined ? {} : { insecureLoopback: options.insecureLoopback }),
+    }).catch((error: unknown) => {
+      delivery.close()
+      throw error
+    })
+    let control: ControlEndpoint | undefined
+    if (options.controlPort !== undefined) {
+      control = await createControlEndpoint({ submit: logged.submit, port: options.controlPort, maxBytes: policy.maxCommandBytes ?? DEFAULT_POLICY.maxCommandBytes, now: () => timestampOf(clock.now()) }).catch(async (error: unknown) => {
+        await wire.close()
+        delivery.close()
+        throw error
+      })
+    }
+    log({ level: 'info', msg: 'listening', url: wire.url, ...(control === undefined ? {} : { controlUrl: control.url }) })
+    let closing: Promise<void> | undefined
+    return {
+      url: wire.url,
+      controlUrl: control?.url,
+      organization,
+      authority,
+      close() {
+        closing ??= (async () => {
+          // Stop taking Commands first; each one already taken is appended before its answer is sent.
+          await control?.close()
+          for (const c of wire.connections) log({ level: 'info', msg: 'connection closed', connectionId: c.id, ...(c.agentId === undefined ? {} : { agentId: c.agentId }), detail: 'server shutting down' })
+          await bounded(wire.close(), CLOSE_GRACE_MS)
+          delivery.close()
+          store.close()
+          log({ level: 'info', msg: 'stopped' })
+        })()
+        return closing
+      },
+    }
+  } catch (error) {
+    store.close()
+    throw error
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The command line
+// ---------------------------------------------------------------------------------------------
+
+/** The members of a `--config` file. */
+interface ConfigFile {
+  host?: string
+  port?: number
+  controlPort?: number
+  insecureLoopback?: boolean
+  tls?: { cert: string; key: string }
+  policy?: ServePolicy
+}
+
+const POLICY_LIMITS = ['freshnessSeconds', 'maxCommandBytes', 'maxMissionDepth', 'maxDelegationDepth', 'maxMessagesPerMinute', 'maxProposalsPerMinute', 'maxQueuedWorkItems', 'maxActiveWorkItems'] as const
+
+function port(value: unknown, name: string): number {
+  const n = typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value
+  if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0 || n > 65535) throw new UsageError(`${name} must be a port number from 0 to 65535`)
+  return n
+}
+
+/** Reads a `--config` file; relative TLS paths are resolved from its directory. */
+async function readConfig(path: string): Promise<ConfigFile> {
+  let value: unknown
+  try {
+    value = JSON.parse(await readFile(path, 'utf8'))
+  } catch (error) {
+    throw new UsageError(`--config ${path}: ${(error as Error).message}`)
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new UsageError(`--config ${path}: the file must hold one JSON object`)
+  const raw = value as Record<string, unknown>
+  const unknown = Object.keys(raw).filter((k) => !['host', 'port', 'controlPort', 'insecureLoopback', 'tls', 'policy'].includes(k))
+  if (unknown.length > 0) throw new UsageError(`--config ${path}: unknown member(s) ${unknown.join(', ')}`)
+  const config: ConfigFile = {}
+  if (raw['host'] !== undefined) {
+    if (typeof raw['host'] !== 'string') throw new UsageError(`--config ${path}: host must be a string`)
+    config.host = raw['host']
+  }
+  if (raw['port'] !== undefined) config.port = port(raw['port'], 'port')
+  if (raw['controlPort'] !== undefined) config.controlPort = port(raw['controlPort'], 'controlPort')
+  if (raw['insecureLoopback'] !== undefined) {
+    if (typeof raw['insecureLoopback'] !== 'boolean') throw new UsageError(`--config ${path}: insecureLoopback must be true or false`)
+    config.insecureLoopback = raw['insecureLoopback']
+  }
+  const tls = raw['tls'] as Record<string, unknown> | undefined
+  if (tls !== undefined) {
+    if (typeof tls?.['cert'] !== 'string' || typeof tls['key'] !== 'string') throw new UsageError(`--config ${path}: tls must be { "cert": file, "key": file }`)
+    config.tls = { cert: resolve(dirname(path), tls['cert']), key: resolve(dirname(path), tls['key']) }
+  }
+  const policy = raw['policy'] as Record<string, unknown> | undefined
+  if (policy !== undefined) {
+    const limits: Record<string, number> = {}
+    if (typeof policy !== 'object' || policy === null) throw new UsageError(`--config ${path}: policy must be an object of limits`)
+    for (const [name, limit] of Object.entries(policy)) {
+      if (!(POLICY_LIMITS as readonly string[]).includes(name)) throw new UsageError(`--config ${path}: policy.${name} is not a settable limit (${POLICY_LIMITS.join(', ')})`)
+      if (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit < 1) throw new UsageError(`--config ${path}: policy.${name} must be a positive integer`)
+      limits[name] = limit
+    }
+    config.policy = limits
+  }
+  return config
+}
+
+/** Where `weft serve` waits for its stop signals: `process` in the command. */
+export interface SignalSource {
+  once(signal: 'SIGINT' | 'SIGTERM', listener: (signal: NodeJS.Signals) => void): unknown
+  off(signal: 'SIGINT' | 'SIGTERM', listener: (signal: NodeJS.Signals) => void): unknown
+}
+
+async function init(dataDir: string, write: (text: string) => void): Promise<void> {
+  await mkdir(dataDir, { recursive: true })
+  const file = newOrganization()
+  const path = join(dataDir, ORGANIZATION_FILE)
+  await writeOrganization(path, file)
+  const evidence = registryEvidence(file)
+  write(
+    `Created ${path} (mode 600: it holds the private keys of two services).\n\n` +
+      `Organization ${file.organizationId}\n` +
+      `  Authority      ${file.authority.id}  key ${file.authority.keyId}\n` +
+      `  control plane  ${file.controlPlane.id}  key ${file.controlPlane.keyId}\n\n` +
+      'Agents verify the Authority\'s Event signatures with these Registry bindings:\n' +
+      `${JSON.stringify(evidence, null, 2)}\n\n` +
+      `Next, register your people and Agents: add one entry per Principal to "principals" in ${path},\n` +
+      '  { "type": "human", "id": URI, "keyId": URI, "publicKey": base64url }\n' +
+      '  { "type": "agent", "id": URI, "keyId": URI, "publicKey": base64url, "card": { "displayName", "owner", "endpoints", "capabilities", "maxConcurrency" } }\n' +
+      `then start the server: weft serve --data ${dataDir}\n`,
+  )
+}
+
+/**
+ * `weft serve` on its command-line arguments: `--init` writes a new Organization; otherwise the
+ * server runs until SIGINT or SIGTERM, then shuts down gracefully and resolves with exit code 0.
+ * Log lines go to `stderr`, one JSON object each.
+ * @returns 0 after a clean stop or `--init`; 1 when the server could not start; 2 for bad arguments.
+ */
+export async function serveCommand(args: readonly string[], io: { readonly stdout: (text: string) => void; readonly stderr: (text: string) => void }, signals: SignalSource = process): Promise<number> {
+  const { values } = parseArgs({
+    args: [...args],
+    strict: true,
+    allowPositionals: false,
+    options: {
+      data: { type: 'string' },
+      init: { type: 'boolean' },
+      port: { type: 'string' },
+      host: { type: 'string' },
+      'control-port': { type: 'string' },
+      'tls-cert': { type: 'string' },
+      'tls-key': { type: 'string' },
+      'insecure-loopback': { type: 'boolean' },
+      config: { type: 'string' },
+    },
+  })
+  try {
+    if (values.data === undefined) throw new UsageError('--data DIR is required')
+    if (values.init === true) {
+      await init(values.data, io.stdout)
+      return 0
+    }
+    const config = values.config === undefined ? {} : await readConfig(values.config)
+    if ((values['tls-cert'] === undefined) !== (values['tls-key'] === undefined)) throw new UsageError('--tls-cert and --tls-key go together')
+    const tlsFiles = values['tls-cert'] !== undefined && values['tls-key'] !== undefined ? { cert: values['tls-cert'], key: values['tls-key'] } : config.tls
+    const controlPort = values['control-port'] === undefined ? config.controlPort : port(values['control-port'], '--control-port')
+    const insecureLoopback = values['insecure-loopback'] ?? config.insecureLoopback
+    const host = values.host ?? config.host
+    const options: ServeOptions = {
+      dataDir: values.data,
+      port: values.port === undefined ? (config.port ?? DEFAULT_PORT) : port(values.port, '--port'),
+      log: jsonLines(io.stderr),
+      ...(host === undefined ? {} : { host }),
+      ...(tlsFiles === undefined ? {} : { tls: { cert: await readFile(tlsFiles.cert), key: await readFile(tlsFiles.key) } }),
+      ...(insecureLoopback === undefined ? {} : { insecureLoopback }),
+      ...(controlPort === undefined ? {} : { controlPort }),
+      ...(config.policy === undefined ? {} : { policy: config.policy }),
+    }
+    return await run(options, signals)
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.stderr(`weft serve: ${error.message}\n`)
+      return 2
+    }
+    throw error
+  }
+}
+
+async function run(options: ServeOptions, signals: SignalSource): Promise<number> {
+  const log = options.log ?? (() => undefined)
+  let server: RunningServer
+  try {
+    server = await startServer(options)
+  } catch (error) {
+    if (error instanceof UsageError) throw error
+    log({ level: 'error', msg: 'failed to start', detail: (error as Error).message })
+    return 1
+  }
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    const stop = (received: NodeJS.Signals): void => {
+      signals.off('SIGINT', stop)
+      signals.off('SIGTERM', stop)
+      resolve(received)
+    }
+    signals.once('SIGINT', stop)
+    signals.once('SIGTERM', stop)
+  })
+  log({ level: 'info', msg: 'shutting down', signal })
+  await server.close()
+  return 0
+}
