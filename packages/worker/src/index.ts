@@ -74,3 +74,7 @@ export {
 export type { OfflineBuffer, OfflineBufferOptions, OfflineBinding, HistoricalLease, ReconcileReport, Resubmit, BufferableKind, UsageTotals } from './offline.js'
 export { IndexedHeap } from './heap.js'
 export type { HeapNode } from './heap.js'
+
+// §11.2 schedule re-disclosure for queued work.
+export { createDisclosureTracker, disclosureOptions, materialChange, disclosureContent, disclosedEstimate, DEFAULT_DISCLOSURE_OPTIONS, SCHEDULE_ESTIMATE_DATA_SCHEMA } from './disclosure.js'
+export type { DisclosureOptions, DisclosureReason, DisclosureTracker, DisclosurePlan, ScheduleEstimateData } from './disclosure.js'

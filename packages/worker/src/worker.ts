@@ -19,12 +19,13 @@
 import { ProtocolError, UsageError, type SigningKey } from '@weft/codec'
 import { createClient, newUrnUuid, systemRandom, type Client, type Clock, type EventFeed, type FeedSubscription, type RandomSource, type Receipt, type Transport } from '@weft/client'
 import type { CapabilityRef, Command, ErrorCode, Event, EventPayload, OfferDeclineReason, ScheduleEstimate, WorkContract } from '@weft/spec'
-import { admissionLimits, decideAdmission, expectedDuration, type AdmissionLimits, type ResourceNeeds } from './admission.js'
+import { admissionLimits, decideAdmission, estimateSchedule, expectedDuration, type AdmissionLimits, type ResourceNeeds } from './admission.js'
 import type { Scheduler, SchedulerItem, TrackedWork, WorkerStore } from './contracts.js'
 import { createInbox, type Inbox } from './inbox.js'
 import { createMemoryWorkerStore } from './memory-store.js'
 import { createOfflineBuffer, isTransportUnavailable, type OfflineBuffer } from './offline.js'
 import { createProjection, type Projection } from './projection.js'
+import { createDisclosureTracker, type DisclosureOptions, type DisclosureTracker } from './disclosure.js'
 import { createScheduler, urgencyLevel } from './scheduler.js'
 import { createSlot, type ArtifactSink, type Executor, type ExecutorFn, type Slot, type SlotHost, type SlotOutcome, type SlotTiming, type TokenScope } from './slot.js'
 
@@ -101,6 +102,11 @@ export interface WorkerOptions {
   /** Fetches the capability token of a lease from the Authorization Service (§12). */
   readonly tokenFor?: (scope: TokenScope) => unknown
   readonly logger?: (entry: WorkerLogEntry) => void
+  /**
+   * Re-disclosure of queued work's schedule (§11.2) as a Message in the WorkItem's Conversation,
+   * on a material change and rate-limited; `false` turns it off. See {@link DisclosureOptions}.
+   */
+  readonly disclosure?: Partial<DisclosureOptions> | false
 }
 
 /** One admission decision (§10.3), kept locally: core has no Command for a decline. */
@@ -258,6 +264,7 @@ export function createWorker(options: WorkerOptions): Worker {
   const leases: LeaseOptions = { ...DEFAULT_LEASES, ...Object.fromEntries(Object.entries(options.leases ?? {}).filter(([, v]) => v !== undefined)) }
   const executors: Readonly<Record<string, Executor>> = { ...(options.executor === undefined ? {} : { [DEFAULT_EXECUTOR]: options.executor }), ...options.executors }
   const preemptAt = options.preemptAtUrgency ?? 3
+  const disclosure: DisclosureTracker | undefined = options.disclosure === false ? undefined : createDisclosureTracker(self, options.disclosure)
   const log = (entry: WorkerLogEntry): void => options.logger?.(entry)
   const offline: OfflineBuffer = createOfflineBuffer({ store, ...(options.offlineGraceSeconds === undefined ? {} : { graceSeconds: options.offlineGraceSeconds }) })
 
@@ -327,6 +334,7 @@ export function createWorker(options: WorkerOptions): Worker {
   /** Learns what the projection does not keep: epochs (§6.3, §8) and assignment pins (§6.1). */
   function observe(events: readonly Event[]): void {
     client.observe(events)
+    disclosure?.observe(events)
     for (const event of events) {
       if (event.kind !== 'work.offer.accepted') continue
       const p = event.payload as EventPayload<'work.offer.accepted'>
@@ -643,6 +651,36 @@ export function createWorker(options: WorkerOptions): Worker {
   }
 
   /**
+   * §11.2: a queued WorkItem whose estimate changed materially since the Group last heard it gets
+   * one revised estimate in its Conversation. The estimate is built like the acceptance's, from the
+   * Scheduler's coarse count of work ahead, this Worker's slots and the expected duration; nothing
+   * of another Group enters the Message. Active work revises its estimate through `ctx.progress`.
+   */
+  async function discloseQueued(nowMs: number): Promise<void> {
+    if (disclosure === undefined || offline.offline) return
+    disclosure.retain(held)
+    for (const [id, item] of [...enqueued]) {
+      const w = projection.work(id)
+      if (w?.contract === undefined || !disclosure.due(id, item.groupId, nowMs)) continue
+      const ahead = scheduler.estimatedPosition(id) ?? scheduler.size
+      // The WorkItem is one of the held ones: counting it again would overstate the load.
+      const estimate = estimateSchedule({ nowMs, slots: options.slots, active: running.size, held: Math.max(0, held.size - 1), ahead }, limits, durationOf(w.contract))
+      const plan = disclosure.review(id, item.groupId, estimate, nowMs)
+      if (plan === undefined) continue
+      try {
+        await client.messagePost({ messageId: newUrnUuid(random), conversationId: plan.conversationId, content: plan.content }, { groupId: item.groupId, workItemId: id, conversationId: plan.conversationId })
+        disclosure.posted(id, item.groupId, estimate, nowMs)
+      } catch (error) {
+        if (isTransportUnavailable(error)) return
+        const e = ProtocolError.from(error)
+        // §20: a refused post waits out its interval; a rate refusal also holds the Group back for its window.
+        disclosure.refused(id, item.groupId, nowMs, e.code === 'RATE_LIMITED' ? 60_000 : 0)
+        log({ level: 'info', message: `schedule disclosure refused: ${e.message}`, workItemId: id, code: e.code })
+      }
+    }
+  }
+
+  /**
    * §11.3: when every slot is busy, queued work at or above the preemption urgency asks the
    * lowest-urgency running work of its own Group (urgency orders work only inside a Group, §11.1)
    * to stop at its next safe point. One request per queued item.
@@ -717,6 +755,7 @@ export function createWorker(options: WorkerOptions): Worker {
     drain(nowMs)
     preemptForUrgent()
     await fill(nowMs)
+    await discloseQueued(clock())
   }
 
   function tick(): Promise<void> {
