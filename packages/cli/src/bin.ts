@@ -155,6 +155,15 @@ async function demo(args: readonly string[], io: CliIo): Promise<number> {
     await writeFile(page, renderReport(result, suite === undefined ? {} : { faults: suite.result.faults, checks: suite.result.verification.checks }))
     io.stdout(`Report written to ${page}\n`)
   }
+  const iso = result.isolation
+  // §11.1: the slot audit's verdict, so the run shows isolation between slots, not only claims it.
+  if (iso !== undefined) {
+    io.stdout(
+      iso.violations.length === 0
+        ? `Isolation: ${iso.pairs} overlapping slot pairs on shared Workers checked (${iso.crossMission} across Missions): no shared context, token or side-effect key\n`
+        : `Isolation: ${iso.violations.length} breach(es) in ${iso.pairs} overlapping slot pairs, first: ${iso.violations[0]}\n`,
+    )
+  }
   io.stdout(result.approved ? 'Both Missions were approved.\n' : 'Not every Mission was approved.\n')
   if (suite !== undefined) io.stdout(checklistText(suite.result))
   return (suite === undefined ? result.approved : suite.result.passed) ? EXIT.ok : EXIT.failed

@@ -81,6 +81,30 @@ describe('runDemo', () => {
     expect(lines.some((l) => l.kind === 'preempt')).toBe(true)
   })
 
+  it('audits slot isolation on shared Workers: overlapping runs share no context, token or side-effect key (§11.1, §12, §16)', () => {
+    const { result, world } = first!
+    expect(result.isolation?.violations).toEqual([])
+    expect(result.isolation?.pairs).toBeGreaterThan(0)
+    // Runs of both Missions overlapped on one Worker, so the check covered cross-Mission isolation.
+    expect(result.isolation?.crossMission).toBeGreaterThan(0)
+    // Every run held a capability token of its own lease, bound to its own WorkItem.
+    const runs = world.slotRuns()
+    expect(runs.filter((r) => r.tokens.length === 0 || r.tokens.some((t) => t.workItemId !== r.expected?.workItemId))).toEqual([])
+  })
+
+  it('prints per-Group queue lines of a shared Worker serving both Missions, at most one per Worker per 15 virtual minutes (§11.1)', () => {
+    const queues = lines.filter((l) => l.kind === 'queues')
+    const both = queues.filter((l) => /\bcheckout \d+ queued, \d+ active \| search \d+ queued, \d+ active\b/.test(l.text))
+    expect(both.length).toBeGreaterThan(0)
+    expect(Object.keys(WORKER_SPECS)).toContain(both[0]!.mission)
+    // Groups show by Mission label, never by Group ID.
+    expect(queues.filter((l) => l.text.includes('urn:'))).toEqual([])
+    for (const name of Object.keys(WORKER_SPECS)) {
+      const times = queues.filter((l) => l.mission === name).map((l) => l.atMs)
+      expect(times.slice(1).filter((t, i) => t - times[i]! < 15 * 60_000)).toEqual([])
+    }
+  })
+
   it('prints one progress line per notable Event, in virtual-time order', () => {
     const kinds = new Set(lines.map((l) => l.kind))
     for (const k of ['offer', 'accept', 'start', 'checkpoint', 'preempt', 'block', 'submit', 'verified', 'approved', 'changes'] as const) expect(kinds).toContain(k)

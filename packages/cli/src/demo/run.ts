@@ -5,7 +5,9 @@
  * `@weft/worker` that meet the Authority only through a transport (`authority.connect()`) and an
  * Event feed (`deliveryFeed`). Workers are shared by both Missions, run several isolated slots,
  * order work across the two Groups by weight (§11.1), and the checkout Mission's urgent security
- * fix preempts running work at a safe checkpoint (§11.3).
+ * fix preempts running work at a safe checkpoint (§11.3). Every executor run is audited for slot
+ * isolation (context, capability token, side-effect keys, §11.1, §12, §16), and each Worker's
+ * per-Group queues are reported as they change.
  *
  * Everything runs on one virtual clock driven by the run loop: a round lets every actor act on
  * the current instant, and a quiet round moves the clock to the next timer (an executor's work)
@@ -18,17 +20,18 @@
  * @module
  */
 import { createHash } from 'node:crypto'
-import { createAuthority, createDelivery, createMemoryBlobStore, deliveryFeed, type Authority, type BlobStore, type Delivery } from '@weft/authority'
+import { createAuthority, createAuthorizationService, createDelivery, createMemoryBlobStore, deliveryFeed, type Authority, type BlobStore, type CapabilityClaims, type Delivery } from '@weft/authority'
 import { createClient, type Transport } from '@weft/client'
 import type { Registry } from '@weft/codec'
 import type { Event, EventPayload } from '@weft/spec'
-import { createWorker, type Worker, type WorkerLogEntry, type WorkerOptions } from '@weft/worker'
+import { createWorker, type ExecutorSpec, type SlotContext, type TokenScope, type Worker, type WorkerLogEntry, type WorkerOptions, type WorkSnapshot } from '@weft/worker'
 import { createVirtualClock, seededRandom, type VirtualClock } from './clock.js'
 import { createCoordinator, type Coordinator, type CoordinatorLogEntry, type DirectoryEntry, type MissionPlan } from './coordinator.js'
 import { agentCard, agentPrincipal, humanPrincipal, registryOf, servicePrincipal, type AgentPrincipal, type CardSpec, type HumanPrincipal, type Principal, type ServicePrincipal } from './organization.js'
 import { approveAll, createMissionOwner, requestChangesOnce, type Decider, type MissionOwner } from './owner.js'
 import { CAPABILITIES, demoExecutors, demoPlans, type CapabilityName, type DemoPlans, type ExecutorEnv } from './plans.js'
 import { mergeLogs, preemptionKey, slotTimeline, type SlotRecord } from './timeline.js'
+import { slotIsolation, type IsolationReport, type RunScope, type SlotInvocation } from './verify.js'
 import { reportFacts, type ReportFacts } from '../report/facts.js'
 
 /** The default start of virtual time. */
@@ -39,9 +42,10 @@ export interface DemoLine {
   readonly atMs: number
   /** Virtual milliseconds since the start. */
   readonly elapsedMs: number
-  /** The Mission's short label (`checkout`, `search`, `staging`). */
+  /** The Mission's short label (`checkout`, `search`, `staging`); for a `queues` line, the Worker's name. */
   readonly mission: string
-  readonly kind: 'offer' | 'reassign' | 'accept' | 'start' | 'checkpoint' | 'preempt' | 'block' | 'unblock' | 'submit' | 'verified' | 'failed' | 'promote' | 'awaiting' | 'approved' | 'changes' | 'coordinator'
+  /** `queues`: a Worker's per-Group queue (§11.1), Groups by Mission label. */
+  readonly kind: 'queues' | 'offer' | 'reassign' | 'accept' | 'start' | 'checkpoint' | 'preempt' | 'block' | 'unblock' | 'submit' | 'verified' | 'failed' | 'promote' | 'awaiting' | 'approved' | 'changes' | 'coordinator'
   readonly text: string
 }
 
@@ -81,6 +85,8 @@ export interface DemoWorld {
   spawnWorker(name: string, sessionEpoch?: number): Worker
   /** The external systems' ledger: calls per idempotency key (§16). */
   readonly sideEffects: Map<string, { readonly operationId: string; calls: number }>
+  /** Every executor invocation the slot audit recorded so far, as copies (§11.1). */
+  slotRuns(): readonly SlotInvocation[]
 }
 
 /** Seams for the failure suite (not part of the demo itself). */
@@ -144,6 +150,11 @@ export interface DemoResult {
   readonly warnings: readonly string[]
   /** WorkItem graphs, notable Events and Artifact provenance, for the HTML report (`renderReport`). */
   readonly facts: ReportFacts
+  /**
+   * The slot audit (§11.1): overlapping runs on one Worker checked for shared context, token or
+   * side-effect key. {@link runDemo} always sets it; results made elsewhere may leave it out.
+   */
+  readonly isolation?: IsolationReport
 }
 
 /** A run's result and the world it ran in. */
@@ -160,6 +171,12 @@ const PREEMPTION_LOG = 'preemption requested for '
 
 /** The most diagnostics a result keeps. */
 const MAX_WARNINGS = 200
+
+/** A Worker's queue line is printed at most this often (virtual time). */
+const QUEUE_LINE_MS = 15 * 60_000
+
+/** The capability token lifetime asked for; the Authorization Service caps it at the Execution Lease (§12). */
+const TOKEN_TTL_SECONDS = 600
 
 const settle = async (rounds: number): Promise<void> => {
   for (let i = 0; i < rounds; i++) await new Promise<void>((resolve) => setImmediate(resolve))
@@ -254,6 +271,43 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoRun> {
   }
   const executors = demoExecutors(env)
 
+  // §12: the Organization's Authorization Service hands each slot a token bound to its own lease.
+  const authorization = createAuthorizationService({ authority, clock: { now }, random: seededRandom(seed, 'authorization') })
+  const issued = new Map<string, CapabilityClaims>()
+  const tokenFor =
+    (agentId: string) =>
+    (scope: TokenScope): string | undefined => {
+      const groupId = groupOfItem(authority, scope.workItemId)
+      const allowed = groupId === undefined ? undefined : authority.group(groupId)?.workItems.get(scope.workItemId)?.doc.contract.allowedResources
+      if (groupId === undefined || allowed === undefined) return undefined
+      try {
+        const { token, claims } = authorization.issue({
+          agentId,
+          groupId,
+          workItemId: scope.workItemId,
+          ownershipEpoch: scope.ownershipEpoch,
+          executionLeaseId: scope.executionLeaseId,
+          operations: [...new Set(allowed.flatMap((r) => r.operations))],
+          resources: allowed.map((r) => r.resource),
+          ttlSeconds: TOKEN_TTL_SECONDS,
+        })
+        issued.set(token, claims)
+        return token
+      } catch {
+        // A lease the Authority no longer holds (a cut link, a stopped Worker) gets no token; the run fails on its own.
+        return undefined
+      }
+    }
+  const audit = slotAudit({
+    now,
+    scopeOf: (workItemId) => {
+      const groupId = groupOfItem(authority, workItemId)
+      const plan = groupId === undefined ? undefined : planOf.get(groupId)
+      return plan === undefined ? undefined : { groupId: plan.groupId, missionId: plan.missionId, workItemId }
+    },
+    claimsOf: (token) => (typeof token === 'string' ? issued.get(token) : undefined),
+  })
+
   const coordinators = new Map<string, Coordinator>()
   // Progress output and the preemption record.
   const emit = (atMs: number, mission: string, kind: DemoLine['kind'], text: string): void => {
@@ -284,7 +338,8 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoRun> {
       clock: now,
       random: seededRandom(seed, `${name}#${sessionEpoch}`),
       slots: spec.slots,
-      executors: Object.fromEntries(spec.capabilities.map((c) => [CAPABILITIES[c].id, executors[CAPABILITIES[c].id]!])),
+      executors: Object.fromEntries(spec.capabilities.map((c) => [CAPABILITIES[c].id, audit.observed(`${name}#${sessionEpoch}`, actor.id, executors[CAPABILITIES[c].id]!)])),
+      tokenFor: tokenFor(actor.id),
       weights: (groupId) => weights.get(groupId) ?? 1,
       leases: { ownershipLeaseSeconds: 6 * 3600, executionLeaseSeconds: 600 },
       // Aging is measured in hours here: stages take tens of minutes, and work preempted for an
@@ -364,6 +419,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoRun> {
     links,
     spawnWorker,
     sideEffects,
+    slotRuns: () => audit.runs(),
   }
   await options.hooks?.setup?.(world)
 
@@ -384,6 +440,19 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoRun> {
     }
   }
 
+  // §11.1: each Worker's per-Group queues, one line when they change, at most one per QUEUE_LINE_MS.
+  const queueShown = new Map<string, { readonly text: string; readonly atMs: number }>()
+  function showQueues(): void {
+    for (const [name, worker] of workers) {
+      const groups = [...planOf.values()].map((p) => ({ label: p.label, queued: worker.scheduler.queued(p.groupId), active: worker.scheduler.active(p.groupId) })).filter((g) => g.queued + g.active > 0)
+      const text = groups.length === 0 ? 'idle' : groups.map((g) => `${g.label} ${g.queued} queued, ${g.active} active`).join(' | ')
+      const last = queueShown.get(name)
+      if (last === undefined ? groups.length === 0 : last.text === text || now() - last.atMs < QUEUE_LINE_MS) continue
+      queueShown.set(name, { text, atMs: now() })
+      emit(now(), name, 'queues', text)
+    }
+  }
+
   let commits = 0
   authority.onCommit(() => commits++)
   const rootGroups = [plans.checkout.plan.groupId, plans.search.plan.groupId]
@@ -400,6 +469,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoRun> {
     joinWorkers()
     for (const w of workers.values()) await w.tick()
     await settle(3)
+    showQueues()
     if (commits === before) {
       // A quiet round: move virtual time to the next timer, never further than one step.
       const next = clock.nextDueMs()
@@ -429,8 +499,76 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoRun> {
     rounds,
     warnings,
     facts: reportFacts(authority, [...planOf.keys()], { titles, actors: names }),
+    isolation: slotIsolation(audit.runs()),
   }
   return { result, world }
+}
+
+/** What the slot audit reads from the run: the clock, where the Authority holds a WorkItem, what a token is bound to. */
+interface AuditSources {
+  now(): number
+  scopeOf(workItemId: string): RunScope | undefined
+  claimsOf(token: unknown): CapabilityClaims | undefined
+}
+
+/** A {@link SlotInvocation} while its run goes on. */
+type OpenInvocation = { -readonly [K in keyof SlotInvocation]: SlotInvocation[K] } & { tokens: (RunScope & { tokenId: string })[]; sideEffects: { operationId: string; key: string }[] }
+
+/**
+ * The slot audit (§11.1): wraps executors so every run records what its slot handed it. Context
+ * objects are numbered through a WeakMap, so the audit keeps no slot object alive.
+ */
+function slotAudit(sources: AuditSources): { observed(worker: string, agentId: string, spec: ExecutorSpec): ExecutorSpec; runs(): readonly SlotInvocation[] } {
+  const contexts = new WeakMap<object, number>()
+  const lanes = new Map<string, Set<number>>()
+  const records: OpenInvocation[] = []
+  const scopeOfItem = (w: WorkSnapshot): RunScope => ({ groupId: w.groupId, missionId: w.missionId, workItemId: w.workItemId })
+  return {
+    observed: (worker, agentId, spec) => ({
+      ...spec,
+      async run(item: WorkSnapshot, ctx: SlotContext) {
+        let contextId = contexts.get(ctx)
+        if (contextId === undefined) contexts.set(ctx, (contextId = records.length + 1))
+        const busy = lanes.get(worker) ?? new Set<number>()
+        lanes.set(worker, busy)
+        let lane = 0
+        while (busy.has(lane)) lane++
+        busy.add(lane)
+        const expected = sources.scopeOf(item.workItemId)
+        const record: OpenInvocation = { worker, agentId, lane, startMs: sources.now(), endMs: undefined, contextId, ownershipEpoch: item.ownershipEpoch, seen: [scopeOfItem(item), scopeOfItem(ctx.item)], expected, tokens: [], sideEffects: [] }
+        records.push(record)
+        const note = (token: unknown): void => {
+          const c = sources.claimsOf(token)
+          if (c !== undefined && !record.tokens.some((t) => t.tokenId === c.tokenId)) record.tokens.push({ tokenId: c.tokenId, groupId: c.groupId, missionId: c.missionId, workItemId: c.workItemId })
+        }
+        const held = async (): Promise<void> => {
+          // A slot whose lease is already gone holds no token; the run finds out at its next safe point.
+          note(await ctx.token().catch(() => undefined))
+        }
+        const audited: SlotContext = {
+          ...ctx,
+          token: async () => {
+            const token = await ctx.token()
+            note(token)
+            return token
+          },
+          sideEffect: async (operationId, fn, options) => {
+            record.sideEffects.push({ operationId, key: ctx.sideEffectKey(operationId) })
+            await held()
+            return ctx.sideEffect(operationId, fn, options)
+          },
+        }
+        await held()
+        try {
+          return await spec.run(item, audited)
+        } finally {
+          record.endMs = sources.now()
+          busy.delete(lane)
+        }
+      },
+    }),
+    runs: () => records.map((r) => ({ ...r, seen: [...r.seen], tokens: [...r.tokens], sideEffects: [...r.sideEffects] })),
+  }
 }
 
 /** The Group of a WorkItem in the Authority's state (for labelling a Worker's log line). */

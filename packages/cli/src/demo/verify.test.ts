@@ -5,7 +5,7 @@
 import type { Event } from '@weft/spec'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { runDemo, type DemoWorld } from './run.js'
-import { CHECK_NAMES, verifyRun, type SideEffectAttempt, type VerifySource } from './verify.js'
+import { CHECK_NAMES, slotIsolation, verifyRun, type SideEffectAttempt, type SlotInvocation, type VerifySource } from './verify.js'
 
 let world: DemoWorld
 
@@ -20,6 +20,7 @@ function tampered(reads: Partial<Pick<VerifySource['authority'], 'events' | 'rep
     registry: world.registry,
     plans: world.plans,
     sideEffects,
+    slotRuns: () => world.slotRuns(),
     authority: {
       state: a.state,
       organizationEvents: () => a.organizationEvents(),
@@ -117,6 +118,31 @@ describe('verifyRun', () => {
     })
     const v = verifyRun({ world: source })
     expect(v.checks.find((c) => c.name === 'exact-artifact-sets')).toMatchObject({ held: false, detail: expect.stringContaining('misses 1 expected') })
+  })
+
+  it('fails the isolation check when overlapping slots share a context, token or key, or see another Mission (§11.1)', () => {
+    const runs = world.slotRuns()
+    const overlapping = (a: SlotInvocation, b: SlotInvocation): boolean => a.worker === b.worker && a.startMs < (b.endMs ?? Infinity) && b.startMs < (a.endMs ?? Infinity)
+    const i = runs.findIndex((a) => runs.some((b) => b !== a && overlapping(a, b) && a.expected?.missionId !== b.expected?.missionId))
+    const j = runs.findIndex((b, k) => k !== i && overlapping(runs[i]!, b))
+    expect(i).toBeGreaterThanOrEqual(0)
+    expect(j).toBeGreaterThanOrEqual(0)
+    const a = runs[i]!
+    const failedWith = (edit: (b: SlotInvocation) => SlotInvocation): string[] => {
+      const edited = runs.map((r, k) => (k === j ? edit(r) : r))
+      return failed({ ...tampered({}), slotRuns: () => edited })
+    }
+    expect(failed({ ...tampered({}), slotRuns: () => runs })).toEqual([])
+    expect(failedWith((r) => ({ ...r, contextId: a.contextId }))).toEqual(['slot-isolation'])
+    expect(failedWith((r) => ({ ...r, tokens: [...r.tokens, ...a.tokens.slice(0, 1)] }))).toEqual(['slot-isolation'])
+    expect(failedWith((r) => ({ ...r, seen: [r.seen[0]!, { ...r.seen[1]!, missionId: a.expected!.missionId, workItemId: a.expected!.workItemId }] }))).toEqual(['slot-isolation'])
+    const shared = { operationId: 'integrate:release', key: 'sha256:' + '0'.repeat(64) }
+    const report = slotIsolation(runs.map((r, k) => (k === i || k === j ? { ...r, sideEffects: [...r.sideEffects, shared] } : r)))
+    expect(report.violations.some((v) => v.includes('share side-effect key'))).toBe(true)
+  })
+
+  it('fails the isolation check when the audit recorded nothing', () => {
+    expect(failed({ ...tampered({}), slotRuns: () => [] })).toEqual(['slot-isolation'])
   })
 
   it('reports a check that cannot run as failed instead of throwing', () => {

@@ -10,11 +10,14 @@
  *   duplicate attempt was refused or answered from the Worker's side-effect ledger (§11.3, §11.5);
  * - both root Missions (and the child Mission) ended approved (§4 invariant 10), each with the exact
  *   Artifact set its plan delivers: the Artifacts of the accepted submission of every verified
- *   WorkItem, covering every required deliverable of its Work Contract (§7.3, §13.1).
+ *   WorkItem, covering every required deliverable of its Work Contract (§7.3, §13.1);
+ * - slots are isolated (§11.1): runs that overlapped on one Worker shared no context object,
+ *   capability token or side-effect key, and every run saw only its own Mission's IDs.
  * @module
  */
 import { isDeepStrictEqual } from 'node:util'
 import type { Authority } from '@weft/authority'
+import { sideEffectKey } from '@weft/client'
 import { verify, type Registry } from '@weft/codec'
 import type { Event, EventPayload, WorkContract } from '@weft/spec'
 import type { DemoPlans } from './plans.js'
@@ -42,6 +45,125 @@ export interface SideEffectAttempt {
   readonly probe?: 'stale' | 'duplicate'
 }
 
+/** The IDs a run was handed or bound to: its Group, Mission and WorkItem. */
+export interface RunScope {
+  readonly groupId: string
+  readonly missionId: string
+  readonly workItemId: string
+}
+
+/**
+ * One executor invocation in one slot of one Worker runtime, as the demo's slot audit recorded it
+ * (§11.1). Holds no reference to the slot's objects: the context is named by a serial number the
+ * audit gives each context object it meets.
+ */
+export interface SlotInvocation {
+  /** The Worker runtime, `name#sessionEpoch`. */
+  readonly worker: string
+  readonly agentId: string
+  /**
+   * The audit's lane on that runtime: the lowest one free when the run began. The reference Worker
+   * does not number its slots, so this is a drawing aid, not the Worker's own slot index.
+   */
+  readonly lane: number
+  readonly startMs: number
+  /** `undefined` while the run had not returned when the audit was read. */
+  readonly endMs: number | undefined
+  /** The serial number of the context object the run received. */
+  readonly contextId: number
+  readonly ownershipEpoch: number
+  /** What the run was handed: the executor's WorkItem argument, then its context's `item`. */
+  readonly seen: readonly RunScope[]
+  /** Where the Authority holds the WorkItem; `undefined` when it holds it in no Group of the demo. */
+  readonly expected: RunScope | undefined
+  /** The capability tokens the context handed out (§12), by token ID, with what each is bound to. */
+  readonly tokens: readonly (RunScope & { readonly tokenId: string })[]
+  /** The side effects the run asked for, with the idempotency key its context gave (§16). */
+  readonly sideEffects: readonly { readonly operationId: string; readonly key: string }[]
+}
+
+/** The outcome of {@link slotIsolation}. */
+export interface IsolationReport {
+  readonly invocations: number
+  /** Pairs of invocations that overlapped in time on one Worker runtime: every one was checked. */
+  readonly pairs: number
+  /** Of {@link pairs}, those whose two runs served different Missions. */
+  readonly crossMission: number
+  /** Every breach found, the first {@link MAX_VIOLATIONS}. */
+  readonly violations: readonly string[]
+}
+
+/** The most violations an {@link IsolationReport} lists. */
+export const MAX_VIOLATIONS = 50
+
+const sameScope = (a: RunScope, b: RunScope): boolean => a.groupId === b.groupId && a.missionId === b.missionId && a.workItemId === b.workItemId
+
+/** What one invocation breaches on its own: IDs of another Mission, a token or key bound elsewhere. */
+function ownScopeBreaches(run: SlotInvocation): string[] {
+  const who = `${run.worker} lane ${run.lane} (${run.expected?.workItemId ?? run.seen[0]?.workItemId ?? '?'})`
+  const e = run.expected
+  if (e === undefined) return [`${who}: the Authority holds its WorkItem in no Group of the demo`]
+  const found: string[] = []
+  for (const s of run.seen) if (!sameScope(s, e)) found.push(`${who} was handed ${s.missionId} / ${s.workItemId}`)
+  for (const t of run.tokens) if (!sameScope(t, e)) found.push(`${who} held token ${t.tokenId} bound to ${t.workItemId}`)
+  for (const k of run.sideEffects) {
+    // §16: the key names this Mission, WorkItem and Ownership Epoch; any other is another run's key.
+    if (k.key !== sideEffectKey({ missionId: e.missionId, workItemId: e.workItemId, ownershipEpoch: run.ownershipEpoch, operationId: k.operationId })) found.push(`${who} used a side-effect key of another scope for ${k.operationId}`)
+  }
+  return found
+}
+
+/** What two overlapping runs on one Worker share: a context, a token, a key or the WorkItem itself. */
+function sharedBetween(a: SlotInvocation, b: SlotInvocation): string[] {
+  const pair = `${a.worker}: lanes ${a.lane} and ${b.lane}`
+  const found: string[] = []
+  if (a.contextId === b.contextId) found.push(`${pair} share context #${a.contextId}`)
+  const tokens = new Set(a.tokens.map((t) => t.tokenId))
+  for (const t of b.tokens) if (tokens.has(t.tokenId)) found.push(`${pair} share token ${t.tokenId}`)
+  const keys = new Set(a.sideEffects.map((k) => k.key))
+  for (const k of b.sideEffects) if (keys.has(k.key)) found.push(`${pair} share side-effect key ${k.key.slice(0, 19)}…`)
+  if (a.expected !== undefined && b.expected !== undefined && a.expected.workItemId === b.expected.workItemId) found.push(`${pair} run ${a.expected.workItemId} at once`)
+  return found
+}
+
+/**
+ * §11.1: checks the slot audit of a run. Every invocation must have seen only its own Mission's
+ * IDs (in its WorkItem, its context, its tokens and its side-effect keys); no context object or
+ * token may serve two invocations; and no two invocations that overlapped in time on one Worker
+ * runtime may share a context, a token, a side-effect key or a WorkItem.
+ * @example
+ * ```ts
+ * const { world } = await runDemo()
+ * const { pairs, violations } = slotIsolation(world.slotRuns())
+ * ```
+ */
+export function slotIsolation(invocations: readonly SlotInvocation[]): IsolationReport {
+  const violations = invocations.flatMap(ownScopeBreaches)
+  // A context or token is made for one run only; reuse even without overlap is a leak.
+  const contexts = new Map<number, number>()
+  const tokens = new Map<string, number>()
+  for (const run of invocations) {
+    contexts.set(run.contextId, (contexts.get(run.contextId) ?? 0) + 1)
+    for (const t of new Set(run.tokens.map((x) => x.tokenId))) tokens.set(t, (tokens.get(t) ?? 0) + 1)
+  }
+  for (const [id, n] of contexts) if (n > 1) violations.push(`context #${id} served ${n} runs`)
+  for (const [id, n] of tokens) if (n > 1) violations.push(`token ${id} served ${n} runs`)
+  let pairs = 0
+  let crossMission = 0
+  const end = (r: SlotInvocation): number => r.endMs ?? Number.POSITIVE_INFINITY
+  for (let i = 0; i < invocations.length; i++) {
+    const a = invocations[i]!
+    for (let j = i + 1; j < invocations.length; j++) {
+      const b = invocations[j]!
+      if (a.worker !== b.worker || !(a.startMs < end(b) && b.startMs < end(a))) continue
+      pairs++
+      if (a.expected?.missionId !== b.expected?.missionId) crossMission++
+      violations.push(...sharedBetween(a, b))
+    }
+  }
+  return { invocations: invocations.length, pairs, crossMission, violations: [...new Set(violations)].slice(0, MAX_VIOLATIONS) }
+}
+
 /** What {@link verifyRun} reads: a {@link DemoWorld} fits. */
 export interface VerifySource {
   readonly authority: Pick<Authority, 'state' | 'replayState' | 'events' | 'organizationEvents' | 'group'>
@@ -49,6 +171,8 @@ export interface VerifySource {
   readonly plans: DemoPlans
   /** The external systems' ledger: calls per idempotency key. */
   readonly sideEffects: ReadonlyMap<string, { readonly operationId: string; readonly calls: number }>
+  /** Every executor invocation the slot audit recorded (§11.1). */
+  slotRuns(): readonly SlotInvocation[]
 }
 
 /** Input of {@link verifyRun}. */
@@ -77,7 +201,7 @@ export interface Verification {
 }
 
 /** The names of the checks, in the order {@link verifyRun} reports them. */
-export const CHECK_NAMES = ['state-equals-fold', 'contiguous-sequences', 'event-signatures', 'side-effects-once', 'stale-duplicate-refused', 'missions-approved', 'exact-artifact-sets'] as const
+export const CHECK_NAMES = ['state-equals-fold', 'contiguous-sequences', 'event-signatures', 'side-effects-once', 'stale-duplicate-refused', 'missions-approved', 'exact-artifact-sets', 'slot-isolation'] as const
 
 /**
  * Verifies a finished run (see the module comment for the checks). Reads only; a check that throws
@@ -99,6 +223,7 @@ export function verifyRun(input: VerifyInput): Verification {
     guarded('stale-duplicate-refused', 'Every stale or duplicate side effect was refused', () => refusalCheck(world, input.attempts)),
     guarded('missions-approved', 'Both Missions (and the child Mission) ended approved', () => approvalCheck(world)),
     guarded('exact-artifact-sets', 'Each approval names exactly the Artifacts its plan delivers', () => artifactCheck(world)),
+    guarded('slot-isolation', 'Overlapping slots shared no context, token or side-effect key', () => isolationCheck(world)),
   ]
   return { passed: checks.every((c) => c.held), checks }
 }
@@ -298,4 +423,12 @@ function artifactCheck(world: VerifySource): Finding {
     else found.push(`${m.label} ${approved.size}`)
   }
   return { held: problems.length === 0, detail: problems.length === 0 ? `approved sets equal the delivered Artifacts (${found.join(', ')})` : problems.join('; ') }
+}
+
+/** §11.1: the slot audit found no breach of isolation, and there was something to audit. */
+function isolationCheck(world: VerifySource): Finding {
+  const r = slotIsolation(world.slotRuns())
+  if (r.violations.length > 0) return { held: false, detail: `${r.violations.length} breach(es): ${r.violations.slice(0, 5).join('; ')}${r.violations.length > 5 ? '; …' : ''}` }
+  if (r.invocations === 0) return { held: false, detail: 'the slot audit recorded no executor invocation' }
+  return { held: true, detail: `${r.invocations} invocation(s), ${r.pairs} overlapping pair(s) on one Worker (${r.crossMission} across Missions): no shared context, token or side-effect key` }
 }
