@@ -8,7 +8,7 @@
 import { UsageError } from '@weft/codec'
 import type { RequestedUrgency } from '@weft/spec'
 import type { Scheduler, SchedulerItem, SchedulerOptions } from './contracts.js'
-import { IndexedHeap } from './heap.js'
+import { grownArray, SlotHeaps, type SlotTable } from './heap.js'
 
 /** The highest urgency level {@link urgencyLevel} yields and {@link SchedulerItem.urgency} accepts. */
 export const MAX_URGENCY = 3
@@ -51,33 +51,17 @@ export function schedulerRank(item: SchedulerItem, agingMs: number): number {
   return item.deadlineMs === undefined ? byAge : Math.min(byAge, item.deadlineMs - (MAX_URGENCY + 1) * agingMs)
 }
 
-type ItemState = 'ready' | 'gated'
+/**
+ * Where an item slot stands when it sits in no heap, kept in its position entry of the item
+ * {@link SlotTable} (a ready slot's entry holds its position in its Group's heap, >= 0): one
+ * array holds both, so a pick writes the state in the cache line the heap just wrote.
+ */
+const GATED = -2
+const ACTIVE = -3
+const FREE = -4
 
-interface ItemNode {
-  heapIndex: number
-  item: SchedulerItem
-  group: GroupNode
-  rank: number
-  /** Enqueue order: breaks rank ties first-come first-served; kept across re-enqueues. */
-  readonly seq: number
-  state: ItemState
-  /** Whether the item may be picked: opened by {@link Scheduler.setRiskGate} or never gated. */
-  gateOpen: boolean
-}
-
-interface GroupNode {
-  heapIndex: number
-  readonly groupId: string
-  /** First-seen order: breaks ties between equal passes deterministically. */
-  readonly order: number
-  weight: number
-  readonly quota: number
-  /** Stride scheduling's virtual pass: advanced by 1 / weight per pick. */
-  pass: number
-  readonly ready: IndexedHeap<ItemNode>
-  gated: number
-  active: number
-}
+/** Item slots (and Group indices) the arrays hold before their first growth. */
+const INITIAL_SLOTS = 64
 
 function checkWeight(groupId: string, weight: number): number {
   if (!(Number.isFinite(weight) && weight > 0)) throw new UsageError(`Scheduler: the weight of Group ${groupId} must be a finite number > 0, got ${weight}`)
@@ -91,16 +75,20 @@ function checkQuota(groupId: string, quota: number): number {
   return quota
 }
 
-function checkItem(item: SchedulerItem): void {
-  const refuse = (needs: string): never => {
-    throw new UsageError(`Scheduler.enqueue: the item needs ${needs}: ${JSON.stringify(item)}`)
-  }
-  if (typeof item.id !== 'string' || item.id === '') refuse('an id')
-  if (typeof item.groupId !== 'string' || item.groupId === '') refuse('a groupId')
+/** What `item` lacks to be queued; `undefined` when it is well formed. */
+function lackOf(item: SchedulerItem): string | undefined {
+  if (typeof item.id !== 'string' || item.id === '') return 'an id'
+  if (typeof item.groupId !== 'string' || item.groupId === '') return 'a groupId'
   // The starvation bound of schedulerRank holds only for urgencies within 0..MAX_URGENCY.
-  if (!(Number.isFinite(item.urgency) && item.urgency >= 0 && item.urgency <= MAX_URGENCY)) refuse(`an urgency in 0..${MAX_URGENCY}`)
-  if (!Number.isFinite(item.readyAtMs)) refuse('a finite readyAtMs')
-  if (item.deadlineMs !== undefined && !Number.isFinite(item.deadlineMs)) refuse('a finite deadlineMs')
+  if (!(Number.isFinite(item.urgency) && item.urgency >= 0 && item.urgency <= MAX_URGENCY)) return `an urgency in 0..${MAX_URGENCY}`
+  if (!Number.isFinite(item.readyAtMs)) return 'a finite readyAtMs'
+  if (item.deadlineMs !== undefined && !Number.isFinite(item.deadlineMs)) return 'a finite deadlineMs'
+  return undefined
+}
+
+function checkItem(item: SchedulerItem): void {
+  const needs = lackOf(item)
+  if (needs !== undefined) throw new UsageError(`Scheduler.enqueue: the item needs ${needs}: ${JSON.stringify(item)}`)
 }
 
 /**
@@ -120,7 +108,9 @@ function checkItem(item: SchedulerItem): void {
  * changes the order; it is only checked to be finite. Every operation but
  * {@link Scheduler.estimatedPosition} is O(log n); that one costs O(k) for the k items ahead of
  * the asked one in its Group. A Group's record (weight, quota, pass) is kept once seen, so memory
- * grows with the number of Groups ever served, not only those with work.
+ * grows with the number of Groups ever served, not only those with work. Items live in slots of
+ * arrays that released and removed items hand back for reuse; those arrays keep the capacity of
+ * the most items ever held at once (some 35 bytes a slot), while the items themselves are let go.
  *
  * Lenient by design where the Worker's view can race: releasing an item that is not active,
  * gating an item that is not queued and removing an active item do nothing.
@@ -141,13 +131,46 @@ export function createScheduler(options: SchedulerOptions = {}): Scheduler {
   const weightOf = options.weightOf ?? (() => 1)
   const quotaOf = options.quotaOf ?? (() => Number.POSITIVE_INFINITY)
 
-  /** Queued items by ID. */
-  const waiting = new Map<string, ItemNode>()
-  /** Picked and not yet released items by ID; kept apart so that release touches a small map. */
-  const running = new Map<string, ItemNode>()
-  const groups = new Map<string, GroupNode>()
-  /** Groups with a ready item and a free quota slot, by pass. */
-  const eligible = new IndexedHeap<GroupNode>()
+  // Every queued or active item holds a slot and every Group an index: indices into the typed
+  // arrays below. A hundred thousand items then cost array entries and one Map entry each, not
+  // objects, and a pick reaches its Group's heap without touching an object of that Group.
+  /** The slot of every queued or active item, by ID. */
+  const slotById = new Map<string, number>()
+  /** The item as the caller gave it: what pick returns. */
+  const items: (SchedulerItem | undefined)[] = []
+  /**
+   * Each slot's position in its Group's heap while ready, else its state (GATED, ACTIVE, FREE),
+   * and its enqueue order (`tie`): that order breaks rank ties first-come first-served and is
+   * kept across re-enqueues.
+   */
+  const itemTable: SlotTable = { position: new Int32Array(INITIAL_SLOTS), tie: new Float64Array(INITIAL_SLOTS) }
+  let ranks = new Float64Array(INITIAL_SLOTS)
+  let groupOfSlot = new Int32Array(INITIAL_SLOTS)
+  /** 1 when the item may be picked: opened by {@link Scheduler.setRiskGate} or never gated. */
+  let gateOpen = new Uint8Array(INITIAL_SLOTS)
+  /** Slots of released and removed items, reused last-freed first while still in cache. */
+  const freeSlots: number[] = []
+
+  /** Group indices by ID; an index is also the first-seen order that breaks ties of pass. */
+  const groupById = new Map<string, number>()
+  /**
+   * Heap `g` holds the ready slots of Group `g`, by rank, then enqueue order. With a thousand
+   * Groups taking turns each heap is cold when picked; the run lets most picks read one line.
+   */
+  const ready = new SlotHeaps(itemTable, { run: 8 })
+  let weights = new Float64Array(INITIAL_SLOTS)
+  let quotas = new Float64Array(INITIAL_SLOTS)
+  /** Stride scheduling's virtual pass of each Group: advanced by 1 / weight per pick. */
+  let passes = new Float64Array(INITIAL_SLOTS)
+  /** Queued items of each Group held back by a closed risk gate, outside its heap. */
+  let gatedCounts = new Int32Array(INITIAL_SLOTS)
+  /** Items of each Group picked and not yet released. */
+  let activeCounts = new Int32Array(INITIAL_SLOTS)
+  /** Each Group's position in the eligible heap, and its index as tie-breaker. */
+  const groupTable: SlotTable = { position: new Int32Array(INITIAL_SLOTS), tie: new Float64Array(INITIAL_SLOTS) }
+  const eligibleHeaps = new SlotHeaps(groupTable)
+  /** The Groups with a ready item and a free quota slot, by pass. */
+  const eligible = eligibleHeaps.create()
   /** The pass of the latest pick: the global virtual time that re-entering Groups are lifted to. */
   let virtualTime = 0
   let nextSeq = 0
@@ -156,177 +179,214 @@ export function createScheduler(options: SchedulerOptions = {}): Scheduler {
   let readyTotal = 0
   let loadWeight = 0
 
-  function groupOf(groupId: string, weight?: number): GroupNode {
-    let group = groups.get(groupId)
-    if (group === undefined) {
-      group = {
-        heapIndex: -1,
-        groupId,
-        order: groups.size,
-        weight: weight ?? checkWeight(groupId, weightOf(groupId)),
-        quota: checkQuota(groupId, quotaOf(groupId)),
-        pass: virtualTime,
-        ready: new IndexedHeap<ItemNode>(),
-        gated: 0,
-        active: 0,
+  function groupOf(groupId: string, weight?: number): number {
+    let g = groupById.get(groupId)
+    if (g === undefined) {
+      const groupWeight = weight ?? checkWeight(groupId, weightOf(groupId))
+      const quota = checkQuota(groupId, quotaOf(groupId))
+      g = ready.create()
+      if (g === weights.length) {
+        const capacity = 2 * g
+        weights = grownArray(weights, capacity)
+        quotas = grownArray(quotas, capacity)
+        passes = grownArray(passes, capacity)
+        gatedCounts = grownArray(gatedCounts, capacity)
+        activeCounts = grownArray(activeCounts, capacity)
+        groupTable.position = grownArray(groupTable.position, capacity)
+        groupTable.tie = grownArray(groupTable.tie, capacity)
       }
-      groups.set(groupId, group)
+      weights[g] = groupWeight
+      quotas[g] = quota
+      passes[g] = virtualTime
+      groupTable.tie[g] = g
+      groupById.set(groupId, g)
     }
-    return group
+    return g
   }
 
-  /** Puts `group` into or takes it out of the eligible heap after its counts changed. */
-  function refresh(group: GroupNode): void {
-    const isEligible = group.ready.size > 0 && group.active < group.quota
-    if (isEligible === eligible.has(group)) return
+  function allocate(item: SchedulerItem): number {
+    const reused = freeSlots.pop()
+    if (reused !== undefined) {
+      items[reused] = item
+      return reused
+    }
+    const slot = items.length
+    if (slot === ranks.length) {
+      const capacity = 2 * slot
+      ranks = grownArray(ranks, capacity)
+      groupOfSlot = grownArray(groupOfSlot, capacity)
+      gateOpen = grownArray(gateOpen, capacity)
+      itemTable.position = grownArray(itemTable.position, capacity)
+      itemTable.tie = grownArray(itemTable.tie, capacity)
+    }
+    items.push(item)
+    return slot
+  }
+
+  function free(slot: number, id: string): void {
+    slotById.delete(id)
+    items[slot] = undefined
+    itemTable.position[slot] = FREE
+    freeSlots.push(slot)
+  }
+
+  /** The slot of `id` while it is queued (ready or gated); `undefined` when absent or active. */
+  function queuedSlot(id: string): number | undefined {
+    const slot = slotById.get(id)
+    if (slot === undefined) return undefined
+    const state = itemTable.position[slot]!
+    return state >= 0 || state === GATED ? slot : undefined
+  }
+
+  /** Puts Group `g` into or takes it out of the eligible heap after its counts changed. */
+  function refresh(g: number): void {
+    const isEligible = ready.size(g) > 0 && activeCounts[g]! < quotas[g]!
+    if (isEligible === eligibleHeaps.has(eligible, g)) return
     if (isEligible) {
       // §11.1 weighted fairness: no credit for time spent with nothing to run.
-      if (group.pass < virtualTime) group.pass = virtualTime
-      eligible.push(group, group.pass, group.order)
+      if (passes[g]! < virtualTime) passes[g] = virtualTime
+      eligibleHeaps.push(eligible, g, passes[g]!)
     } else {
-      eligible.remove(group)
+      eligibleHeaps.remove(eligible, g)
     }
   }
 
-  function addReady(node: ItemNode): void {
-    const group = node.group
-    if (group.ready.size === 0) loadWeight += group.weight
-    group.ready.push(node, node.rank, node.seq)
-    readyTotal++
-    node.state = 'ready'
-  }
-
-  function dropReady(node: ItemNode): void {
-    const group = node.group
-    group.ready.remove(node)
+  /** Uncounts a slot that just left the heap of Group `g`. */
+  function leftReady(g: number): void {
     readyTotal--
-    if (group.ready.size === 0) loadWeight -= group.weight
+    if (ready.size(g) === 0) loadWeight -= weights[g]!
     // Summing and subtracting fractional weights drifts; an empty load is exactly zero.
     if (readyTotal === 0) loadWeight = 0
   }
 
-  /** Files a queued node as ready or gated by its gate; counts it as queued. */
-  function file(node: ItemNode): void {
+  /** Files a queued slot in Group `g` as ready or gated by its gate; counts it as queued. */
+  function file(slot: number, g: number): void {
     queuedTotal++
-    if (node.gateOpen) addReady(node)
-    else {
-      node.state = 'gated'
-      node.group.gated++
+    if (gateOpen[slot] === 1) {
+      if (ready.size(g) === 0) loadWeight += weights[g]!
+      ready.push(g, slot, ranks[slot]!)
+      readyTotal++
+    } else {
+      itemTable.position[slot] = GATED
+      gatedCounts[g]!++
     }
   }
 
-  /** Takes a queued node out of its Group's ready heap or gated count; uncounts it as queued. */
-  function unfile(node: ItemNode): void {
+  /** Takes a queued slot out of the heap or gated count of Group `g`; uncounts it as queued. */
+  function unfile(slot: number, g: number): void {
     queuedTotal--
-    if (node.state === 'ready') dropReady(node)
-    else node.group.gated--
+    if (itemTable.position[slot]! >= 0) {
+      ready.remove(g, slot)
+      leftReady(g)
+    } else gatedCounts[g]!--
   }
 
   function enqueue(item: SchedulerItem): void {
     checkItem(item)
-    const previousActive = running.get(item.id)
-    const previous = previousActive ?? waiting.get(item.id)
-    const group = groupOf(item.groupId)
-    const rank = schedulerRank(item, agingMs)
+    // Looked up first: a Group refused for its weight or quota leaves nothing half-changed.
+    const g = groupOf(item.groupId)
     const gated = item.riskGated === true
-    const node: ItemNode = {
-      heapIndex: -1,
-      item,
-      group,
-      rank,
-      seq: previous?.seq ?? nextSeq++,
-      state: 'ready',
+    let slot = slotById.get(item.id)
+    if (slot === undefined) {
+      slot = allocate(item)
+      slotById.set(item.id, slot)
+      itemTable.tie[slot] = nextSeq++
+      gateOpen[slot] = gated ? 0 : 1
+    } else {
+      const previousGroup = groupOfSlot[slot]!
       // A re-enqueue that keeps the risk flag keeps a gate the Worker already opened or closed.
-      gateOpen: previous !== undefined && (previous.item.riskGated === true) === gated ? previous.gateOpen : !gated,
-    }
-    if (previous !== undefined) {
-      const oldGroup = previous.group
+      if ((items[slot]!.riskGated === true) !== gated) gateOpen[slot] = gated ? 0 : 1
       // §11.3 step 4-5: an item cannot run and wait at once; re-queueing it frees its slot.
-      if (previousActive === undefined) unfile(previous)
-      else {
-        running.delete(item.id)
-        oldGroup.active--
-      }
-      if (oldGroup !== group) refresh(oldGroup)
+      if (itemTable.position[slot] === ACTIVE) activeCounts[previousGroup]!--
+      else unfile(slot, previousGroup)
+      items[slot] = item
+      if (previousGroup !== g) refresh(previousGroup)
     }
-    waiting.set(item.id, node)
-    file(node)
-    refresh(group)
+    ranks[slot] = schedulerRank(item, agingMs)
+    groupOfSlot[slot] = g
+    file(slot, g)
+    refresh(g)
   }
 
   function remove(id: string): boolean {
-    const node = waiting.get(id)
-    if (node === undefined) return false
-    unfile(node)
-    waiting.delete(id)
-    refresh(node.group)
+    const slot = queuedSlot(id)
+    if (slot === undefined) return false
+    const g = groupOfSlot[slot]!
+    unfile(slot, g)
+    free(slot, id)
+    refresh(g)
     return true
   }
 
   function pick(nowMs: number): SchedulerItem | undefined {
     if (!Number.isFinite(nowMs)) throw new UsageError(`Scheduler.pick: nowMs must be finite, got ${nowMs}`)
-    const group = eligible.peek()
-    if (group === undefined) return undefined
-    const node = group.ready.peek()!
-    unfile(node)
-    waiting.delete(node.item.id)
-    running.set(node.item.id, node)
-    group.active++
-    virtualTime = group.pass
-    group.pass += 1 / group.weight
-    if (group.ready.size > 0 && group.active < group.quota) eligible.rekey(group, group.pass, group.order)
-    else eligible.remove(group)
-    return node.item
+    const g = eligibleHeaps.peek(eligible)
+    if (g === undefined) return undefined
+    const slot = ready.pop(g)!
+    // Read now, not on return: the load (a cache miss in a large queue) overlaps the bookkeeping.
+    const item = items[slot]
+    leftReady(g)
+    queuedTotal--
+    itemTable.position[slot] = ACTIVE
+    const active = ++activeCounts[g]!
+    const pass = passes[g]!
+    virtualTime = pass
+    passes[g] = pass + 1 / weights[g]!
+    if (ready.size(g) > 0 && active < quotas[g]!) eligibleHeaps.rekey(eligible, g, passes[g]!)
+    else eligibleHeaps.remove(eligible, g)
+    return item
   }
 
   function release(id: string): void {
-    const node = running.get(id)
+    const slot = slotById.get(id)
     // Releasing twice (a lease lost and then reported finished) is harmless.
-    if (node === undefined) return
-    running.delete(id)
-    node.group.active--
-    refresh(node.group)
+    if (slot === undefined || itemTable.position[slot] !== ACTIVE) return
+    const g = groupOfSlot[slot]!
+    activeCounts[g]!--
+    free(slot, id)
+    refresh(g)
   }
 
   function setRiskGate(id: string, open: boolean): void {
-    const node = waiting.get(id)
-    if (node === undefined || node.gateOpen === open) return
-    unfile(node)
-    node.gateOpen = open
-    file(node)
-    refresh(node.group)
+    const slot = queuedSlot(id)
+    if (slot === undefined || (gateOpen[slot] === 1) === open) return
+    const g = groupOfSlot[slot]!
+    unfile(slot, g)
+    gateOpen[slot] = open ? 1 : 0
+    file(slot, g)
+    refresh(g)
   }
 
   function setWeight(groupId: string, weight: number): void {
     checkWeight(groupId, weight)
-    const group = groups.get(groupId)
-    if (group === undefined) {
+    const g = groupById.get(groupId)
+    if (g === undefined) {
       groupOf(groupId, weight)
       return
     }
-    if (group.ready.size > 0) loadWeight += weight - group.weight
-    group.weight = weight
+    if (ready.size(g) > 0) loadWeight += weight - weights[g]!
+    weights[g] = weight
   }
 
   function estimatedPosition(id: string): number | undefined {
-    const node = waiting.get(id)
-    if (node === undefined) return undefined
-    const group = node.group
+    const slot = queuedSlot(id)
+    if (slot === undefined) return undefined
+    const g = groupOfSlot[slot]!
+    const own = ready.size(g)
     let ahead = 0
-    group.ready.forEachBefore(node.rank, node.seq, () => void ahead++)
+    ready.forEachBefore(g, ranks[slot]!, itemTable.tie[slot]!, () => void ahead++)
     // §11.2: the other Groups enter only as totals of weight and ready work. While this Group
     // serves `ahead + 1` items, stride scheduling lets the rest run about `weight share` times as many.
-    const ownWeight = group.ready.size > 0 ? group.weight : 0
+    const ownWeight = own > 0 ? weights[g]! : 0
     const otherWeight = Math.max(0, loadWeight - ownWeight)
-    const otherReady = readyTotal - group.ready.size
-    const interleaved = Math.min(otherReady, ((ahead + 1) * otherWeight) / group.weight)
+    const interleaved = Math.min(readyTotal - own, ((ahead + 1) * otherWeight) / weights[g]!)
     return ahead + Math.floor(interleaved)
   }
 
   return {
     enqueue,
     remove,
-    has: (id) => waiting.has(id),
+    has: (id) => queuedSlot(id) !== undefined,
     pick,
     release,
     setRiskGate,
@@ -335,10 +395,13 @@ export function createScheduler(options: SchedulerOptions = {}): Scheduler {
       return queuedTotal
     },
     queued: (groupId) => {
-      const group = groups.get(groupId)
-      return group === undefined ? 0 : group.ready.size + group.gated
+      const g = groupById.get(groupId)
+      return g === undefined ? 0 : ready.size(g) + gatedCounts[g]!
     },
-    active: (groupId) => groups.get(groupId)?.active ?? 0,
+    active: (groupId) => {
+      const g = groupById.get(groupId)
+      return g === undefined ? 0 : activeCounts[g]!
+    },
     estimatedPosition,
   }
 }
