@@ -6,18 +6,16 @@
  *
  * WEFT_CRASH_COMMITS sets how many printed commits the test waits for before the kill (default 200).
  */
-import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openSqliteAuthorityStore, type Synchronous } from '../src/index.js'
+import { runUntilKilled } from './files.js'
 import { scenarioLog } from './world-log.js'
 
 const COMMITS = Number(process.env['WEFT_CRASH_COMMITS'] ?? 200)
-const here = dirname(fileURLToPath(import.meta.url))
 
 let dir: string
 let templates: string
@@ -31,18 +29,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 /** Runs the child on `file` until it has printed {@link COMMITS} lines, kills it, and returns every line it printed. */
 function appendUntilKilled(file: string, synchronous: Synchronous): Promise<{ lines: string[]; signal: NodeJS.Signals | null; stderr: string }> {
-  const child = spawn(process.execPath, ['--conditions=@weft/source', '--import', 'tsx', join(here, 'crash-child.mjs'), file, templates, synchronous], {
-    cwd: join(here, '..'),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let out = ''
-  let stderr = ''
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-    out += chunk
-    if (out.split('\n').length > COMMITS && child.exitCode === null && !child.killed) child.kill('SIGKILL')
-  })
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
-  return new Promise((resolve) => child.on('close', (_code, signal) => resolve({ lines: out.split('\n').filter((l) => l !== ''), signal, stderr })))
+  return runUntilKilled('crash-child.mjs', [file, templates, synchronous], COMMITS)
 }
 
 describe.each(['full', 'normal'] as const)('a store at synchronous %s killed with SIGKILL mid-append', (synchronous) => {

@@ -7,13 +7,13 @@
  *
  * WEFT_CRASH_COMMITS sets how many printed rounds the test waits for before the kill (default 200).
  */
-import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openSqliteWorkerStore } from '../src/index.js'
+import { runUntilKilled } from './files.js'
 
 const ROUNDS = Number(process.env['WEFT_CRASH_COMMITS'] ?? 200)
 const GROUP = 'urn:weft:crash:group'
@@ -26,21 +26,9 @@ beforeAll(() => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 /** Runs the child on `file` until it printed `rounds` more lines, kills it, and returns the printed round numbers. */
-function writeUntilKilled(file: string, rounds: number): Promise<{ printed: number[]; signal: NodeJS.Signals | null; stderr: string }> {
-  const child = spawn(process.execPath, ['--conditions=@weft/source', '--import', 'tsx', join(here, 'worker-crash-child.mjs'), file], {
-    cwd: join(here, '..'),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let out = ''
-  let stderr = ''
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-    out += chunk
-    if (out.split('\n').length > rounds && child.exitCode === null && !child.killed) child.kill('SIGKILL')
-  })
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
-  return new Promise((resolve) =>
-    child.on('close', (_code, signal) => resolve({ printed: out.split('\n').filter((l) => l !== '').map(Number), signal, stderr })),
-  )
+async function writeUntilKilled(file: string, rounds: number): Promise<{ printed: number[]; signal: NodeJS.Signals | null; stderr: string }> {
+  const { lines, signal, stderr } = await runUntilKilled('worker-crash-child.mjs', [file], rounds)
+  return { printed: lines.map(Number), signal, stderr }
 }
 
 /** Everything a reopened store must hold for rounds 1..`through`, and that the log is contiguous. */
