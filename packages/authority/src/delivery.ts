@@ -122,6 +122,14 @@ export interface ReplayPage {
   readonly head: number
 }
 
+/**
+ * What delivery reads of an Authority: the Group state (for §8 visibility), the online log and its
+ * compaction point, and the commit stream. An {@link Authority} is one; so is any Authority that
+ * keeps its log elsewhere (the PostgreSQL one of `@weft/store-postgres`), which is why delivery
+ * asks for these members only.
+ */
+export type DeliverySource = Pick<Authority, 'group' | 'eventPage' | 'snapshot' | 'onCommit'>
+
 /** Delivery of one Authority's Events to subscribers. */
 export interface Delivery {
   /**
@@ -219,7 +227,7 @@ const DEFAULTS = {
  * ```
  * @throws UsageError on bad options.
  */
-export function createDelivery(authority: Authority, options: DeliveryOptions = {}): Delivery {
+export function createDelivery(authority: DeliverySource, options: DeliveryOptions = {}): Delivery {
   const maxBuffered = positiveOption(options, 'maxBufferedPerGroup')
   const pageSize = positiveOption(options, 'pageSize')
   const retryAfterMs = positiveOption(options, 'retryAfterMs')

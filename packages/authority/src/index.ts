@@ -40,7 +40,7 @@ export type {
 // Delivery (§8, §16, §17.2–§17.3): subscriptions, paged replay, ACK Cursors, backpressure.
 export { createDelivery, createMemoryCursorStore } from './delivery.js'
 export { deliveryFeed } from './feed.js'
-export type { Delivery, DeliveryOptions, DeliveryGroup, Subscription, SubscriptionHandlers, ChannelStatus, ReplayPage, CursorStore } from './delivery.js'
+export type { Delivery, DeliveryOptions, DeliverySource, DeliveryGroup, Subscription, SubscriptionHandlers, ChannelStatus, ReplayPage, CursorStore } from './delivery.js'
 
 // Archival (§7.4): signed Group Snapshots.
 export { buildGroupSnapshot, signGroupSnapshot, verifyGroupSnapshot, snapshotArtifactHash } from './snapshots.js'

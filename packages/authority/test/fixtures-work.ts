@@ -157,6 +157,9 @@ export function publish(w: World, id: string, running: Running, content = 'patch
   const manifest = {
     artifactId,
     contentHash: sha256Tagged(utf8Encode(content)),
+    // §10.1: the kind of the contract's deliverable, so a submission of it is complete.
+    mediaType: 'text/x-diff',
+    schemaUri: 'urn:weft:test:schema:patch',
     missionId: w.group.missionId,
     groupId: w.group.groupId,
     workItemId: id,

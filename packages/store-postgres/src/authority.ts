@@ -46,7 +46,7 @@ export interface PostgresAuthorityOptions extends Omit<AuthorityOptions, 'store'
  * of the log, which is as current as its last {@link submit} or {@link catchUp}; the writing
  * members always decide on the whole log as committed in the database.
  */
-export interface PostgresAuthority extends Pick<Authority, 'group' | 'events' | 'eventPage' | 'organizationEvents' | 'replayState' | 'onCommit'> {
+export interface PostgresAuthority extends Pick<Authority, 'group' | 'events' | 'eventPage' | 'snapshot' | 'organizationEvents' | 'replayState' | 'onCommit'> {
   /**
    * Runs a Command's exact bytes through the full ingress and handler of `@weft/authority`, on the
    * log as committed in the database, and commits its Events and receipt there. A retry of a
@@ -276,6 +276,8 @@ export async function createPostgresAuthority(options: PostgresAuthorityOptions)
     group: (groupId) => local.authority.group(groupId),
     events: (groupId, afterSequence) => local.authority.events(groupId, afterSequence),
     eventPage: (groupId, afterSequence, limit) => local.authority.eventPage(groupId, afterSequence, limit),
+    // The shared log is never compacted (yet), so no Group has a snapshot record.
+    snapshot: (groupId) => local.authority.snapshot(groupId),
     organizationEvents: () => local.authority.organizationEvents(),
     replayState: () => local.authority.replayState(),
     audit: () => local.authority.audit(),

@@ -202,9 +202,11 @@ describe('work.offer (§10.3)', () => {
 })
 
 describe('work.accept_offer (§10.3, §8)', () => {
-  it('first accept wins: the second candidate was withdrawn and gets WORK_ALREADY_OWNED', () => {
+  it.each([true, false])('first accept wins: the second candidate was withdrawn and gets WORK_ALREADY_OWNED (exclusive: %s)', (exclusive) => {
+    // A non-exclusive WorkItem still has one owner in 0.1 (see the README): the same race, the same answer.
     const w = world()
-    authorize(w, wid('a'))
+    authorize(w, wid('a'), {}, { exclusive })
+    expect(item(w, wid('a')).doc.exclusive).toBe(exclusive)
     offer(w, wid('a'), [cast.worker1, cast.worker2])
     const [accepted] = accept(w, wid('a'), cast.worker1)
     expect(accepted?.payload).toMatchObject({ assigneeId: cast.worker1.actor.id, ownershipEpoch: 1, withdrawnAgentIds: [cast.worker2.actor.id] })

@@ -274,6 +274,47 @@ describe('work.submit (§13.2)', () => {
       expect(error).toMatchObject({ code: 'INVALID_COMMAND', details: { uncoveredCriteria: ['tests-pass'] } })
     }
   })
+
+  it('needs a submitted Artifact of the media type and schema of every required deliverable (§10.1)', () => {
+    const w = world()
+    const r = activate(w, wid('a'))
+    const base = { workItemId: wid('a'), ownershipEpoch: r.epoch, executionLeaseId: r.leaseId, evidence: [evidence(w.group, wid('a'), cast.worker1)] }
+    /** Publishes an Artifact of WorkItem a, then gives its manifest another kind. */
+    const publishAs = (content: string, kind: { mediaType?: string; schemaUri?: string }): string => {
+      const id = publish(w, wid('a'), r, content)
+      const entry = w.group.artifacts.get(id)!
+      w.group.artifacts.set(id, { ...entry, manifest: { ...entry.manifest, ...kind } })
+      return id
+    }
+    const plain = publishAs('notes', { mediaType: 'text/plain' })
+    const otherSchema = publishAs('diff against another schema', { schemaUri: 'urn:weft:test:schema:other' })
+    for (const artifactIds of [[plain], [otherSchema], [plain, otherSchema]]) {
+      try {
+        exec(w, 'work.submit', { ...base, artifactIds }, cast.worker1)
+        expect.unreachable()
+      } catch (error) {
+        expect(error).toMatchObject({ code: 'INVALID_COMMAND', details: { missingDeliverables: ['patch'] } })
+      }
+    }
+    expect(item(w, wid('a')).doc.state).toBe('active')
+    // Extra Artifacts beside the deliverable are fine.
+    exec(w, 'work.submit', { ...base, artifactIds: [plain, publish(w, wid('a'), r)] }, cast.worker1)
+    expect(item(w, wid('a')).doc.state).toBe('submitted')
+  })
+
+  it('a contract with two deliverables needs both', () => {
+    const report = { deliverableId: 'report', description: 'The test report.', mediaType: 'application/json', schema: 'urn:weft:test:schema:report' }
+    const w = world()
+    const r = activate(w, wid('a'), cast.worker1, { requiredDeliverables: [...contract().requiredDeliverables, report] })
+    const base = { workItemId: wid('a'), ownershipEpoch: r.epoch, executionLeaseId: r.leaseId, evidence: [evidence(w.group, wid('a'), cast.worker1)] }
+    const patch = publish(w, wid('a'), r)
+    expect(refused(w, 'work.submit', { ...base, artifactIds: [patch] }, cast.worker1)).toBe('INVALID_COMMAND')
+    const reportId = publish(w, wid('a'), r, '{"passed":12}')
+    const entry = w.group.artifacts.get(reportId)!
+    w.group.artifacts.set(reportId, { ...entry, manifest: { ...entry.manifest, mediaType: report.mediaType, schemaUri: report.schema } })
+    exec(w, 'work.submit', { ...base, artifactIds: [patch, reportId] }, cast.worker1)
+    expect(item(w, wid('a')).doc.state).toBe('submitted')
+  })
 })
 
 describe('work.accept_result (§13.2, §7.2)', () => {

@@ -5,7 +5,7 @@
  * reducers are in `work-reducers.ts`.
  * @module
  */
-import type { WorkContract } from '@weft/spec'
+import type { Artifact, WorkContract } from '@weft/spec'
 import { reject, requireGroup, type HandlerContext, type HandlerFor } from '../handler.js'
 import type { ActorRef, GroupState, WorkItemRecord } from '../model.js'
 import { checkEvidenceCovers } from './evidence.js'
@@ -194,19 +194,33 @@ export const recordResourceUsage: HandlerFor<'ext.missionweaveprotocol.core.reso
 }
 
 /**
- * `work.submit` (§13.2): Artifacts published for this WorkItem and Evidence covering every
- * acceptance criterion, under the current Execution Lease, which the submission releases.
+ * §10.1, §13.1: a submission carries every deliverable the Work Contract requires. A required
+ * deliverable is matched by a submitted Artifact whose signed manifest declares the same media type
+ * and output schema; the content itself is judged in review (§13.2), not here.
+ */
+function requireDeliverables(contract: WorkContract, manifests: readonly Pick<Artifact, 'mediaType' | 'schemaUri'>[]): void {
+  const missing = contract.requiredDeliverables.filter((d) => !manifests.some((m) => m.mediaType === d.mediaType && m.schemaUri === d.schema))
+  if (missing.length === 0) return
+  const wanted = missing.map((d) => `${d.deliverableId} (${d.mediaType}, ${d.schema})`).join(', ')
+  reject('INVALID_COMMAND', `no submitted Artifact is the required deliverable ${wanted}`, { missingDeliverables: missing.map((d) => d.deliverableId) })
+}
+
+/**
+ * `work.submit` (§13.2): Artifacts published for this WorkItem, together every required deliverable
+ * of its Work Contract, and Evidence covering every acceptance criterion, under the current
+ * Execution Lease, which the submission releases.
  */
 export const submitWork: HandlerFor<'work.submit'> = (command, ctx) => {
   const p = command.payload
   const { group, record } = currentExecution(ctx, command.kind, command.actor as ActorRef, p)
-  const artifactHashes = p.artifactIds.map((artifactId) => {
+  const manifests = p.artifactIds.map((artifactId) => {
     const artifact = group.artifacts.get(artifactId)
     if (artifact === undefined || artifact.manifest.workItemId !== p.workItemId) {
       reject('INVALID_COMMAND', `Artifact ${artifactId} was not published for WorkItem ${p.workItemId}`, { artifactId })
     }
-    return artifact.manifest.contentHash
+    return artifact.manifest
   })
+  requireDeliverables(record.doc.contract, manifests)
   checkEvidenceCovers(ctx, group, record, p.evidence)
-  return [workDraft('work.submitted', { ...executionRef(p), artifactIds: p.artifactIds, artifactHashes: [...new Set(artifactHashes)], evidence: p.evidence })]
+  return [workDraft('work.submitted', { ...executionRef(p), artifactIds: p.artifactIds, artifactHashes: [...new Set(manifests.map((m) => m.contentHash))], evidence: p.evidence })]
 }

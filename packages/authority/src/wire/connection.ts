@@ -26,12 +26,11 @@ import type { WebSocket } from 'ws'
 import { timestampOf, type Clock, type RandomSource } from '../clock.js'
 import type { Delivery, Subscription } from '../delivery.js'
 import type { ActorRef } from '../model.js'
-import type { Authority } from '../pipeline.js'
-import type { WireLogEntry } from './server.js'
+import type { WireAuthority, WireLogEntry } from './server.js'
 
 /** What every connection of a server shares. */
 export interface ConnectionContext {
-  readonly authority: Authority
+  readonly authority: WireAuthority
   readonly delivery: Delivery
   readonly registry: KeyResolver
   readonly clock: Clock

@@ -15,4 +15,4 @@
  * @packageDocumentation
  */
 export { createWireServer } from './server.js'
-export type { WireServer, WireServerOptions, WireConnectionInfo, SessionIssuer, WireLogEntry } from './server.js'
+export type { WireServer, WireServerOptions, WireConnectionInfo, SessionIssuer, WireLogEntry, WireAuthority } from './server.js'

@@ -15,7 +15,7 @@ import { UsageError, type KeyResolver, type SigningKey } from '@weft/codec'
 import type { EventPayload, PresenceRecord } from '@weft/spec'
 import { WebSocketServer } from 'ws'
 import { systemClock, systemRandom, type Clock, type RandomSource } from '../clock.js'
-import { createDelivery, type Delivery } from '../delivery.js'
+import { createDelivery, type Delivery, type DeliverySource } from '../delivery.js'
 import type { Authority } from '../pipeline.js'
 import { serveConnection, type ConnectionContext, type ServerConnection } from './connection.js'
 
@@ -36,10 +36,17 @@ export interface SessionIssuer {
   readonly signingKey: SigningKey
 }
 
+/**
+ * What the binding needs of an Authority: Command submission (its own `session_open` Commands
+ * included), the Agents' current Session Epochs, and what delivery reads (a {@link DeliverySource}).
+ * Any Authority with these members can be served, whatever keeps its log.
+ */
+export type WireAuthority = Pick<Authority, 'submit' | 'connect' | 'state'> & DeliverySource
+
 /** Options of {@link createWireServer}. */
 export interface WireServerOptions {
   /** The Authority whose Commands and Events this server carries. */
-  readonly authority: Authority
+  readonly authority: WireAuthority
   /** Resolves the Agents' handshake keys (§6.3); normally the Registry the Authority verifies with. */
   readonly registry: KeyResolver
   /** Signs the `session_open` Command each successful handshake submits. */
