@@ -9,12 +9,18 @@ import { defineConfig } from 'vitest/config'
 const conditions = ['@weft/source', 'import', 'module', 'node', 'default']
 const root = dirname(fileURLToPath(import.meta.url))
 
-/** @param {{ include?: string[], testTimeout?: number }} [options] */
+// Vitest hands the SSR conditions to the test process as node `--conditions`; an `import` among
+// them makes node's `require` pick the ESM build of a dual package (pg requires pg-pool and fails
+// with "Class extends value [object Module]"), so packages whose tests load such a package in
+// process keep Vite's defaults plus the workspace-source condition (`requireSafe`).
+const requireSafeConditions = ['@weft/source', 'module', 'node', 'development|production']
+
+/** @param {{ include?: string[], testTimeout?: number, requireSafe?: boolean }} [options] */
 export function weftVitest(options = {}) {
   const pkg = basename(process.cwd())
   return defineConfig({
     resolve: { conditions },
-    ssr: { resolve: { conditions, externalConditions: ['@weft/source'] } },
+    ssr: { resolve: { conditions: options.requireSafe === true ? requireSafeConditions : conditions, externalConditions: ['@weft/source'] } },
     test: {
       include: options.include ?? ['src/**/*.test.ts', 'test/**/*.test.ts'],
       testTimeout: options.testTimeout ?? 60_000,

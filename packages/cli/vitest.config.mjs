@@ -1,2 +1,3 @@
 import { weftVitest } from '../../vitest.shared.mjs'
-export default weftVitest()
+// `weft serve --postgres` loads pg in the test process too (see `requireSafe` in vitest.shared.mjs).
+export default weftVitest({ requireSafe: true })

@@ -10,7 +10,8 @@
  * - `weft simulate [--seeds N] [--seed S] [--steps K]`: the seeded fault simulator; exit 0 only
  *   when no seed broke a §4 invariant.
  * - `weft serve --data DIR [...]`: a Group Authority on the WebSocket binding over a durable
- *   store (`serve/serve.ts`); `weft inspect --data DIR` prints what such a directory holds.
+ *   store (`serve/serve.ts`): SQLite in the data directory, or with `--postgres URL` a PostgreSQL
+ *   database that several servers share; `weft inspect` prints what such a store holds.
  * - `weft help`.
  * @module
  */
@@ -78,10 +79,15 @@ Commands:
     --insecure-loopback        Plain ws on a loopback host (development only).
     --control-port N           Also take signed human and service Commands on 127.0.0.1:N.
     --config FILE              JSON defaults for the options above and policy limits.
+    --postgres URL             Keep the log in PostgreSQL instead of authority.db; several
+                               servers may share one database (organization.json still comes
+                               from --data).
+    --pg-schema NAME           The PostgreSQL schema of the log (default weft).
   inspect        Print a data directory's Groups: Events, WorkItems, leases, budget ledger.
     --data DIR   The data directory (read only; a running server may hold it).
     --group ID   Only this Group.   --last N   Only the last N Events per Group.
     --json       One JSON document instead of tables.
+    --postgres URL [--pg-schema NAME]   Read the log from PostgreSQL instead of authority.db.
   help           Show this text.
 `
 

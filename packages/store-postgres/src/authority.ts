@@ -7,6 +7,10 @@
  * that current state, write its Events and receipt, commit. The database lock makes the handler's
  * decision and the append one step across processes, as the single-process pipeline makes them
  * one step in memory (§15.3 compare-and-set, §15.2 one order per Group).
+ *
+ * Every commit notifies the schema's channel (delivered with the commit, never without it). A
+ * listening Authority folds what peers committed as soon as it hears of it, so its `onCommit`
+ * listeners (delivery, WebSocket subscribers) see every process's Events live, in log order.
  * @module
  */
 import type { Receipt, Transport } from '@weft/client'
@@ -19,15 +23,19 @@ import {
   type AuthorityOptions,
   type AuthorityState,
   type AuthorityStore,
-  type StoredReceipt,
+  type BlobStore,
+  type AcceptedTransaction as Transaction,
+  type SnapshotRecord,
 } from '@weft/authority'
 import { ProtocolError, UsageError } from '@weft/codec'
-import type { Event } from '@weft/spec'
+import type { Event, GroupSnapshot } from '@weft/spec'
 import pg from 'pg'
+import { createPostgresBlobStore } from './blobs.js'
+import { createCursorCache, type PostgresCursorStore } from './cursors.js'
+import { listenForCommits, type Listener } from './listener.js'
+import { readTransactions } from './log.js'
 import { ensureSchema, schemaIdentifier } from './schema.js'
 
-/** One accepted transaction: what `Authority.ingest` folds in. */
-type Transaction = Parameters<Authority['ingest']>[0] extends Iterable<infer T> ? T : never
 
 /** Options of {@link createPostgresAuthority}: the Authority's options (without `store`) and where the log is. */
 export interface PostgresAuthorityOptions extends Omit<AuthorityOptions, 'store' | 'deferEventSignatures'> {
@@ -39,12 +47,33 @@ export interface PostgresAuthorityOptions extends Omit<AuthorityOptions, 'store'
   readonly schema?: string
   /** Transactions read per query while catching up. Default 500. */
   readonly readBatch?: number
+  /**
+   * Keep a dedicated connection LISTENing on the schema's channel and fold peers' transactions as
+   * soon as they commit (see {@link PostgresAuthority.onCommit}). Default `true`; `false` leaves
+   * this process's copy as current as its last {@link PostgresAuthority.submit} or
+   * {@link PostgresAuthority.catchUp}, and saves the connection.
+   */
+  readonly listen?: boolean
+  /** Hears what happens in the background: a lost notification connection, a failed catch-up or Cursor write (each retried). Default: nothing. */
+  readonly log?: (entry: PostgresLogEntry) => void
+}
+
+/** One background happening of a {@link PostgresAuthority}, for the host's log. */
+export interface PostgresLogEntry {
+  readonly level: 'info' | 'warn'
+  /** A short fixed phrase: `listener lost`, `listener reconnected`, `catch-up failed`, `cursor write failed`. */
+  readonly msg: string
+  /** The error's message, when there is one. */
+  readonly detail?: string
 }
 
 /**
  * An Authority over a shared PostgreSQL log. The reading members answer from this process's copy
- * of the log, which is as current as its last {@link submit} or {@link catchUp}; the writing
- * members always decide on the whole log as committed in the database.
+ * of the log: as current as the last notification it folded when listening (normally a few
+ * milliseconds behind the database), otherwise as its last {@link submit} or {@link catchUp}. The
+ * writing members always decide on the whole log as committed in the database. `onCommit`
+ * listeners hear every transaction of the log once, in log order, whichever process accepted it,
+ * as this process folds it.
  */
 export interface PostgresAuthority extends Pick<Authority, 'group' | 'events' | 'eventPage' | 'snapshot' | 'organizationEvents' | 'replayState' | 'onCommit'> {
   /**
@@ -69,16 +98,35 @@ export interface PostgresAuthority extends Pick<Authority, 'group' | 'events' | 
   audit(): readonly AuditEntry[]
   /** The number of the last transaction of the shared log folded into {@link state}. */
   readonly position: number
-  /** Folds every transaction peers committed since {@link position}; resolves to how many there were. */
+  /**
+   * Folds every transaction (and compaction) peers committed since {@link position}, after reading
+   * the ACK Cursors they stored; resolves to how many transactions there were.
+   */
   catchUp(): Promise<number>
-  /** Waits for the running Command, then ends the pool when this Authority opened it. Closing twice is harmless. */
+  /**
+   * Compacts a Group's online log behind a Signed Group Snapshot (§7.4, §16), for every process:
+   * under the log lock, the snapshot is verified as `Authority.compact` verifies it, on the log as
+   * committed, and recorded in the `snapshots` table. Peers apply it through their own `compact`
+   * (which verifies it again) when they fold past the position it was made at; a restart does too.
+   * The Events stay in the database (§7.4 retained history); replay from below the snapshot
+   * answers `CURSOR_TOO_OLD` with its reference.
+   * @throws ProtocolError as `Authority.compact` does, or `INTERNAL_ERROR` (retryable) when the database failed.
+   */
+  compact(groupId: string, snapshot: GroupSnapshot | string): Promise<SnapshotRecord>
+  /**
+   * ACK Cursors in the shared database, for `createDelivery(authority, { cursorStore })`: see
+   * {@link PostgresCursorStore} for when an ACK is durable. Cursors other processes store are
+   * merged in on each catch-up.
+   */
+  readonly cursorStore: PostgresCursorStore
+  /** Artifact bytes by content hash in the shared database (§13.1), checked on every read. */
+  readonly blobStore: BlobStore
+  /**
+   * Stops listening, waits for the Commands under way (each one commits or fails as usual), writes
+   * the pending ACK Cursors, then ends the pool when this Authority opened it. Closing twice is harmless.
+   * @throws the database's error when the last Cursor advances could not be written; the pool is ended all the same.
+   */
   close(): Promise<void>
-}
-
-interface ReceiptRow {
-  readonly txn: string
-  readonly body: string
-  readonly events: readonly string[]
 }
 
 /**
@@ -97,36 +145,45 @@ interface ReceiptRow {
  * @throws UsageError on bad options; the database's error when it cannot be reached.
  */
 export async function createPostgresAuthority(options: PostgresAuthorityOptions): Promise<PostgresAuthority> {
-  const { url, pool: given, schema = 'weft', readBatch = 500, ...authorityOptions } = options
+  const { url, pool: given, schema = 'weft', readBatch = 500, listen = true, log = () => {}, ...authorityOptions } = options
   const s = schemaIdentifier(schema)
   if ((url === undefined) === (given === undefined)) throw new UsageError('createPostgresAuthority needs exactly one of url and pool')
   if (!Number.isSafeInteger(readBatch) || readBatch < 1) throw new UsageError(`readBatch must be a positive integer, got ${String(readBatch)}`)
-  const pool = given ?? new pg.Pool({ connectionString: url, max: 2 })
+  // Writer, catch-up reads, Cursor writes and blob reads; the listener has a connection of its own.
+  const pool = given ?? new pg.Pool({ connectionString: url, max: 4, connectionTimeoutMillis: CONNECT_TIMEOUT_MS })
   // An idle connection the server drops is replaced on the next checkout; it must not end the process.
   if (given === undefined) pool.on('error', () => {})
+  // The channel is named after the schema: every process of one log, and only those, hear its commits.
+  const channel = schema
   const sql = {
     lock: `SELECT id FROM ${s}.log_lock FOR UPDATE`,
-    since: `SELECT r.txn, r.body, coalesce(array_agg(e.body ORDER BY e.idx) FILTER (WHERE e.txn IS NOT NULL), '{}') AS events
-      FROM ${s}.receipts r LEFT JOIN ${s}.events e ON e.txn = r.txn
-      WHERE r.txn > $1 GROUP BY r.txn, r.body ORDER BY r.txn LIMIT $2`,
-    receipt: `INSERT INTO ${s}.receipts (actor_key, action_id, txn, event_count, body) VALUES ($1, $2, $3, $4, $5)`,
+    // The notification rides in the transaction: PostgreSQL delivers it at COMMIT, and never without it.
+    receipt: `WITH r AS (INSERT INTO ${s}.receipts (actor_key, action_id, txn, event_count, body) VALUES ($1, $2, $3, $4, $5) RETURNING txn)
+      SELECT pg_notify($6, txn::text) FROM r`,
     events: `INSERT INTO ${s}.events (txn, idx, group_id, sequence, event_id, kind, body)
       SELECT $1, i - 1, g, q, e, k, b FROM unnest($2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[]) WITH ORDINALITY AS t(g, q, e, k, b, i)`,
+    snapshots: `SELECT id, at_txn, group_id, snapshot_hash, compacted_at, body FROM ${s}.snapshots WHERE id > $1 ORDER BY id`,
+    snapshot: `WITH n AS (INSERT INTO ${s}.snapshots (id, at_txn, group_id, through_sequence, snapshot_hash, compacted_at, body) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id)
+      SELECT pg_notify($8, 'snapshot') FROM n`,
   }
+  const warn = (msg: string, error: unknown): void => log({ level: 'warn', msg, detail: error instanceof Error ? error.message : String(error) })
 
-  /** The local pipeline and what it appended during the running Command. */
-  let local: { authority: Authority; position: number; captured: Transaction | undefined; capturing: boolean }
+  let local: Local
   const listeners = new Set<(events: readonly Event[]) => void>()
   let closed = false
 
-  function freshLocal(): typeof local {
+  function freshLocal(): Local {
     const memory = createMemoryStore()
-    const box = { authority: undefined as unknown as Authority, position: 0, captured: undefined as Transaction | undefined, capturing: false }
+    const box: Local = { authority: undefined as unknown as Authority, position: 0, captured: undefined, capturing: false, snapshotsRead: 0, compactions: [], compactedAt: undefined }
     const store: AuthorityStore = {
       ...memory,
       appendTransaction(events, receipt) {
         memory.appendTransaction(events, receipt)
         if (box.capturing) box.captured = { events, receipt }
+      },
+      compact(groupId, throughSequence, record) {
+        // A peer's compaction keeps the time it was made at, so every process serves the same record.
+        memory.compact!(groupId, throughSequence, box.compactedAt === undefined ? record : Object.freeze({ ...record, compactedAt: box.compactedAt }))
       },
     }
     box.authority = createAuthority({ ...authorityOptions, store })
@@ -136,25 +193,49 @@ export async function createPostgresAuthority(options: PostgresAuthorityOptions)
   /** The last transaction the listeners heard: a rebuild folds the log again without repeating it to them. */
   let announcedThrough = 0
 
-  /** Folds the transactions after the local position, reading with `client`. */
+  /**
+   * Folds the compactions and transactions after the local position, reading with `client`.
+   * Compactions are read first: each was committed after the transaction it was made at, so the
+   * transactions read next reach it, and it is applied right after that one, as it was made.
+   */
   async function fold(client: pg.PoolClient | pg.Pool): Promise<number> {
+    const { rows: made } = await client.query<SnapshotRow>(sql.snapshots, [local.snapshotsRead])
+    for (const row of made) {
+      local.compactions.push(row)
+      local.snapshotsRead = Number(row.id)
+    }
+    applyCompactions()
     let count = 0
     for (;;) {
-      const { rows } = await client.query<ReceiptRow>(sql.since, [local.position, readBatch])
-      for (const row of rows) {
-        // §4.6: parsed deep-frozen, so the local log, the reducers and the listeners share one immutable copy.
-        const events = Object.freeze(row.events.map((body) => JSON.parse(body, freezeMember) as Event))
-        const { acceptedAt, commandHash, ...envelope } = JSON.parse(row.body) as Omit<StoredReceipt, 'events'>
-        // The member order of a receipt as the pipeline makes it: envelope, events, acceptedAt, commandHash.
-        local.authority.ingest([{ events, receipt: { ...envelope, events, acceptedAt, commandHash } as StoredReceipt }])
-        local.position = Number(row.txn)
+      const rows = await readTransactions(client, s, local.position, readBatch)
+      for (const { txn, events, receipt } of rows) {
+        local.authority.ingest([{ events, receipt }])
+        local.position = txn
         if (local.position > announcedThrough) {
           announcedThrough = local.position
           announce(events)
         }
         count++
+        applyCompactions()
       }
       if (rows.length < readBatch) return count
+    }
+  }
+
+  /** Applies the compactions made at or before the local position, each verified by the local `compact`. */
+  function applyCompactions(): void {
+    while (local.compactions.length > 0 && Number(local.compactions[0]!.at_txn) <= local.position) {
+      const row = local.compactions.shift()!
+      local.compactedAt = row.compacted_at
+      let record: SnapshotRecord
+      try {
+        record = local.authority.compact(row.group_id, row.body)
+      } catch (error) {
+        throw new UsageError(`compaction ${row.id} of Group ${row.group_id} in the database does not verify here: ${(error as Error).message}`)
+      } finally {
+        local.compactedAt = undefined
+      }
+      if (record.snapshotHash !== row.snapshot_hash) throw new UsageError(`compaction ${row.id} of Group ${row.group_id}: the snapshot hashes to ${record.snapshotHash}, the database says ${row.snapshot_hash}`)
     }
   }
 
@@ -189,7 +270,13 @@ export async function createPostgresAuthority(options: PostgresAuthorityOptions)
     return next
   }
 
-  function submit(bytes: string | Uint8Array): Promise<Receipt> {
+  /**
+   * One writing step on the whole log: lock it, fold what peers committed, let `decide` change the
+   * local copy, then write what it returns and commit. `decide` returns no write when nothing is to
+   * be committed (a duplicate). A refusal (a `ProtocolError` of `decide`) changes nothing; a
+   * database failure after `decide` changed the local copy rebuilds the copy from the database.
+   */
+  function locked<T>(decide: () => Promise<{ value: T; write?: (client: pg.PoolClient) => Promise<void>; committed?: () => void }>): Promise<T> {
     return exclusive(async () => {
       const client = await pool.connect().catch((error: unknown) => Promise.reject(unavailable(error)))
       let open = false
@@ -200,37 +287,26 @@ export async function createPostgresAuthority(options: PostgresAuthorityOptions)
         // §15.2: one writer at a time on the shared log, so every Group's next sequence is decided once.
         await client.query(sql.lock)
         await fold(client)
-        local.capturing = true
-        let receipt: Receipt
-        try {
-          receipt = await local.authority.submit(bytes)
-        } finally {
-          local.capturing = false
-        }
-        const accepted = local.captured
-        local.captured = undefined
-        if (accepted === undefined) {
-          // A duplicate: nothing to write.
+        const { value, write, committed } = await decide()
+        if (write === undefined) {
           await client.query('ROLLBACK')
           open = false
-          return receipt
+          return value
         }
         try {
-          await write(client, accepted, local.position + 1)
+          await write(client)
           open = false
           await client.query('COMMIT')
         } catch (error) {
-          // The local copy holds a transaction the database may not: end the transaction (releasing
+          // The local copy holds a change the database may not: end the transaction (releasing
           // the log lock), then fold the database again. A COMMIT that failed has ended it already.
           open = false
           await client.query('ROLLBACK').catch((failure: unknown) => (broken = failure))
           await rebuild(client)
           throw unavailable(error)
         }
-        local.position += 1
-        announcedThrough = local.position
-        announce(accepted.events)
-        return receipt
+        committed?.()
+        return value
       } catch (error) {
         if (open) await client.query('ROLLBACK').catch((failure: unknown) => (broken = failure))
         throw error instanceof ProtocolError ? error : unavailable(error)
@@ -240,9 +316,35 @@ export async function createPostgresAuthority(options: PostgresAuthorityOptions)
     })
   }
 
+  function submit(bytes: string | Uint8Array): Promise<Receipt> {
+    return locked(async () => {
+      local.capturing = true
+      let receipt: Receipt
+      try {
+        receipt = await local.authority.submit(bytes)
+      } finally {
+        local.capturing = false
+      }
+      const accepted = local.captured
+      local.captured = undefined
+      // A duplicate: nothing to write.
+      if (accepted === undefined) return { value: receipt }
+      const txn = local.position + 1
+      return {
+        value: receipt,
+        write: (client) => write(client, accepted, txn),
+        committed() {
+          local.position = txn
+          announcedThrough = txn
+          announce(accepted.events)
+        },
+      }
+    })
+  }
+
   async function write(client: pg.PoolClient, { events, receipt }: Transaction, txn: number): Promise<void> {
     const { events: _events, ...body } = receipt
-    await client.query(sql.receipt, [actorKey(receipt.actor), receipt.actionId, txn, events.length, JSON.stringify(body)])
+    await client.query(sql.receipt, [actorKey(receipt.actor), receipt.actionId, txn, events.length, JSON.stringify(body), channel])
     if (events.length === 0) return
     await client.query(sql.events, [
       txn,
@@ -254,15 +356,97 @@ export async function createPostgresAuthority(options: PostgresAuthorityOptions)
     ])
   }
 
-  const setup = await pool.connect()
-  try {
-    await ensureSchema(setup, schema)
-  } finally {
-    setup.release()
+  function compact(groupId: string, snapshot: GroupSnapshot | string): Promise<SnapshotRecord> {
+    return locked(async () => {
+      // Verified on the log as committed; a refusal throws before the local copy changes.
+      const record = local.authority.compact(groupId, snapshot)
+      const id = local.snapshotsRead + 1
+      const values = [id, local.position, groupId, record.throughSequence, record.snapshotHash, record.compactedAt, JSON.stringify(record.snapshot), channel]
+      return {
+        value: record,
+        write: async (client) => void (await client.query(sql.snapshot, values)),
+        committed: () => void (local.snapshotsRead = id),
+      }
+    })
   }
-  local = freshLocal()
-  await fold(pool)
 
+  const cursors = createCursorCache(pool, s, channel, (error) => warn('cursor write failed', error))
+
+  /** Reads the Cursors peers stored, folds the log, then merges the Cursors (each names an Event the fold now holds). */
+  async function catchUp(): Promise<number> {
+    const merge = await cursors.read()
+    const count = await fold(pool)
+    merge()
+    return count
+  }
+
+  // Notifications coalesce: one catch-up at a time, and one more if any arrived while it ran.
+  let waking = false
+  let wokenAgain = false
+  let retry: NodeJS.Timeout | undefined
+  function wake(): void {
+    if (closed) return
+    if (waking) {
+      wokenAgain = true
+      return
+    }
+    waking = true
+    void (async () => {
+      do {
+        wokenAgain = false
+        await exclusive(catchUp)
+      } while (wokenAgain && !closed)
+    })()
+      .catch((error: unknown) => {
+        if (closed) return
+        warn('catch-up failed', error)
+        // Tried again after a pause: a notification may not come for a while.
+        retry ??= setTimeout(() => ((retry = undefined), wake()), CATCH_UP_RETRY_MS)
+        retry.unref()
+      })
+      .finally(() => (waking = false))
+  }
+
+  let listener: Listener | undefined
+  try {
+    const setup = await pool.connect()
+    try {
+      await ensureSchema(setup, schema)
+    } finally {
+      setup.release()
+    }
+    local = freshLocal()
+    const merge = await cursors.read()
+    await fold(pool)
+    merge()
+    if (listen) {
+      let lost = false
+      listener = await listenForCommits({
+        config: given === undefined ? { connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS } : given.options,
+        channel: s,
+        onNotification(payload) {
+          // This process's own commit, or one a catch-up already folded: nothing to look at.
+          if (/^\d+$/.test(payload) && Number(payload) <= local.position) return
+          wake()
+        },
+        onListening() {
+          if (lost) log({ level: 'info', msg: 'listener reconnected' })
+          lost = false
+          // Whatever was notified before this LISTEN (at start, or while the connection was down) is folded now.
+          wake()
+        },
+        onLost(error) {
+          lost = true
+          warn('listener lost', error)
+        },
+      })
+    }
+  } catch (error) {
+    if (given === undefined) await pool.end().catch(() => {})
+    throw error
+  }
+
+  let closing: Promise<void> | undefined
   const authority: PostgresAuthority = {
     submit,
     submitCommand: (command) => submit(JSON.stringify(command)),
@@ -276,7 +460,6 @@ export async function createPostgresAuthority(options: PostgresAuthorityOptions)
     group: (groupId) => local.authority.group(groupId),
     events: (groupId, afterSequence) => local.authority.events(groupId, afterSequence),
     eventPage: (groupId, afterSequence, limit) => local.authority.eventPage(groupId, afterSequence, limit),
-    // The shared log is never compacted (yet), so no Group has a snapshot record.
     snapshot: (groupId) => local.authority.snapshot(groupId),
     organizationEvents: () => local.authority.organizationEvents(),
     replayState: () => local.authority.replayState(),
@@ -285,21 +468,56 @@ export async function createPostgresAuthority(options: PostgresAuthorityOptions)
       listeners.add(listener)
       return () => listeners.delete(listener)
     },
-    catchUp: () => exclusive(() => fold(pool)),
-    close: () =>
-      exclusive(async () => {
-        if (closed) return
-        closed = true
-        if (given === undefined) await pool.end()
-      }, true),
+    catchUp: () => exclusive(catchUp),
+    compact,
+    cursorStore: { get: cursors.get, set: cursors.set, flush: cursors.flush },
+    blobStore: createPostgresBlobStore(pool, s),
+    close() {
+      closing ??= (async () => {
+        await listener?.close()
+        if (retry !== undefined) clearTimeout(retry)
+        // Queued behind the Commands under way, which commit (or fail) first.
+        await exclusive(async () => void (closed = true), true)
+        try {
+          await cursors.flush()
+        } finally {
+          cursors.stop()
+          if (given === undefined) await pool.end()
+        }
+      })()
+      return closing
+    },
   }
   return Object.freeze(authority)
 }
 
-/** A `JSON.parse` reviver that freezes every object and array once its members are parsed. */
-function freezeMember(_key: string, value: unknown): unknown {
-  return typeof value === 'object' && value !== null ? Object.freeze(value) : value
+/** The local pipeline, its position in the shared log, and what it appended during the running step. */
+interface Local {
+  authority: Authority
+  /** The number of the last transaction folded. */
+  position: number
+  captured: Transaction | undefined
+  capturing: boolean
+  /** The number of the last compaction read, and those read but not yet applied (their transaction is ahead). */
+  snapshotsRead: number
+  compactions: SnapshotRow[]
+  /** While a peer's compaction is applied: the time it was made at. */
+  compactedAt: string | undefined
 }
+
+interface SnapshotRow {
+  readonly id: string
+  readonly at_txn: string
+  readonly group_id: string
+  readonly snapshot_hash: string
+  readonly compacted_at: string
+  readonly body: string
+}
+
+/** How long opening a connection may take before it counts as failed. */
+const CONNECT_TIMEOUT_MS = 10_000
+/** How long a failed background catch-up waits before it tries again. */
+const CATCH_UP_RETRY_MS = 1000
 
 /** The database failed: the Command may be resent as is (§19 `INTERNAL_ERROR` is retryable). */
 function unavailable(cause: unknown): ProtocolError {

@@ -1,9 +1,11 @@
 /**
  * @weft/store-postgres: a MissionWeaveProtocol 0.1 Group Authority whose Event log lives in
  * PostgreSQL, shared by several Authority processes. {@link createPostgresAuthority} runs each
- * Command under a database lock on the log as committed by every process; the laws of the log
- * (contiguous Group sequences, one receipt per transaction, immutable Events) are constraints of
- * the database, not only of this code.
+ * Command under a database lock on the log as committed by every process, and hears the other
+ * processes' commits as they happen; the laws of the log (contiguous Group sequences, one receipt
+ * per transaction, immutable Events, Cursors that only move forward) are constraints of the
+ * database, not only of this code. ACK Cursors, Artifact bytes and Group log compactions live in
+ * the same schema.
  *
  * @example
  * ```ts
@@ -11,11 +13,16 @@
  *
  * const authority = await createPostgresAuthority({ url: 'postgres://localhost/weft', registry, keys })
  * const receipt = await authority.submit(signedCommandText)
+ * const delivery = createDelivery(authority, { cursorStore: authority.cursorStore })
  * ```
  * @packageDocumentation
  */
 export { createPostgresAuthority } from './authority.js'
-export type { PostgresAuthority, PostgresAuthorityOptions } from './authority.js'
+export type { PostgresAuthority, PostgresAuthorityOptions, PostgresLogEntry } from './authority.js'
+export type { PostgresCursorStore } from './cursors.js'
+export { readPostgresLog } from './log.js'
+export type { PostgresLogSource } from './log.js'
 
-// Library-author surface: the log tables, for hosts that create schemas ahead of time.
-export { ensureSchema, logSchema, schemaIdentifier } from './schema.js'
+// Library-author surface: the tables, for hosts that create schemas ahead of time.
+export { ensureSchema, hasLog, logSchema, sharedSchema, schemaIdentifier } from './schema.js'
+export type { Queryable } from './schema.js'

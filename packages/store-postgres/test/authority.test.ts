@@ -7,19 +7,15 @@ import type { Receipt } from '@weft/client'
 import { afterEach, describe, expect, it } from 'vitest'
 import { signed } from '../../authority/test/fixtures-pipeline.js'
 import { agentCard, cast, GROUP, testRegistry } from '../../authority/test/fixtures.js'
-import { accept, authorize, boot, CHILD_CONTRACT, enrol, MEMBERS, openMission, promote, reach, wid, type World } from '../../authority/test/world.js'
+import { accept, authorize, CHILD_CONTRACT, promote, reach, wid } from '../../authority/test/world.js'
 import { createPostgresAuthority, type PostgresAuthority, type PostgresAuthorityOptions } from '../src/index.js'
-import { closeAll, contiguous, freshSchema, logShape, openAuthority, pgUrl, pgWorld, rawClient, startedLog, testClock, type Audience } from './pg-world.js'
+import { closeAll, contiguous, freshSchema, logShape, openAuthority, pgUrl, post, rawClient, startedLog, testClock, twoAuthorities } from './pg-world.js'
 
 /** How many racing Commands test (b) sends; `WEFT_PG_RACE` raises it for a longer run. */
 const RACE = Number(process.env['WEFT_PG_RACE'] ?? 200)
 
 const open = (schema: string, clock = testClock()): Promise<PostgresAuthority> => openAuthority(schema, clock)
 afterEach(closeAll)
-
-function post(w: World, who: 'worker1' | 'worker2' | 'worker3', n: number, text = `message ${n}`): Promise<Receipt> {
-  return w.as[who].messagePost({ messageId: `urn:weft:test:message:${w.fresh('m')}-${n}`, conversationId: w.group().group.mainConversationId, content: [{ type: 'text', text }] })
-}
 
 describe('one PostgreSQL Authority', () => {
   it('runs a Mission lifecycle, and a restart on the same database folds to the same state', async () => {
@@ -58,15 +54,7 @@ describe('one PostgreSQL Authority', () => {
 
 describe('two PostgreSQL Authorities in one process racing on one Group', () => {
   it('keeps one contiguous log, every receipt once, first-accept atomic, and both converge', async () => {
-    const clock = testClock()
-    const schema = freshSchema()
-    const [a, b] = [await open(schema, clock), await open(schema, clock)]
-    const audience: Audience = []
-    const wa = pgWorld(a, clock, audience, 'a')
-    const wb = pgWorld(b, clock, audience, 'b')
-    await boot(wa)
-    await openMission(wa)
-    await enrol(wa, MEMBERS)
+    const { clock, schema, a, b, wa, wb } = await twoAuthorities()
     await b.catchUp()
     const offered = [await reach(wa, 'offered'), await reach(wb, 'offered'), await reach(wa, 'offered')]
     await b.catchUp()

@@ -4,14 +4,14 @@
  * speaking to one {@link PostgresAuthority}. Views made with one {@link Audience} show every
  * receipt to every client, as a subscription would, whichever Authority answered it.
  */
-import { createClient, type Client, type Transport } from '@weft/client'
+import { createClient, type Client, type Receipt, type Transport } from '@weft/client'
 import type { Authority } from '@weft/authority'
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import { inject } from 'vitest'
 import { cast, GROUP, testClock, testRegistry, type TestClock } from '../../authority/test/fixtures.js'
 import { boot, enrol, MEMBERS, openMission, type Who, type World } from '../../authority/test/world.js'
-import { createPostgresAuthority, type PostgresAuthority } from '../src/index.js'
+import { createPostgresAuthority, type PostgresAuthority, type PostgresAuthorityOptions } from '../src/index.js'
 
 /** The URL of the test server (see `global-setup.ts`). */
 export const pgUrl = (): string => inject('pgUrl')
@@ -35,8 +35,11 @@ export async function closeAll(): Promise<void> {
   await Promise.all(opened.splice(0).map((a) => a.close()))
 }
 
-/** An Authority of the test Organization (the cast's Authority key, `clock`, the cast control plane) on `schema`. */
-export async function openAuthority(schema: string, clock: TestClock): Promise<PostgresAuthority> {
+/**
+ * An Authority of the test Organization (the cast's Authority key, `clock`, the cast control plane)
+ * on `schema`; `options` override the defaults (`url`, `listen`, `log`, ...).
+ */
+export async function openAuthority(schema: string, clock: TestClock, options: Partial<PostgresAuthorityOptions> = {}): Promise<PostgresAuthority> {
   const authority = await createPostgresAuthority({
     url: pgUrl(),
     schema,
@@ -44,6 +47,7 @@ export async function openAuthority(schema: string, clock: TestClock): Promise<P
     keys: { authority: { type: 'service', id: cast.authority.actor.id }, signingKey: cast.authority.key },
     clock: { now: () => clock.nowMs },
     policy: { controlPlane: [cast.controlPlane.actor.id] },
+    ...options,
   })
   opened.push(authority)
   return authority
@@ -59,6 +63,24 @@ export async function startedLog(): Promise<{ clock: TestClock; schema: string; 
   await openMission(w)
   await enrol(w, MEMBERS)
   return { clock, schema, authority, w }
+}
+
+/**
+ * Two Authorities on a fresh log (`b` opened with `bOptions`), the Organization booted, the Mission
+ * of {@link GROUP} open and its members enrolled through `a`, with a world each sharing one audience.
+ */
+export async function twoAuthorities(bOptions: Partial<PostgresAuthorityOptions> = {}): Promise<{ clock: TestClock; schema: string; a: PostgresAuthority; b: PostgresAuthority; wa: World; wb: World }> {
+  const clock = testClock()
+  const schema = freshSchema()
+  const a = await openAuthority(schema, clock)
+  const b = await openAuthority(schema, clock, bOptions)
+  const audience: Audience = []
+  const wa = pgWorld(a, clock, audience, 'a')
+  const wb = pgWorld(b, clock, audience, 'b')
+  await boot(wa)
+  await openMission(wa)
+  await enrol(wa, MEMBERS)
+  return { clock, schema, a, b, wa, wb }
 }
 
 /** The clients that see every receipt of a set of views. */
@@ -135,4 +157,14 @@ export async function logShape(schema: string): Promise<{ transactions: number; 
 /** Every Group in `shape` runs 1..count: no gap, no fork. */
 export function contiguous(shape: Awaited<ReturnType<typeof logShape>>): boolean {
   return Object.values(shape.groups).every(([n, lo, hi]) => lo === 1 && hi === n)
+}
+
+/** Polls `check` until it holds (the test's own timeout bounds the wait). */
+export async function until(check: () => boolean | Promise<boolean>): Promise<void> {
+  while (!(await check())) await new Promise((resolve) => setTimeout(resolve, 20))
+}
+
+/** Worker `who` of `w` posts Message number `n` in the Group's Main Conversation. */
+export function post(w: World, who: 'worker1' | 'worker2' | 'worker3', n: number, text = `message ${n}`): Promise<Receipt> {
+  return w.as[who].messagePost({ messageId: `urn:weft:test:message:${w.fresh('m')}-${n}`, conversationId: w.group().group.mainConversationId, content: [{ type: 'text', text }] })
 }

@@ -10,7 +10,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
 import { GROUP } from '../../authority/test/fixtures.js'
-import { closeAll, contiguous, logShape, openAuthority, pgUrl, rawClient, startedLog, testClock } from './pg-world.js'
+import { closeAll, contiguous, logShape, openAuthority, pgUrl, rawClient, startedLog, testClock, until } from './pg-world.js'
 
 const COMMANDS = Number(process.env['WEFT_PG_PROCESS_COMMANDS'] ?? 40)
 const here = dirname(fileURLToPath(import.meta.url))
@@ -63,11 +63,6 @@ async function race(...children: Child[]): Promise<Run[]> {
 }
 
 afterEach(closeAll)
-
-/** Polls `check` until it holds (the test's own timeout bounds the wait). */
-async function until(check: () => Promise<boolean>): Promise<void> {
-  while (!(await check())) await new Promise((resolve) => setTimeout(resolve, 25))
-}
 
 describe('Authority processes on one PostgreSQL log', () => {
   it('two processes racing appends to one Group leave one contiguous log holding every receipt once', async () => {

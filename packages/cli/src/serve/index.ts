@@ -1,7 +1,8 @@
 /**
- * `@weft/cli/serve`: a Group Authority over the WebSocket binding on a durable SQLite store, as
- * `weft serve` runs it, and `weft inspect`'s reading of a data directory. A separate entry point so
- * that importing `@weft/cli` never loads the native SQLite module.
+ * `@weft/cli/serve`: a Group Authority over the WebSocket binding on a durable SQLite store or a
+ * PostgreSQL database shared by several servers, as `weft serve` runs it, and `weft inspect`'s
+ * reading of a log. A separate entry point so that importing `@weft/cli` never loads the native
+ * SQLite module (nor `pg`, which is loaded only for a PostgreSQL log).
  *
  * @example
  * ```ts
@@ -15,6 +16,8 @@
  */
 export { startServer, serveCommand, DEFAULT_PORT } from './serve.js'
 export type { ServeOptions, ServePolicy, RunningServer, SignalSource } from './serve.js'
+export { postgresTarget } from './backend.js'
+export type { ServedAuthority, PostgresTarget } from './backend.js'
 export { inspectData, inspectionText, inspectCommand } from './inspect.js'
 export type { Inspection, InspectOptions, GroupReport, EventLine, LeaseLine, WorkItemLine, LedgerCell, LedgerLine, AgentLine } from './inspect.js'
 export { createControlEndpoint, controlTransport, COMMANDS_PATH } from './control.js'

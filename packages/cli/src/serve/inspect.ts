@@ -1,10 +1,12 @@
 /**
- * `weft inspect`: what a `weft serve` data directory holds, read without writing: each Group's
- * Events, WorkItems, leases and budget ledger, folded from the stored log by the Authority's own
- * reducers (`restoreState`), so what it shows is exactly the state a restarted server would have.
+ * `weft inspect`: what a `weft serve` log holds, read without writing: each Group's Events,
+ * WorkItems, leases and budget ledger, folded from the stored log by the Authority's own reducers
+ * (`restoreState`), so what it shows is exactly the state a restarted server would have. The log is
+ * the data directory's `authority.db`, or a PostgreSQL database shared by several servers.
  *
- * It reads while a server runs: the store is in WAL mode, where readers see the last committed
- * transaction and never block the writer.
+ * It reads while servers run: the SQLite store is in WAL mode, where readers see the last committed
+ * transaction and never block the writer; PostgreSQL is read in one read-only transaction, which
+ * takes no lock the writers wait for and sees every transaction committed before it started.
  * @module
  */
 import { existsSync } from 'node:fs'
@@ -14,6 +16,7 @@ import { reducers, restoreState, type AuthorityState, type AuthorityStore, type 
 import { UsageError } from '@weft/codec'
 import { openSqliteAuthorityStore } from '@weft/store-sqlite'
 import { USAGE_DIMENSIONS, type Event, type EventPayload, type Lease, type ResourceBudget, type UsageDimension } from '@weft/spec'
+import { checkPostgresUrl, failureReason, postgresTarget, redactedUrl, type PostgresTarget } from './backend.js'
 import { loadOrganization, ORGANIZATION_FILE, STORE_FILE } from './organization.js'
 
 /** One Event as `inspect` lists it. */
@@ -104,6 +107,8 @@ export interface InspectOptions {
   readonly lastEvents?: number
   /** The time leases are judged at. Default: the wall clock. */
   readonly now?: number
+  /** Read the log from this PostgreSQL database (and schema, default `weft`) instead of the data directory's `authority.db`. */
+  readonly postgres?: PostgresTarget
 }
 
 type UsageRecorded = EventPayload<'ext.missionweaveprotocol.core.resource_usage_recorded'>
@@ -230,21 +235,49 @@ function groupReport(store: AuthorityStore, group: GroupState, ledger: Ledger, o
   return { groupId: group.groupId, missionId: group.missionId, missionState: group.mission.state, objective: group.mission.objective, head: group.head, events, workItems, leases, budget }
 }
 
+/** An opened log to fold, where it is (for messages), and how to let it go. */
+interface StoredLog {
+  readonly store: AuthorityStore
+  readonly where: string
+  close(): void
+}
+
+/** The data directory's SQLite store, which must exist: inspection never creates anything. */
+function sqliteLog(dataDir: string): StoredLog {
+  const path = join(dataDir, STORE_FILE)
+  if (!existsSync(path)) throw new UsageError(`${path} does not exist; weft serve creates it on its first start`)
+  const sqlite = openSqliteAuthorityStore(path)
+  return { store: sqlite, where: path, close: () => sqlite.close() }
+}
+
+/** The log in PostgreSQL, read in one read-only transaction (`readPostgresLog`), which creates nothing. */
+async function postgresLog(target: PostgresTarget): Promise<StoredLog> {
+  checkPostgresUrl(target.url)
+  const { readPostgresLog } = await import('@weft/store-postgres')
+  const schema = target.schema ?? 'weft'
+  const where = `${redactedUrl(target.url)} (schema ${schema})`
+  try {
+    return { store: await readPostgresLog({ url: target.url, schema }), where, close: () => {} }
+  } catch (error) {
+    if (error instanceof UsageError) throw new UsageError(`${where}: ${error.message}`)
+    throw new Error(`the PostgreSQL database ${where} cannot be read: ${failureReason(error)}`, { cause: error })
+  }
+}
+
 /**
- * Reads the data directory `dataDir` and folds its log (§15.2: the state is the fold of the log).
- * @throws UsageError when the directory holds no Organization or no store, or `options.groupId` is unknown.
+ * Reads the log of the data directory `dataDir` (or of `options.postgres`) and folds it (§15.2:
+ * the state is the fold of the log).
+ * @throws UsageError when the directory holds no Organization, there is no log, or `options.groupId`
+ * is unknown; an Error naming the database when PostgreSQL cannot be read.
  */
 export async function inspectData(dataDir: string, options: InspectOptions = {}): Promise<Inspection> {
   const organization = await loadOrganization(join(dataDir, ORGANIZATION_FILE))
-  const path = join(dataDir, STORE_FILE)
-  // Opening a missing file would create an empty store: inspection never creates anything.
-  if (!existsSync(path)) throw new UsageError(`${path} does not exist; weft serve creates it on its first start`)
-  const sqlite = openSqliteAuthorityStore(path)
+  const stored = options.postgres === undefined ? sqliteLog(dataDir) : await postgresLog(options.postgres)
   try {
     const usage: Event[] = []
-    const store = readOnly(sqlite, (event) => usage.push(event))
+    const store = readOnly(stored.store, (event) => usage.push(event))
     const state = restoreState(store, reducers, organization.registry)
-    if (options.groupId !== undefined && !state.groups.has(options.groupId)) throw new UsageError(`no Group ${options.groupId} in ${path}`)
+    if (options.groupId !== undefined && !state.groups.has(options.groupId)) throw new UsageError(`no Group ${options.groupId} in ${stored.where}`)
     const ledger = ledgerOf(state, usage)
     const groups = [...state.groups.values()].filter((g) => options.groupId === undefined || g.groupId === options.groupId)
     return {
@@ -253,7 +286,7 @@ export async function inspectData(dataDir: string, options: InspectOptions = {})
       groups: groups.map((g) => groupReport(store, g, ledger, options)),
     }
   } finally {
-    sqlite.close()
+    stored.close()
   }
 }
 
@@ -317,27 +350,37 @@ export function inspectionText(inspection: Inspection): string {
 }
 
 /**
- * `weft inspect --data DIR [--group ID] [--last N] [--json]` on its arguments.
- * @returns 0 after printing; 2 for bad arguments, a directory without an Organization or store, or an unknown Group.
+ * `weft inspect --data DIR [--postgres URL [--pg-schema NAME]] [--group ID] [--last N] [--json]` on its arguments.
+ * @returns 0 after printing; 1 when the PostgreSQL database cannot be read; 2 for bad arguments, a
+ * directory without an Organization or log, or an unknown Group.
  */
 export async function inspectCommand(args: readonly string[], io: { readonly stdout: (text: string) => void; readonly stderr: (text: string) => void }): Promise<number> {
   const { values } = parseArgs({
     args: [...args],
     strict: true,
     allowPositionals: false,
-    options: { data: { type: 'string' }, group: { type: 'string' }, last: { type: 'string' }, json: { type: 'boolean' } },
+    options: { data: { type: 'string' }, group: { type: 'string' }, last: { type: 'string' }, json: { type: 'boolean' }, postgres: { type: 'string' }, 'pg-schema': { type: 'string' } },
   })
   try {
-    if (values.data === undefined) throw new UsageError('--data DIR is required (inspect reads a weft serve data directory)')
+    if (values.data === undefined) throw new UsageError('--data DIR is required (inspect reads the organization.json of a weft serve data directory)')
     const last = values.last === undefined ? undefined : Number(values.last)
     if (last !== undefined && (!Number.isSafeInteger(last) || last < 0)) throw new UsageError(`--last must be a non-negative integer, got ${values.last}`)
-    const inspection = await inspectData(values.data, { ...(values.group === undefined ? {} : { groupId: values.group }), ...(last === undefined ? {} : { lastEvents: last }) })
+    const postgres = postgresTarget(values.postgres, values['pg-schema'])
+    const inspection = await inspectData(values.data, {
+      ...(values.group === undefined ? {} : { groupId: values.group }),
+      ...(last === undefined ? {} : { lastEvents: last }),
+      ...(postgres === undefined ? {} : { postgres }),
+    })
     io.stdout(values.json === true ? `${JSON.stringify(inspection, null, 2)}\n` : inspectionText(inspection))
     return 0
   } catch (error) {
     if (error instanceof UsageError) {
       io.stderr(`weft inspect: ${error.message}\n`)
       return 2
+    }
+    if (values.postgres !== undefined && error instanceof Error) {
+      io.stderr(`weft inspect: ${error.message}\n`)
+      return 1
     }
     throw error
   }

@@ -1,25 +1,27 @@
 /**
- * `weft serve`: a Group Authority on the WebSocket binding (§17) over a durable SQLite store, for
- * the Organization of a data directory.
+ * `weft serve`: a Group Authority on the WebSocket binding (§17) for the Organization of a data
+ * directory, over a durable SQLite store or a PostgreSQL database shared with other `weft serve`
+ * processes.
  *
- * A data directory holds `organization.json` ({@link loadOrganization}) and `authority.db` (the
- * Event log, receipts, ACK Cursors and Artifact blobs of `@weft/store-sqlite`). The store commits
- * with `synchronous = FULL`: a receipt leaves only after its Events are flushed to disk, so an
- * acknowledged Command survives a kill of the process or of the machine, and a restart folds the
- * log back into the same state.
+ * A data directory holds `organization.json` ({@link loadOrganization}) and, unless the log is in
+ * PostgreSQL, `authority.db` (the Event log, receipts, ACK Cursors and Artifact blobs of
+ * `@weft/store-sqlite`). The SQLite store commits with `synchronous = FULL` and PostgreSQL with its
+ * durable defaults: a receipt leaves only after its Events are committed, so an acknowledged Command
+ * survives a kill of the process, and a restart folds the log back into the same state.
  * @module
  */
 import { mkdir, readFile } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import { createAuthority, createDelivery, DEFAULT_POLICY, systemClock, timestampOf, type Authority, type AuthorityPolicy, type Clock } from '@weft/authority'
+import { createDelivery, DEFAULT_POLICY, systemClock, timestampOf, type AuthorityPolicy, type Clock } from '@weft/authority'
 import { createWireServer, type WireLogEntry } from '@weft/authority/wire'
 import { createClient, type Receipt } from '@weft/client'
 import { ProtocolError, UsageError } from '@weft/codec'
-import { openSqliteAuthorityStore } from '@weft/store-sqlite'
+import type { AgentCard } from '@weft/spec'
+import { openPostgresBackend, openSqliteBackend, postgresTarget, type Backend, type PostgresTarget, type ServedAuthority } from './backend.js'
 import { createControlEndpoint, type ControlEndpoint } from './control.js'
 import { jsonLines, peekEnvelope, type ServeLog } from './log.js'
-import { cardsToRegister, loadOrganization, newOrganization, ORGANIZATION_FILE, readableByOthers, registryEvidence, STORE_FILE, writeOrganization, type Organization } from './organization.js'
+import { cardsToRegister, loadOrganization, newOrganization, ORGANIZATION_FILE, readableByOthers, registryEvidence, writeOrganization, type Organization } from './organization.js'
 
 /** The default TCP port of the WebSocket binding. */
 export const DEFAULT_PORT = 7443
@@ -29,8 +31,14 @@ export type ServePolicy = Partial<Omit<AuthorityPolicy, 'controlPlane' | 'requir
 
 /** Options of {@link startServer}. */
 export interface ServeOptions {
-  /** The data directory: `organization.json` is read from it and `authority.db` kept in it. */
+  /** The data directory: `organization.json` is read from it and, without {@link postgres}, `authority.db` kept in it. */
   readonly dataDir: string
+  /**
+   * Keep the log in this PostgreSQL database instead of `authority.db`: every `weft serve` process
+   * started with the same database and schema (and the same `organization.json`) serves one
+   * Organization, each one's subscribers receiving every process's Events live (`@weft/store-postgres`).
+   */
+  readonly postgres?: PostgresTarget
   /** Interface of the WebSocket binding. Default `127.0.0.1`. */
   readonly host?: string
   /** Port of the WebSocket binding; 0 picks a free one. Default {@link DEFAULT_PORT}. */
@@ -55,10 +63,10 @@ export interface RunningServer {
   /** `http://127.0.0.1:port` of the control endpoint, when there is one. */
   readonly controlUrl: string | undefined
   readonly organization: Organization
-  readonly authority: Authority
+  readonly authority: ServedAuthority
   /**
-   * Stops accepting connections and Commands, lets the ones under way finish, then closes the
-   * server and the store. Every Command answered before is on disk already.
+   * Stops accepting connections and Commands, lets the ones under way finish, stores the pending
+   * ACK Cursors, then closes the store. Every Command answered before is committed already.
    */
   close(): Promise<void>
 }
@@ -67,7 +75,7 @@ export interface RunningServer {
 const CLOSE_GRACE_MS = 5000
 
 /** `authority` with every submission logged: accepted (its sequences), answered as a duplicate, or refused with its §19 code. */
-function loggedAuthority(authority: Authority, log: ServeLog): Authority {
+function loggedAuthority(authority: ServedAuthority, log: ServeLog): ServedAuthority {
   const submit = async (bytes: string | Uint8Array): Promise<Receipt> => {
     let receipt: Receipt
     try {
@@ -89,7 +97,33 @@ function loggedAuthority(authority: Authority, log: ServeLog): Authority {
     })
     return receipt
   }
-  return Object.freeze({ ...authority, submit, submitCommand: (command: object) => submit(JSON.stringify(command)), connect: () => ({ submit: (_command: unknown, bytes: string) => submit(bytes) }) })
+  // Everything else is read through to `authority` as it is at the time (its state may be replaced, not only changed).
+  const own = { submit, submitCommand: (command: object) => submit(JSON.stringify(command)), connect: () => ({ submit: (_command: unknown, bytes: string) => submit(bytes) }) }
+  return Object.freeze(Object.create(authority, Object.fromEntries(Object.entries(own).map(([name, value]) => [name, { value, enumerable: true }]))) as ServedAuthority)
+}
+
+/**
+ * Registers the Agent Cards `organization.json` states that the Registry lacks or states otherwise
+ * (§6.1). A card refused because another process sharing the log registered the same one first is
+ * no failure: the Registry then says what the file says.
+ */
+async function registerCards(authority: ServedAuthority, logged: ServedAuthority, organization: Organization, clock: Clock, orgPath: string, log: ServeLog): Promise<void> {
+  const registrar = createClient({ actor: organization.controlPlane.actor, signingKey: organization.controlPlane.signingKey, transport: logged.connect(), clock: () => clock.now() })
+  // Read from the state each time: with PostgreSQL it is replaced after a failed commit.
+  const unstated = (): AgentCard[] => cardsToRegister(organization, (id) => authority.state.org.agents.get(id)?.card, timestampOf(clock.now()))
+  for (const card of unstated()) {
+    try {
+      await registrar.registryAgentCardRegister({ card })
+    } catch (error) {
+      // The refused submission folded the shared log first: the state shows a peer's registration.
+      if (!unstated().some((c) => c.agentId === card.agentId)) {
+        log({ level: 'info', msg: 'agent card already registered', agentId: card.agentId, cardVersion: authority.state.org.agents.get(card.agentId)?.card.cardVersion })
+        continue
+      }
+      throw new UsageError(`${orgPath}: the Agent Card of ${card.agentId} was refused (${ProtocolError.from(error).code}: ${(error as Error).message})`)
+    }
+    log({ level: 'info', msg: 'agent card registered', agentId: card.agentId, cardVersion: card.cardVersion })
+  }
 }
 
 function wireEntry(entry: WireLogEntry): Parameters<ServeLog>[0] {
@@ -132,27 +166,17 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const orgPath = join(options.dataDir, ORGANIZATION_FILE)
   const organization = await loadOrganization(orgPath)
   if (await readableByOthers(orgPath)) log({ level: 'warn', msg: 'organization file readable by others', path: orgPath, detail: 'it holds private keys; chmod 600' })
-  const storePath = join(options.dataDir, STORE_FILE)
-  // §4, §16: a receipt leaves only after its Events are flushed (fsync), so no acknowledged Event
-  // is lost even with the machine; stated here rather than left to the store's default.
-  const store = openSqliteAuthorityStore(storePath, { synchronous: 'full' })
+  const controlPlane = [organization.controlPlane.actor.id]
+  const policy = { ...options.policy, controlPlane }
+  const opening = { dataDir: options.dataDir, organization, clock, policy, log }
+  const backend: Backend = options.postgres === undefined ? openSqliteBackend(opening) : await openPostgresBackend(options.postgres, opening)
   try {
-    const controlPlane = [organization.controlPlane.actor.id]
-    const policy = { ...options.policy, controlPlane }
-    const authority = createAuthority({ registry: organization.registry, keys: { authority: organization.authority.actor, signingKey: organization.authority.signingKey }, store, clock, policy })
+    const { authority } = backend
     const heads = [...authority.state.groups.values()].map((g) => g.head)
-    log({ level: 'info', msg: 'store opened', path: storePath, groups: heads.length, groupEvents: heads.reduce((a, b) => a + b, 0), organizationId: organization.organizationId })
+    log({ level: 'info', msg: 'store opened', ...backend.where, groups: heads.length, groupEvents: heads.reduce((a, b) => a + b, 0), organizationId: organization.organizationId })
     const logged = loggedAuthority(authority, log)
-    const registrar = createClient({ actor: organization.controlPlane.actor, signingKey: organization.controlPlane.signingKey, transport: logged.connect(), clock: () => clock.now() })
-    for (const card of cardsToRegister(organization, (id) => authority.state.org.agents.get(id)?.card, timestampOf(clock.now()))) {
-      try {
-        await registrar.registryAgentCardRegister({ card })
-      } catch (error) {
-        throw new UsageError(`${orgPath}: the Agent Card of ${card.agentId} was refused (${ProtocolError.from(error).code}: ${(error as Error).message})`)
-      }
-      log({ level: 'info', msg: 'agent card registered', agentId: card.agentId, cardVersion: card.cardVersion })
-    }
-    const delivery = createDelivery(authority, { cursorStore: store.cursorStore, controlPlane })
+    await registerCards(authority, logged, organization, clock, orgPath, log)
+    const delivery = createDelivery(authority, { cursorStore: backend.cursorStore, controlPlane })
     const wire = await createWireServer({
       authority: logged,
       registry: organization.registry,
@@ -185,19 +209,24 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       authority,
       close() {
         closing ??= (async () => {
-          // Stop taking Commands first; each one already taken is appended before its answer is sent.
+          // Stop taking Commands first; each one already taken is committed before the store closes.
           await control?.close()
           for (const c of wire.connections) log({ level: 'info', msg: 'connection closed', connectionId: c.id, ...(c.agentId === undefined ? {} : { agentId: c.agentId }), detail: 'server shutting down' })
           await bounded(wire.close(), CLOSE_GRACE_MS)
           delivery.close()
-          store.close()
+          try {
+            await backend.close()
+          } catch (error) {
+            // §16: an ACK Cursor not stored leaves the older one, from which delivery replays; nothing accepted is lost.
+            log({ level: 'warn', msg: 'store closed with an error', detail: (error as Error).message })
+          }
           log({ level: 'info', msg: 'stopped' })
         })()
         return closing
       },
     }
   } catch (error) {
-    store.close()
+    await backend.close().catch(() => {})
     throw error
   }
 }
@@ -295,6 +324,7 @@ async function init(dataDir: string, write: (text: string) => void): Promise<voi
 /**
  * `weft serve` on its command-line arguments: `--init` writes a new Organization; otherwise the
  * server runs until SIGINT or SIGTERM, then shuts down gracefully and resolves with exit code 0.
+ * `--postgres URL [--pg-schema NAME]` keeps the log in PostgreSQL (see {@link ServeOptions.postgres}).
  * Log lines go to `stderr`, one JSON object each.
  * @returns 0 after a clean stop or `--init`; 1 when the server could not start; 2 for bad arguments.
  */
@@ -313,6 +343,8 @@ export async function serveCommand(args: readonly string[], io: { readonly stdou
       'tls-key': { type: 'string' },
       'insecure-loopback': { type: 'boolean' },
       config: { type: 'string' },
+      postgres: { type: 'string' },
+      'pg-schema': { type: 'string' },
     },
   })
   try {
@@ -321,6 +353,7 @@ export async function serveCommand(args: readonly string[], io: { readonly stdou
       await init(values.data, io.stdout)
       return 0
     }
+    const postgres = postgresTarget(values.postgres, values['pg-schema'])
     const config = values.config === undefined ? {} : await readConfig(values.config)
     if ((values['tls-cert'] === undefined) !== (values['tls-key'] === undefined)) throw new UsageError('--tls-cert and --tls-key go together')
     const tlsFiles = values['tls-cert'] !== undefined && values['tls-key'] !== undefined ? { cert: values['tls-cert'], key: values['tls-key'] } : config.tls
@@ -336,6 +369,7 @@ export async function serveCommand(args: readonly string[], io: { readonly stdou
       ...(insecureLoopback === undefined ? {} : { insecureLoopback }),
       ...(controlPort === undefined ? {} : { controlPort }),
       ...(config.policy === undefined ? {} : { policy: config.policy }),
+      ...(postgres === undefined ? {} : { postgres }),
     }
     return await run(options, signals)
   } catch (error) {
