@@ -8,6 +8,10 @@
  * decision and the append one step across processes, as the single-process pipeline makes them
  * one step in memory (§15.3 compare-and-set, §15.2 one order per Group).
  *
+ * The common path of a Command costs three round trips: `BEGIN`, the lock and the reads of what
+ * peers committed go as one simple-protocol query (its only values are numbers this process keeps),
+ * the receipt and its Events as one statement, then `COMMIT`.
+ *
  * Every commit notifies the schema's channel (delivered with the commit, never without it). A
  * listening Authority folds what peers committed as soon as it hears of it, so its `onCommit`
  * listeners (delivery, WebSocket subscribers) see every process's Events live, in log order.
@@ -15,7 +19,6 @@
  */
 import type { Receipt, Transport } from '@weft/client'
 import {
-  actorKey,
   createAuthority,
   createMemoryStore,
   type AuditEntry,
@@ -33,7 +36,7 @@ import pg from 'pg'
 import { createPostgresBlobStore } from './blobs.js'
 import { createCursorCache, type PostgresCursorStore } from './cursors.js'
 import { listenForCommits, type Listener } from './listener.js'
-import { readTransactions } from './log.js'
+import { appendTransaction, integerLiteral, parseTransactions, readTransactions, transactionsAfter, type TransactionRow } from './log.js'
 import { ensureSchema, schemaIdentifier } from './schema.js'
 
 
@@ -156,13 +159,9 @@ export async function createPostgresAuthority(options: PostgresAuthorityOptions)
   // The channel is named after the schema: every process of one log, and only those, hear its commits.
   const channel = schema
   const sql = {
+    // §15.2: one writer at a time on the shared log, so every Group's next sequence is decided once.
     lock: `SELECT id FROM ${s}.log_lock FOR UPDATE`,
-    // The notification rides in the transaction: PostgreSQL delivers it at COMMIT, and never without it.
-    receipt: `WITH r AS (INSERT INTO ${s}.receipts (actor_key, action_id, txn, event_count, body) VALUES ($1, $2, $3, $4, $5) RETURNING txn)
-      SELECT pg_notify($6, txn::text) FROM r`,
-    events: `INSERT INTO ${s}.events (txn, idx, group_id, sequence, event_id, kind, body)
-      SELECT $1, i - 1, g, q, e, k, b FROM unnest($2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[]) WITH ORDINALITY AS t(g, q, e, k, b, i)`,
-    snapshots: `SELECT id, at_txn, group_id, snapshot_hash, compacted_at, body FROM ${s}.snapshots WHERE id > $1 ORDER BY id`,
+    snapshots: (after: number) => `SELECT id, at_txn, group_id, snapshot_hash, compacted_at, body FROM ${s}.snapshots WHERE id > ${integerLiteral(after)} ORDER BY id`,
     snapshot: `WITH n AS (INSERT INTO ${s}.snapshots (id, at_txn, group_id, through_sequence, snapshot_hash, compacted_at, body) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id)
       SELECT pg_notify($8, 'snapshot') FROM n`,
   }
@@ -194,20 +193,37 @@ export async function createPostgresAuthority(options: PostgresAuthorityOptions)
   let announcedThrough = 0
 
   /**
-   * Folds the compactions and transactions after the local position, reading with `client`.
-   * Compactions are read first: each was committed after the transaction it was made at, so the
-   * transactions read next reach it, and it is applied right after that one, as it was made.
+   * Reads with `client` what {@link fold} folds first: the compactions after the last one read,
+   * then the first `readBatch` transactions after the local position, in one simple-protocol
+   * query after the statements of `prefix` (whose results come back as `prefixed`). Compactions
+   * are read first: each was committed after the transaction it was made at, so the transactions
+   * read next reach it. In PostgreSQL's default READ COMMITTED each statement of the query sees
+   * what was committed before it started, so reads placed after the lock see every commit made
+   * before it was granted.
    */
-  async function fold(client: pg.PoolClient | pg.Pool): Promise<number> {
-    const { rows: made } = await client.query<SnapshotRow>(sql.snapshots, [local.snapshotsRead])
+  async function readAhead(client: pg.PoolClient | pg.Pool, prefix: readonly string[] = []): Promise<Ahead> {
+    const statements = [...prefix, sql.snapshots(local.snapshotsRead), transactionsAfter(s, local.position, readBatch)]
+    // Without values the query goes by the simple protocol, which answers one result per statement.
+    const results = (await client.query(statements.join(';\n'))) as unknown as pg.QueryResult[]
+    if (!Array.isArray(results) || results.length !== statements.length) throw new Error(`expected ${statements.length} results from the log reads`)
+    return { prefixed: results.slice(0, prefix.length), made: results[prefix.length]!.rows as SnapshotRow[], page: results[prefix.length + 1]!.rows as TransactionRow[] }
+  }
+
+  /**
+   * Folds the compactions and transactions after the local position: those of `ahead` when given
+   * (read by {@link readAhead} at this position), else read with `client`; further pages of
+   * `readBatch` transactions are read with `client` until one comes back short. A compaction is
+   * applied right after the transaction it was made at, as it was made.
+   */
+  async function fold(client: pg.PoolClient | pg.Pool, ahead?: Ahead): Promise<number> {
+    const { made, page } = ahead ?? (await readAhead(client))
     for (const row of made) {
       local.compactions.push(row)
       local.snapshotsRead = Number(row.id)
     }
     applyCompactions()
     let count = 0
-    for (;;) {
-      const rows = await readTransactions(client, s, local.position, readBatch)
+    for (let rows = parseTransactions(page); ; rows = await readTransactions(client, s, local.position, readBatch)) {
       for (const { txn, events, receipt } of rows) {
         local.authority.ingest([{ events, receipt }])
         local.position = txn
@@ -282,11 +298,14 @@ export async function createPostgresAuthority(options: PostgresAuthorityOptions)
       let open = false
       let broken: unknown
       try {
-        await client.query('BEGIN')
+        // Set first: a failure anywhere in the first query may leave the transaction open, and a
+        // ROLLBACK outside one is harmless.
         open = true
-        // §15.2: one writer at a time on the shared log, so every Group's next sequence is decided once.
-        await client.query(sql.lock)
-        await fold(client)
+        // One round trip: begin, lock the log, read what peers committed while it was unlocked.
+        const ahead = await readAhead(client, ['BEGIN', sql.lock])
+        // Without its one row nothing would be locked, and writers would no longer take turns.
+        if (ahead.prefixed[1]?.rowCount !== 1) throw new Error(`the log lock row of ${s} is missing`)
+        await fold(client, ahead)
         const { value, write, committed } = await decide()
         if (write === undefined) {
           await client.query('ROLLBACK')
@@ -332,7 +351,7 @@ export async function createPostgresAuthority(options: PostgresAuthorityOptions)
       const txn = local.position + 1
       return {
         value: receipt,
-        write: (client) => write(client, accepted, txn),
+        write: (client) => appendTransaction(client, s, channel, txn, accepted),
         committed() {
           local.position = txn
           announcedThrough = txn
@@ -340,20 +359,6 @@ export async function createPostgresAuthority(options: PostgresAuthorityOptions)
         },
       }
     })
-  }
-
-  async function write(client: pg.PoolClient, { events, receipt }: Transaction, txn: number): Promise<void> {
-    const { events: _events, ...body } = receipt
-    await client.query(sql.receipt, [actorKey(receipt.actor), receipt.actionId, txn, events.length, JSON.stringify(body), channel])
-    if (events.length === 0) return
-    await client.query(sql.events, [
-      txn,
-      events.map((e) => e.groupId ?? null),
-      events.map((e) => e.sequence ?? null),
-      events.map((e) => e.eventId),
-      events.map((e) => e.kind),
-      events.map((e) => JSON.stringify(e)),
-    ])
   }
 
   function compact(groupId: string, snapshot: GroupSnapshot | string): Promise<SnapshotRecord> {
@@ -503,6 +508,13 @@ interface Local {
   compactions: SnapshotRow[]
   /** While a peer's compaction is applied: the time it was made at. */
   compactedAt: string | undefined
+}
+
+/** What {@link readAhead} read: the results of its prefix statements, compactions, and the first page of transactions. */
+interface Ahead {
+  readonly prefixed: readonly pg.QueryResult[]
+  readonly made: readonly SnapshotRow[]
+  readonly page: readonly TransactionRow[]
 }
 
 interface SnapshotRow {

@@ -1,16 +1,19 @@
 /**
- * Reading the shared log: its transactions in acceptance order, as the Authority folds them and as
- * a reader such as `weft inspect` loads them, without writing or creating anything.
+ * Reading and appending to the shared log: its transactions in acceptance order, as the Authority
+ * folds them and as a reader such as `weft inspect` loads them, and the one statement that appends
+ * a transaction.
  * @module
  */
-import { createMemoryStore, type AcceptedTransaction, type AuthorityStore, type StoredReceipt } from '@weft/authority'
+import { actorKey, createMemoryStore, type AcceptedTransaction, type AuthorityStore, type StoredReceipt } from '@weft/authority'
 import { UsageError } from '@weft/codec'
 import type { Event } from '@weft/spec'
+import { createHash } from 'node:crypto'
 import pg from 'pg'
 import { hasLog, schemaIdentifier, type Queryable } from './schema.js'
 
 
-interface ReceiptRow {
+/** One transaction as the reading query returns it. */
+export interface TransactionRow {
   readonly txn: string
   readonly body: string
   readonly events: readonly string[]
@@ -22,16 +25,42 @@ export interface NumberedTransaction extends AcceptedTransaction {
 }
 
 /**
+ * The decimal text of `n`, checked to be a non-negative safe integer: the only kind of value this
+ * package splices into SQL text (a simple-protocol query has no parameters).
+ * @throws UsageError for anything else.
+ */
+export function integerLiteral(n: number): string {
+  if (!Number.isSafeInteger(n) || n < 0) throw new UsageError(`expected a non-negative safe integer for SQL text, got ${String(n)}`)
+  return String(n)
+}
+
+/** The query of at most `limit` transactions after number `after` (placeholders or checked literals) in schema `s`. */
+function selectTransactions(s: string, after: string, limit: string): string {
+  return `SELECT r.txn, r.body, coalesce(array_agg(e.body ORDER BY e.idx) FILTER (WHERE e.txn IS NOT NULL), '{}') AS events
+      FROM ${s}.receipts r LEFT JOIN ${s}.events e ON e.txn = r.txn
+      WHERE r.txn > ${after} GROUP BY r.txn, r.body ORDER BY r.txn LIMIT ${limit}`
+}
+
+/**
+ * The text of {@link readTransactions}'s query with its numbers spliced in (checked by
+ * {@link integerLiteral}), to send with other statements in one simple-protocol query; parse its
+ * rows with {@link parseTransactions}.
+ */
+export function transactionsAfter(s: string, after: number, limit: number): string {
+  return selectTransactions(s, integerLiteral(after), integerLiteral(limit))
+}
+
+/**
  * At most `limit` transactions of the log in schema `s` (a quoted identifier) after number
  * `after`, in order, each with its Events parsed deep-frozen and its receipt rebuilt.
  */
 export async function readTransactions(client: Queryable, s: string, after: number, limit: number): Promise<NumberedTransaction[]> {
-  const { rows } = await client.query<ReceiptRow>(
-    `SELECT r.txn, r.body, coalesce(array_agg(e.body ORDER BY e.idx) FILTER (WHERE e.txn IS NOT NULL), '{}') AS events
-      FROM ${s}.receipts r LEFT JOIN ${s}.events e ON e.txn = r.txn
-      WHERE r.txn > $1 GROUP BY r.txn, r.body ORDER BY r.txn LIMIT $2`,
-    [after, limit],
-  )
+  const { rows } = await client.query<TransactionRow>(selectTransactions(s, '$1', '$2'), [after, limit])
+  return parseTransactions(rows)
+}
+
+/** The transactions of rows read by {@link readTransactions}'s query: Events parsed deep-frozen, receipts rebuilt. */
+export function parseTransactions(rows: readonly TransactionRow[]): NumberedTransaction[] {
   return rows.map((row) => {
     // §4.6: parsed deep-frozen, so the local log, the reducers and the listeners share one immutable copy.
     const events = Object.freeze(row.events.map((body) => JSON.parse(body, freezeMember) as Event))
@@ -39,6 +68,56 @@ export async function readTransactions(client: Queryable, s: string, after: numb
     // The member order of a receipt as the pipeline makes it: envelope, events, acceptedAt, commandHash.
     return { txn: Number(row.txn), events, receipt: { ...envelope, events, acceptedAt, commandHash } as StoredReceipt }
   })
+}
+
+/**
+ * The statement appending one transaction: its receipt, its Events and the commit notification, in
+ * one round trip. The database checks it as it checks separate inserts: the receipt's number
+ * continues the log (`receipts_contiguous`), each Event row continues its Group's head and sees
+ * the rows inserted before it in the same statement (`events_contiguous`, a per-row BEFORE
+ * trigger), each Event references the receipt (checked at the end of the statement, when the
+ * receipt row is there) and the receipt holds exactly its Events (`receipts_complete`, at
+ * `COMMIT`). One refusal refuses the whole statement: nothing of the transaction stays.
+ */
+function appendStatement(s: string): { readonly name: string; readonly text: string } {
+  // The Events take the receipt's number from its insert, so they are written only with it. The
+  // notification rides in the transaction: PostgreSQL delivers it at COMMIT, and never without it.
+  const text = `WITH r AS (
+      INSERT INTO ${s}.receipts (actor_key, action_id, txn, event_count, body) VALUES ($1, $2, $3, $4, $5) RETURNING txn
+    ), e AS (
+      INSERT INTO ${s}.events (txn, idx, group_id, sequence, event_id, kind, body)
+      SELECT r.txn, t.i - 1, t.g, t.q, t.e, t.k, t.b
+      FROM r, unnest($6::text[], $7::bigint[], $8::text[], $9::text[], $10::text[]) WITH ORDINALITY AS t(g, q, e, k, b, i)
+      ORDER BY t.i
+    )
+    SELECT pg_notify($11, r.txn::text) FROM r`
+  // Named after its text, so each connection parses and plans it once (the statement is the hot
+  // path of every Command), and two schemas' statements never share a name.
+  return { name: `weft_append_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`, text }
+}
+
+/**
+ * Appends `transaction` as number `txn` to the log in schema `s` (a quoted identifier) and
+ * notifies `channel`, in one statement, which the database checks as it checks separate inserts.
+ * Run it inside the transaction that holds the log lock; it is durable at that `COMMIT`.
+ * @throws the database's error when a constraint refuses it; nothing of it is then written.
+ */
+export async function appendTransaction(client: Queryable, s: string, channel: string, txn: number, { events, receipt }: AcceptedTransaction): Promise<void> {
+  const { events: _events, ...body } = receipt
+  const values = [
+    actorKey(receipt.actor),
+    receipt.actionId,
+    txn,
+    events.length,
+    JSON.stringify(body),
+    events.map((e) => e.groupId ?? null),
+    events.map((e) => e.sequence ?? null),
+    events.map((e) => e.eventId),
+    events.map((e) => e.kind),
+    events.map((e) => JSON.stringify(e)),
+    channel,
+  ]
+  await client.query({ ...appendStatement(s), values })
 }
 
 /** A `JSON.parse` reviver that freezes every object and array once its members are parsed. */
