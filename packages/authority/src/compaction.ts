@@ -16,6 +16,9 @@
  *
  * Reads go through the redaction view of `redaction.ts`, so a redacted Message is served as its
  * tombstone on every path.
+ *
+ * Folding the retained history is what a restart costs; a store that keeps state checkpoints gets
+ * one after every compaction (`Authority.compact`, `checkpoint.ts`), so a restart resumes past it.
  * @module
  */
 import { parseStrictJson, ProtocolError, UsageError, type KeyResolver, type SigningKey } from '@weft/codec'

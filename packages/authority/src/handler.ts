@@ -66,9 +66,13 @@ export interface EventDraft<K extends EventKind = EventKind> {
 export type AnyEventDraft = { [K in EventKind]: EventDraft<K> }[EventKind]
 
 /** Makes a typed {@link EventDraft}; keeps `kind` and `payload` in step. */
-export function draft<K extends EventKind>(kind: K, payload: EventPayload<K>, at: Omit<EventDraft<K>, 'kind' | 'payload'> = {}): EventDraft<K> {
-  return { kind, payload, ...at }
+export function draft<K extends EventKind>(kind: K, payload: EventPayload<K>, at: Omit<EventDraft<K>, 'kind' | 'payload'> = NO_MEMBERS): EventDraft<K> {
+  // Every draft has one shape, absent envelope members `undefined`: the pipeline reads the members
+  // of every draft, and reads of objects of one shape are the fast kind.
+  return { kind, payload, groupId: at.groupId, conversationId: at.conversationId, workItemId: at.workItemId, actor: at.actor } as EventDraft<K>
 }
+
+const NO_MEMBERS: Omit<EventDraft, 'kind' | 'payload'> = Object.freeze({})
 
 /** Organization policy the handlers consult (§8, §9.1, §12, §14, §20). All fields have defaults. */
 export interface AuthorityPolicy {

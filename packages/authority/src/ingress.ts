@@ -12,6 +12,7 @@
 import {
   canonicalize,
   createVerifier,
+  DOCUMENT_KINDS,
   GENERIC_WIRE_MESSAGES,
   parseTimestamp,
   ProtocolError,
@@ -22,7 +23,7 @@ import {
   type SignedVerifier,
   type Stage,
 } from '@weft/codec'
-import type { Command, CommandKind } from '@weft/spec'
+import { CommandPayloads, type Command, type CommandKind } from '@weft/spec'
 import { validators } from '@weft/validators'
 import { commandPayloads } from '@weft/validators/payloads'
 import { schemaCheckForKind } from '@weft/validators/signed'
@@ -30,6 +31,7 @@ import { COMMAND_RULES, type CommandRule } from './gen/rules.js'
 import type { AnyCommand, AuthorityPolicy, HandlerContext } from './handler.js'
 import { actorKey, aggregateKey, type ActorRef, type AuthorityState, type GroupState } from './model.js'
 import type { AuthorityStore, StoredReceipt } from './store.js'
+import { parseInstant } from './instants.js'
 
 /** Where in the ingress a Command was refused; kept in the audit record, never sent (§6.4). */
 export type IngressStage =
@@ -140,11 +142,15 @@ class TrustedCommand implements Decoded {
 
 /**
  * `HandlerContext.verifyDocument`: the six §6.4 stages for an embedded Signed Document, given as its
- * canonical JSON; with `registry` undefined (the trusted path) only its schema.
+ * canonical JSON; with `registry` undefined (the trusted path) only its schema. There, a document
+ * that is a payload member of the Command being handled (`handling`), which the payload schema
+ * checked against the document's own schema at admission, is not checked a second time.
  */
-export function documentVerifier(verifier: SignedVerifier, registry: KeyResolver | undefined): HandlerContext['verifyDocument'] {
+export function documentVerifier(verifier: SignedVerifier, registry: KeyResolver | undefined, handling?: () => Command | undefined): HandlerContext['verifyDocument'] {
   return (kind, document) => {
     if (registry === undefined) {
+      const command = handling?.()
+      if (command !== undefined && checkedWithPayload(command, kind, document)) return
       if (!schemaCheckForKind(kind, document as never)) throw documentError('SCHEMA_VALIDATION_FAILED', kind, 'schema', 'schema-invalid')
       return
     }
@@ -159,6 +165,55 @@ export function documentVerifier(verifier: SignedVerifier, registry: KeyResolver
     const result = verifier.verify(kind, text, registry)
     if (!result.ok) throw documentError(result.error.code as keyof typeof GENERIC_WIRE_MESSAGES, kind, result.stage, result.reason, result.detail)
   }
+}
+
+/** A payload member whose schema is a Signed Document's own (`$ref` to it), or a list of such documents (`each`). */
+interface PayloadDocument {
+  readonly member: string
+  readonly kind: string
+  readonly each: boolean
+}
+
+/**
+ * Per Command kind, the payload members its schema checks with a Signed Document's schema, read off
+ * the spec's payload schemas: the validators are generated from the same schemas, so the payload
+ * check runs the very check a document's schema stage runs.
+ */
+const PAYLOAD_DOCUMENTS: ReadonlyMap<string, readonly PayloadDocument[]> = new Map(
+  Object.entries(CommandPayloads as Readonly<Record<string, { readonly properties?: Readonly<Record<string, SchemaRef>> }>>).map(([kind, schema]) => [
+    kind,
+    Object.entries(schema.properties ?? {}).flatMap(([member, property]): PayloadDocument[] => {
+      const each = property.type === 'array'
+      const document = documentKindOf(each ? property.items?.$ref : property.$ref)
+      return document === undefined ? [] : [{ member, kind: document, each }]
+    }),
+  ]),
+)
+
+/** The part of a payload member's schema {@link PAYLOAD_DOCUMENTS} reads. */
+interface SchemaRef {
+  readonly $ref?: string
+  readonly type?: string
+  readonly items?: { readonly $ref?: string }
+}
+
+/** The Signed Document kind a `$ref` names (`evidence.schema.json` -> `evidence`), or `undefined`. */
+function documentKindOf(ref: string | undefined): string | undefined {
+  const kind = ref?.endsWith('.schema.json') === true ? ref.slice(0, -'.schema.json'.length) : undefined
+  return kind !== undefined && (DOCUMENT_KINDS as readonly string[]).includes(kind) ? kind : undefined
+}
+
+/** Whether `document` is a payload member of `command` that its payload schema checked as a `kind` document. */
+export function checkedWithPayload(command: Command, kind: string, document: unknown): boolean {
+  const members = PAYLOAD_DOCUMENTS.get(command.kind)
+  if (members === undefined) return false
+  const payload = command.payload as Readonly<Record<string, unknown>>
+  for (const m of members) {
+    if (m.kind !== kind) continue
+    const value = payload[m.member]
+    if (value === document || (m.each && Array.isArray(value) && value.includes(document))) return true
+  }
+  return false
 }
 
 /** `JSON.stringify` of a value, or `undefined` when it has no JSON text (a cycle, a bigint, `undefined` itself). */
@@ -180,8 +235,6 @@ export interface IngressContext {
   readonly state: AuthorityState
   readonly store: AuthorityStore
   readonly policy: AuthorityPolicy
-  /** The Authority clock, epoch milliseconds. */
-  readonly nowMs: number
 }
 
 /** A Command cleared for its handler. */
@@ -208,11 +261,11 @@ const CREATES_GROUP: ReadonlySet<string> = new Set<CommandKind>(['mission.create
  * kind, or the stored receipt when it is an exact retry.
  * @throws ProtocolError with the code of the first failing check.
  */
-export function admit(decoded: Decoded, ctx: IngressContext): Admitted | Duplicate {
+export function admit(decoded: Decoded, ctx: IngressContext, nowMs: number): Admitted | Duplicate {
   const { command } = decoded
   const rule = ruleOf(command)
   checkExtensions(command)
-  checkFreshness(command, ctx)
+  checkFreshness(command, ctx.policy, nowMs)
   const actor = command.actor as ActorRef
   const key = actorKey(actor)
   const prior = ctx.store.receipt(key, command.actionId)
@@ -225,15 +278,21 @@ export function admit(decoded: Decoded, ctx: IngressContext): Admitted | Duplica
   const group = checkGroupAndMembership(command, actor, key, rule, ctx)
   // §7.4: an archived Group is closed history; nothing more is appended to it.
   if (group !== undefined && group.group.state === 'archived') refuse('INVALID_STATE_TRANSITION', 'The Group is archived.', 'group', 'group-archived')
-  checkCoordinator(command, actor, rule, group, ctx.nowMs)
+  checkCoordinator(command, actor, rule, group, nowMs)
   if (!rule.issuerTypes.includes(actor.type)) refuse('AUTH_FORBIDDEN', `A ${actor.type} may not issue ${command.kind}.`, 'role', 'issuer-type-not-allowed')
   checkRevision(command, rule, group, ctx.state)
   return { command: command as AnyCommand, rule, group }
 }
 
+/**
+ * The catalog rules by kind. A Map, because a Command's `kind` is a fresh string from its JSON:
+ * hashing it beats the keyed lookup of an object with a member per kind.
+ */
+const RULES: ReadonlyMap<string, CommandRule> = new Map(Object.values(COMMAND_RULES as Readonly<Record<string, CommandRule>>).map((rule) => [rule.kind, rule]))
+
 /** The catalog rule of a known kind whose payload matches its schema. */
 function ruleOf(command: Command): CommandRule {
-  const rule = (COMMAND_RULES as Readonly<Record<string, CommandRule>>)[command.kind]
+  const rule = RULES.get(command.kind)
   // §18: an `ext.` kind passes the envelope schema, but only catalogued kinds have a transition here.
   if (rule === undefined) refuse('INVALID_COMMAND', `Unknown Command kind ${command.kind}.`, 'kind', 'kind-not-catalogued')
   const payload = commandPayloads[rule.kind]
@@ -289,21 +348,21 @@ const FRACTION_MS: readonly number[] = Array.from({ length: 1000 }, (_, i) => {
 /**
  * {@link epochMs} of a text already known to be a §2 timestamp (it passed a schema, or the Authority
  * wrote it), to the last bit. Its most common form, `YYYY-MM-DDTHH:MM:SS.sssZ` (what `toISOString`
- * writes), is exactly the ECMAScript date-time string format, which `Date.parse` reads natively;
- * the fraction is then added as {@link epochMs} adds it.
+ * writes), is exactly the ECMAScript date-time string format, which `Date.parse` reads natively
+ * (here through {@link parseInstant}); the fraction is then added as {@link epochMs} adds it.
  */
 export function knownEpochMs(text: string): number {
   if (text.length !== 24 || text.charCodeAt(23) !== 0x5a || text.charCodeAt(19) !== 0x2e) return epochMs(text)
-  const ms = Date.parse(text)
+  const ms = parseInstant(text)
   const fraction = ((ms % 1000) + 1000) % 1000
   return ms - fraction + FRACTION_MS[fraction]!
 }
 
 /** §6.4: a newly presented Command must fall within the bounded freshness window; failure is AUTH_INVALID_SIGNATURE (§19). */
-function checkFreshness(command: Command, ctx: IngressContext): void {
+function checkFreshness(command: Command, policy: AuthorityPolicy, nowMs: number): void {
   // The Command schema (checked before admission, on both paths) made `issuedAt` a §2 timestamp.
-  const skew = knownEpochMs(command.issuedAt) - ctx.nowMs
-  if (!(Math.abs(skew) <= ctx.policy.freshnessSeconds * 1000)) {
+  const skew = knownEpochMs(command.issuedAt) - nowMs
+  if (!(Math.abs(skew) <= policy.freshnessSeconds * 1000)) {
     refuse('AUTH_INVALID_SIGNATURE', GENERIC_WIRE_MESSAGES.AUTH_INVALID_SIGNATURE, 'freshness', skew < 0 ? 'issued-too-long-ago' : 'issued-in-the-future', { detail: `${skew} ms` })
   }
 }

@@ -10,9 +10,9 @@ import type { Receipt, Transport } from '@weft/client'
 import { parseStrictJson, ProtocolError, UsageError, type ErrorCode, type KeyResolver, type SigningKey } from '@weft/codec'
 import type { Event, GroupSnapshot } from '@weft/spec'
 import { systemClock, systemRandom, timestampOf, uuidSource, type Clock, type RandomSource } from './clock.js'
-import { dispatchCommand, type CommandHandlers } from './gen/handlers.js'
+import type { CommandHandlers } from './gen/handlers.js'
 import type { EventReducers } from './gen/reducers.js'
-import { contextFactory, type AnyCommand, type AuthorityPolicy } from './handler.js'
+import { contextFactory, type AnyCommand, type AnyEventDraft, type AuthorityPolicy, type HandlerContext } from './handler.js'
 import {
   admit,
   commandVerifier,
@@ -23,6 +23,7 @@ import {
   jsonText,
   type Admitted,
   type Decoded,
+  type IngressContext,
   type IngressStage,
 } from './ingress.js'
 import { emptyState, type ActorRef, type AuthorityState, type GroupState } from './model.js'
@@ -30,7 +31,9 @@ import { RATE_RING_CAPACITY } from './domain/runaway.js'
 import { createMemoryStore, type AuthorityStore, type SnapshotRecord, type StoredReceipt } from './store.js'
 import { createOnlineLog, type EventPage } from './compaction.js'
 import { restoreState } from './restore.js'
-import { applyEvents, createDraftCheck, createEventSealer, frozenJson, materialize, type TransactionCause } from './transact.js'
+import { emitWarning, keepsCheckpoints, saveCheckpoint, type AuthorityWarning } from './checkpoint.js'
+import type { CheckpointManifest } from './store.js'
+import { applyEvents, applyEventsKeyed, createDraftCheck, createEventSealer, frozenJson, materializeKeyed, type MaterializeOptions, type TransactionCause } from './transact.js'
 
 /** The Authority's own identity: the service Principal that accepts Events (`acceptedBy`) and its signing key. */
 export interface AuthorityKeys {
@@ -57,6 +60,12 @@ export interface AuthorityOptions {
    */
   readonly store?: AuthorityStore
   /**
+   * Told when the Authority takes a slower path than it could: a stored state checkpoint that is
+   * authentic but unusable (the whole history is folded instead), or a checkpoint not saved after a
+   * compaction. Default: `process.emitWarning`.
+   */
+  readonly onWarning?: (warning: AuthorityWarning) => void
+  /**
    * Sign each accepted Event when its `signature` is first read (by a reader of a receipt or of
    * `events()`, by `JSON.stringify`, a copy, or a store that serializes it) instead of inside the
    * transaction. Every Event anyone can see is still individually signed (§15.2), with the same
@@ -64,6 +73,14 @@ export interface AuthorityOptions {
    * simulators on {@link Authority.submitTrusted}. Default `false`.
    */
   readonly deferEventSignatures?: boolean
+  /**
+   * Check every Event a handler drafts against its kind's payload schema on
+   * {@link Authority.submitTrusted} too, as {@link Authority.submit} always does. The check finds
+   * handler bugs, not bad Commands (a failure is `INTERNAL_ERROR` with nothing appended); the
+   * package's tests run every handler with it, so the trusted path leaves it off unless asked, a
+   * debug option for hosts that bring their own handler tables. Default `false`.
+   */
+  readonly checkEventPayloads?: boolean
 }
 
 /**
@@ -145,10 +162,21 @@ export interface Authority {
    * hash at its sequence), Events up to its sequence leave the online log; the store retains them
    * and the state does not change. Replays from below then answer `CURSOR_TOO_OLD`.
    * @returns The stored record.
+   * When the store keeps state checkpoints, a {@link checkpoint} follows; should it fail, the
+   * compaction stands and `onWarning` hears why.
    * @throws ProtocolError `GROUP_NOT_FOUND`, `AUTH_INVALID_SIGNATURE` or `INVALID_COMMAND` for a snapshot
    * that does not verify or does not advance the compaction point; UsageError when the store cannot compact.
    */
   compact(groupId: string, snapshot: GroupSnapshot | string): SnapshotRecord
+  /**
+   * Saves a state checkpoint in the store: an image of the whole state at the end of the retained
+   * history, signed with the Authority's key together with its position and the compacted Groups'
+   * snapshot references, so the next Authority over the store verifies it and folds only what came
+   * after (`checkpoint.ts`).
+   * @returns The signed manifest.
+   * @throws UsageError when the store keeps no checkpoints (see `AuthorityStore`) or the state holds what an image cannot carry.
+   */
+  checkpoint(): CheckpointManifest
   /** The Organization-scoped Events, in acceptance order. */
   organizationEvents(): readonly Event[]
   /** A fresh fold of the whole stored log with the same reducers; equal to {@link state} unless something is wrong. */
@@ -218,60 +246,121 @@ export function createPipeline(options: PipelineOptions): Authority {
   const newId = uuidSource(options.random ?? systemRandom)
   const store = options.store ?? createMemoryStore()
   const verifier = commandVerifier(policy.maxCommandBytes)
-  const state = restoreState(store, reducers, registry)
+  const onWarning = options.onWarning ?? emitWarning
+  const state = restoreState(store, reducers, registry, { authority: keys.authority, onWarning })
   const log = createOnlineLog({ store, state, reducers, registry, signingKey: keys.signingKey, now: () => timestampOf(clock.now()) })
+  const checkpoint = (): CheckpointManifest => saveCheckpoint({ store, state, authority: keys.authority, signingKey: keys.signingKey, now: () => timestampOf(clock.now()) })
+  /** A compaction is followed by a checkpoint where the store keeps them, so a restart starts past it. */
+  const compact = (groupId: string, snapshot: GroupSnapshot | string): SnapshotRecord => {
+    const record = log.compact(groupId, snapshot)
+    if (!keepsCheckpoints(store)) return record
+    try {
+      checkpoint()
+    } catch (cause) {
+      onWarning({ kind: 'checkpoint-not-saved', message: `compact: Group ${groupId} was compacted, but no checkpoint was saved after it: ${(cause as Error).message}`, cause })
+    }
+    return record
+  }
   const auditLog: AuditEntry[] = []
   const commitListeners = new Set<(events: readonly Event[]) => void>()
   const verifyDocument = documentVerifier(verifier, registry)
-  const verifySchemaOnly = documentVerifier(verifier, undefined)
+  // The trusted path's handler runs on a Command whose payload schema was checked at admission; the
+  // embedded documents that check covered need no second schema check (`documentVerifier`).
+  let handling: AnyCommand | undefined
+  const verifySchemaOnly = documentVerifier(verifier, undefined, () => handling)
   const seal = createEventSealer(keys.signingKey, { deferSignatures: options.deferEventSignatures === true })
-  const checkDrafts = createDraftCheck(keys.authority)
-  const contextOf = contextFactory({ state, authority: keys.authority, policy, newId })
+  const checkTrustedPayloads = options.checkEventPayloads === true
+  // The Principal every Event names as `acceptedBy`, frozen with them: a copy, since the options are the caller's.
+  const authorityActor: ActorRef = Object.freeze({ type: keys.authority.type, id: keys.authority.id })
+  const contextOf = contextFactory({ state, authority: authorityActor, policy, newId })
+  const checkDrafts = createDraftCheck(authorityActor)
+  const ingress: IngressContext = { state, store, policy }
+  // The `materialize` options of the Command being committed, one object for the pipeline's life.
+  const sealing: MaterializeOptions & { now: string; hashSource: Decoded | undefined } = {
+    now: '',
+    newId,
+    authority: authorityActor,
+    hashSource: undefined,
+    sign: (event) => seal(event, sealing.hashSource),
+  }
 
-  /** One Command from decoding to receipt; throws only the caller's `ProtocolError`, recorded in audit. */
-  function handle(decode: () => Decoded, raw: () => unknown, trusted: boolean): Receipt {
+  // The last two actors' frozen copies: consecutive Commands mostly come from the same few actors.
+  let lastActor = authorityActor
+  let actorBefore = authorityActor
+
+  /**
+   * The frozen actor the Events and both receipts of a Command share: a copy, since the Command's
+   * may be the caller's object, and the same copy as a recent Command's when that names the same actor.
+   */
+  function frozenActor(actor: ActorRef): ActorRef {
+    if (lastActor.id === actor.id && lastActor.type === actor.type) return lastActor
+    const copy = actorBefore.id === actor.id && actorBefore.type === actor.type ? actorBefore : Object.freeze({ type: actor.type, id: actor.id })
+    actorBefore = lastActor
+    lastActor = copy
+    return copy
+  }
+
+  // Where the Command being handled is, for the audit record of a refusal. Commands run one at a
+  // time (see Authority), so one variable serves them all.
+  let stage = 'ingress' as IngressStage
+
+  /**
+   * One Command from decoding to receipt: `input` is the Command object when `trusted`, else its
+   * bytes. Throws only the caller's `ProtocolError`, recorded in audit.
+   */
+  function handle(input: unknown, trusted: boolean): Receipt {
     const nowMs = clock.now()
     const now = timestampOf(nowMs)
     let decoded: Decoded | undefined
-    const step = { stage: 'ingress' as IngressStage }
+    stage = 'ingress' as IngressStage
     try {
-      decoded = decode()
-      const admitted = admit(decoded, { state, store, policy, nowMs })
+      decoded = trusted ? decodeTrusted(input) : decodeSigned(input as string | Uint8Array, verifier, registry, policy.maxCommandBytes)
+      const admitted = admit(decoded, ingress, nowMs)
       if (admitted.duplicate !== undefined) return { ...admitted.duplicate, duplicate: true }
-      return commit(admitted, decoded, nowMs, now, trusted, step)
+      return commit(admitted, decoded, nowMs, now, trusted)
     } catch (thrown) {
-      throw refused(thrown, decoded?.command ?? raw(), now, step.stage)
+      throw refused(thrown, decoded?.command ?? (trusted ? input : peek(input, policy.maxCommandBytes)), now, stage)
     }
   }
 
-  function commit({ command, rule, group }: Admitted, decoded: Decoded, nowMs: number, now: string, trusted: boolean, step: { stage: IngressStage }): Receipt {
-    // The trusted path computes the signing hash on first read (see `decodeTrusted`): with deferred
-    // Event signatures, that is when a reader first needs it, not in the transaction.
-    const commandHash = (): string => decoded.commandHash
+  function commit({ command, rule, group }: Admitted, decoded: Decoded, nowMs: number, now: string, trusted: boolean): Receipt {
     const ctx = contextOf(group, now, nowMs, trusted ? verifySchemaOnly : verifyDocument, decoded)
-    step.stage = 'handler'
-    const drafts = dispatchCommand(handlers, command, ctx)
-    step.stage = 'commit'
-    checkDrafts(drafts, rule, now)
-    const actor = command.actor as ActorRef
+    stage = 'handler'
+    // The kind's handler found by the rule's own kind text (internalized, unlike the Command's
+    // fresh `kind`): what `dispatchCommand` selects, without comparing the kind against each case.
+    const handler = handlers[rule.kind] as unknown as (command: AnyCommand, ctx: HandlerContext) => readonly AnyEventDraft[]
+    handling = command
+    let drafts: readonly AnyEventDraft[]
+    try {
+      drafts = handler(command, ctx)
+    } finally {
+      handling = undefined
+    }
+    stage = 'commit'
+    checkDrafts(drafts, rule, now, !trusted || checkTrustedPayloads)
+    const actor = frozenActor(command.actor as ActorRef)
     const cause: TransactionCause =
       command.groupId === undefined
         ? { type: 'command', id: command.actionId, actor, correlationId: command.correlationId }
         : { type: 'command', id: command.actionId, actor, correlationId: command.correlationId, groupId: command.groupId }
-    // §4.6: accepted Events are immutable; the log, the readers and the reducers share one deep-frozen copy.
-    const events = Object.freeze(materialize(state, cause, drafts, { now, newId, authority: keys.authority, sign: (event) => seal(event, commandHash) }))
-    // One frozen actor for both receipts: a copy, since the Command's may be the caller's object.
-    const actorCopy = Object.freeze({ ...actor })
-    const receipt: StoredReceipt = receiptOf(command, actorCopy, events, now, decoded)
-    append(events, receipt)
+    sealing.now = now
+    // The trusted path computes the signing hash on first read (see `decodeTrusted`): with deferred
+    // Event signatures, that is when a reader first needs it, not in the transaction.
+    sealing.hashSource = decoded
+    // §4.6: accepted Events are immutable; the log, the readers and the reducers share the deep-frozen Events.
+    const keys: (string | undefined)[] = []
+    const events = Object.freeze(materializeKeyed(state, cause, drafts, sealing, keys))
+    sealing.hashSource = undefined
+    const receipt: StoredReceipt = receiptOf(command, actor, events, now, decoded)
+    append(events, receipt, keys)
     notify(events)
-    return receiptOf(command, actorCopy, events, now, decoded, false)
+    return receiptOf(command, actor, events, now, decoded, false)
   }
 
   /** Applies and stores one transaction; on any failure the state goes back to the fold of what is stored. */
-  function append(events: readonly Event[], receipt: StoredReceipt): void {
+  function append(events: readonly Event[], receipt: StoredReceipt, keys?: readonly (string | undefined)[]): void {
     try {
-      applyEvents(state, events, reducers)
+      applyEventsKeyed(state, events, reducers, keys)
       // The append is the commit point: a receipt exists exactly when the Events do.
       store.appendTransaction(events, receipt)
     } catch (failure) {
@@ -324,12 +413,7 @@ export function createPipeline(options: PipelineOptions): Authority {
     })
   }
 
-  const submitBytes = (bytes: string | Uint8Array): Receipt =>
-    handle(
-      () => decodeSigned(bytes, verifier, registry, policy.maxCommandBytes),
-      () => peek(bytes, policy.maxCommandBytes),
-      false,
-    )
+  const submitBytes = (bytes: string | Uint8Array): Receipt => handle(bytes, false)
   const settle = (run: () => Receipt): Promise<Receipt> =>
     new Promise((resolve, reject) => {
       try {
@@ -342,14 +426,15 @@ export function createPipeline(options: PipelineOptions): Authority {
   const authority: Authority = {
     submit: (bytes) => settle(() => submitBytes(bytes)),
     submitCommand: (command) => settle(() => submitBytes(jsonText(command) as string)),
-    submitTrusted: (command) => handle(() => decodeTrusted(command), () => command, true),
+    submitTrusted: (command) => handle(command, true),
     connect: () => ({ submit: (_command, bytes) => authority.submit(bytes) }),
     state,
     group: (groupId) => state.groups.get(groupId),
     events: log.events,
     eventPage: log.eventPage,
     snapshot: log.snapshot,
-    compact: log.compact,
+    compact,
+    checkpoint,
     organizationEvents: () => store.organizationEvents(),
     replayState: () => fold(store.allEvents(), reducers),
     audit: () => auditLog.slice(),
@@ -363,32 +448,51 @@ export function createPipeline(options: PipelineOptions): Authority {
 }
 
 /**
- * The frozen receipt of an accepted Command (with `duplicate` when it answers the caller). Its
+ * The receipt of an accepted Command: frozen as stored, or with `duplicate` as the caller gets it. Its
  * `commandHash` member is the hash when `decoded` already knows it, else an accessor that reads
  * `decoded.commandHash` (which computes once) on access.
  */
 function receiptOf(command: AnyCommand, actor: ActorRef, events: readonly Event[], acceptedAt: string, decoded: Decoded): StoredReceipt
 function receiptOf(command: AnyCommand, actor: ActorRef, events: readonly Event[], acceptedAt: string, decoded: Decoded, duplicate: boolean): Receipt
 function receiptOf(command: AnyCommand, actor: ActorRef, events: readonly Event[], acceptedAt: string, decoded: Decoded, duplicate?: boolean): StoredReceipt {
-  const receipt: Record<string, unknown> = { actionId: command.actionId, actor, kind: command.kind }
+  const known = decoded.knownHash
+  const receipt = (known === undefined ? new LazyHashReceipt(decoded) : {}) as Record<string, unknown>
+  receipt['actionId'] = command.actionId
+  receipt['actor'] = actor
+  receipt['kind'] = command.kind
   if (command.groupId !== undefined) receipt['groupId'] = command.groupId
   receipt['events'] = events
   receipt['acceptedAt'] = acceptedAt
   if (duplicate !== undefined) receipt['duplicate'] = duplicate
-  const known = decoded.knownHash
   if (known !== undefined) receipt['commandHash'] = known
-  else Object.defineProperty(Object.defineProperty(receipt, HASH_SOURCE, { value: decoded }), 'commandHash', LAZY_COMMAND_HASH)
-  return Object.freeze(receipt) as unknown as StoredReceipt
+  else Object.defineProperty(receipt, 'commandHash', LAZY_COMMAND_HASH)
+  // The stored receipt answers every retry, so it is frozen; the caller's copy is the caller's.
+  return (duplicate === undefined ? Object.freeze(receipt) : receipt) as unknown as StoredReceipt
 }
 
-/** Where a receipt keeps the source of its lazy `commandHash`: a non-enumerable symbol member, out of readers' sight. */
-const HASH_SOURCE = Symbol('weft.commandHash')
+/**
+ * A receipt whose `commandHash` is read from the source of the trusted path's lazy signing hash,
+ * kept in a private field: out of readers' sight (JSON, spreads, equality see the members only),
+ * and cheaper to set than a hidden property.
+ */
+class LazyHashReceipt {
+  readonly #source: Decoded
 
-// One accessor shared by every receipt keeps receipts on shared hidden classes (see `transact.ts`).
+  constructor(source: Decoded) {
+    this.#source = source
+  }
+
+  /** The signing hash, computed by the source on its first read. */
+  static hashOf(receipt: LazyHashReceipt): string {
+    return receipt.#source.commandHash
+  }
+}
+
+// One accessor shared by every lazy receipt keeps receipts on shared hidden classes (see `transact.ts`).
 const LAZY_COMMAND_HASH: PropertyDescriptor = {
   enumerable: true,
-  get(this: { readonly [HASH_SOURCE]: Decoded }): string {
-    return this[HASH_SOURCE].commandHash
+  get(this: LazyHashReceipt): string {
+    return LazyHashReceipt.hashOf(this)
   },
 }
 
@@ -415,7 +519,7 @@ function refill(target: object, source: object): void {
 }
 
 /** The raw document of refused bytes, read again for the audit record (only refusals pay for it). */
-function peek(bytes: string | Uint8Array, maxBytes: number): unknown {
+function peek(bytes: unknown, maxBytes: number): unknown {
   if (typeof bytes !== 'string' && !(bytes instanceof Uint8Array)) return undefined
   const parsed = parseStrictJson(bytes, { maxBytes })
   return parsed.ok ? parsed.value : undefined

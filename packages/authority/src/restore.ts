@@ -9,12 +9,18 @@
  *
  * A store whose snapshot fails any of these was tampered with or damaged, and no Authority is
  * started over it.
+ *
+ * A store that keeps a state checkpoint (`checkpoint.ts`) is restored from it instead when the
+ * caller names the Authority whose signature it must carry: the verified image at its position,
+ * then the fold of the Events after it. Only an authentic checkpoint this build cannot use sends the
+ * restore back to the full fold.
  * @module
  */
 import { UsageError, type KeyResolver } from '@weft/codec'
 import type { Event } from '@weft/spec'
+import { emitWarning, resumeFromCheckpoint, type AuthorityWarning } from './checkpoint.js'
 import type { EventReducers } from './gen/reducers.js'
-import { emptyState, type AuthorityState, type GroupState } from './model.js'
+import { emptyState, type ActorRef, type AuthorityState, type GroupState } from './model.js'
 import { snapshotArtifactHash, snapshotImage, verifyGroupSnapshot } from './snapshots.js'
 import type { AuthorityStore, SnapshotRecord } from './store.js'
 import { applyEvents, frozenJson } from './transact.js'
@@ -25,16 +31,39 @@ interface PendingCheck {
   readonly segment: Event[]
 }
 
+/** Options of {@link restoreState}. */
+export interface RestoreOptions {
+  /**
+   * The Authority restoring: a stored state checkpoint is used only with this option, and only
+   * when a key the Registry binds to this Principal signed it. Without it the whole retained
+   * history is folded.
+   */
+  readonly authority?: ActorRef
+  /** Told when an authentic checkpoint is not used and the whole history is folded instead. Default: `process.emitWarning`. */
+  readonly onWarning?: (warning: AuthorityWarning) => void
+}
+
 /**
  * The state of an Authority over `store`: the fold of its retained history with `reducers`, each
- * compacted Group's snapshot verified against `registry` at its sequence (see the module notes).
- * Each reducer receives a deep-frozen Event, as on acceptance: the stored object itself when the
- * store hands back the frozen Events the Authority accepted (the memory store does), a frozen copy
- * of anything else (a durable store's parsed rows).
+ * compacted Group's snapshot verified against `registry` at its sequence (see the module notes),
+ * or, given `options.authority` and a store that keeps one, the stored state checkpoint verified
+ * and resumed from (`checkpoint.ts`). Each reducer receives a deep-frozen Event, as on acceptance:
+ * the stored object itself when the store hands back the frozen Events the Authority accepted (the
+ * memory store does), a frozen copy of anything else (a durable store's parsed rows).
  * @throws UsageError naming the Group and the failed check when a stored snapshot does not verify,
- * or when the retained history does not reach a snapshot's sequence.
+ * or when the retained history does not reach a snapshot's sequence; naming the failed check when
+ * a stored checkpoint does not verify (signature, image hash, position, snapshot records).
  */
-export function restoreState(store: AuthorityStore, reducers: EventReducers, registry: KeyResolver): AuthorityState {
+export function restoreState(store: AuthorityStore, reducers: EventReducers, registry: KeyResolver, options: RestoreOptions = {}): AuthorityState {
+  if (options.authority !== undefined) {
+    const resumed = resumeFromCheckpoint(store, reducers, registry, { authority: options.authority, onWarning: options.onWarning ?? emitWarning })
+    if (resumed !== undefined) return resumed
+  }
+  return foldHistory(store, reducers, registry)
+}
+
+/** The fold of the whole retained history, each compacted Group's snapshot verified at its sequence. */
+function foldHistory(store: AuthorityStore, reducers: EventReducers, registry: KeyResolver): AuthorityState {
   const state = emptyState()
   const snapshotOf = store.snapshot?.bind(store)
   const pending = new Map<string, PendingCheck>()

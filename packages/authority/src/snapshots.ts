@@ -240,7 +240,7 @@ function signedSnapshot(input: string | Uint8Array | GroupSnapshot, registry: Ke
   const bytes = typeof input === 'string' || input instanceof Uint8Array ? input : JSON.stringify(input)
   const checked = snapshotVerifier.verify('group-snapshot', bytes, registry)
   if (!checked.ok) return { ok: false, stage: 'signature', reason: `signature: ${checked.error.message}` }
-  return { ok: true, snapshot: JSON.parse(typeof bytes === 'string' ? bytes : new TextDecoder().decode(bytes)) as GroupSnapshot }
+  return { ok: true, snapshot: checked.verified.document as unknown as GroupSnapshot }
 }
 
 function canonicalHash(value: unknown): string {

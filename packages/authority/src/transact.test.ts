@@ -43,17 +43,32 @@ describe('createEventSealer', () => {
     expect(stored).toEqual(expected(unsigned()))
   })
 
-  it('returns a deep-frozen copy that shares nothing with the draft, members in RFC 8785 order', () => {
-    const event = unsigned()
+  it('seals the envelope in place: deep-frozen, shared objects frozen with it, -0 stored as 0', () => {
+    for (const deferSignatures of [false, true]) {
+      const event = unsigned()
+      const shared = { type: 'text', text: 'hello', weight: -0 }
+      ;(event.payload as { content: object[] }).content = [shared]
+      const stored = createEventSealer(cast.authority.key, { deferSignatures })(event)
+      expect(stored).toBe(event)
+      const content = (stored.payload as { content: { text: string; weight: number }[] }).content
+      expect([stored, stored.payload, stored.actor, stored.cause, stored.signature, content, content[0]].every((o) => Object.isFrozen(o))).toBe(true)
+      expect(content[0]).toBe(shared)
+      expect(Object.is(shared.weight, 0)).toBe(true)
+      expect(() => ((stored.payload as Record<string, unknown>)['messageId'] = 'x')).toThrow(TypeError)
+      expect(() => (shared.text = 'changed by a reducer')).toThrow(TypeError)
+      expect(stored.signature).toEqual(expected({ ...unsigned(), payload: { ...unsigned().payload, content: [{ type: 'text', text: 'hello', weight: 0 }] } } as UnsignedEvent).signature)
+    }
+  })
+
+  it('copies an object someone else froze only when it holds a -0 the signed text writes as 0', () => {
+    const frozen = Object.freeze({ n: -0, s: 'kept' })
+    const untouched = Object.freeze({ n: 1 })
+    const event = { ...unsigned(), payload: { messageId: 'urn:weft:test:message:1', a: frozen, b: untouched } } as unknown as UnsignedEvent
     const stored = createEventSealer(cast.authority.key)(event)
-    const content = (stored.payload as { content: { text: string }[] }).content
-    expect([stored, stored.payload, stored.signature, content, content[0]].every((o) => Object.isFrozen(o))).toBe(true)
-    expect(() => ((stored.payload as Record<string, unknown>)['messageId'] = 'x')).toThrow(TypeError)
-    expect(() => (content[0]!.text = 'changed by a reducer')).toThrow(TypeError)
-    ;(event.payload as { content: { text: string }[] }).content[0]!.text = 'changed by the handler'
-    expect(stored).toEqual(expected(unsigned()))
-    const { signature: _signature, ...envelope } = stored
-    expect(JSON.stringify(envelope)).toBe(new TextDecoder().decode(canonicalizeOrThrow(envelope)))
+    const payload = stored.payload as unknown as { a: { n: number }; b: object }
+    expect(payload.a).not.toBe(frozen)
+    expect(Object.is(payload.a.n, 0) && Object.isFrozen(payload.a)).toBe(true)
+    expect(payload.b).toBe(untouched)
   })
 
   it('with deferSignatures, signs once, on the first read of the signature, with the same signature', () => {
@@ -69,15 +84,15 @@ describe('createEventSealer', () => {
     expect(Object.isFrozen(stored)).toBe(true)
   })
 
-  it('adds a lazily supplied commandHash after the sorted members, read once and only with the signature when deferred', () => {
+  it('adds a lazily supplied commandHash after the other members, read once and only with the signature when deferred', () => {
     const hash = `sha256:${'ab'.repeat(32)}`
     for (const deferSignatures of [false, true]) {
       let reads = 0
       const { key, signs } = countingKey()
-      const stored = createEventSealer(key, { deferSignatures })(unsigned(), () => (reads++, hash))
+      const stored = createEventSealer(key, { deferSignatures })(unsigned(), { get commandHash() { return reads++, hash } })
       expect([reads, signs()]).toEqual(deferSignatures ? [0, 0] : [1, 1])
       expect(JSON.parse(JSON.stringify(stored))).toEqual(expected({ ...unsigned(), commandHash: hash }))
-      expect(Object.keys(stored).slice(0, 3)).toEqual(['acceptedBy', 'actor', 'aggregateRevision'])
+      expect(Object.keys(stored).slice(0, 3)).toEqual(['protocolVersion', 'eventId', 'kind'])
       expect(Object.keys(stored).slice(-2)).toEqual(['commandHash', 'signature'])
       expect([reads, signs()]).toEqual([1, 1])
     }
@@ -148,7 +163,7 @@ describe('signing input', () => {
       for (const deferSignatures of [false, true]) {
         const plain = createEventSealer(cast.authority.key, { deferSignatures })(event)
         expect(JSON.parse(JSON.stringify(plain))).toEqual(JSON.parse(JSON.stringify(expected(event))))
-        const hashed = createEventSealer(cast.authority.key, { deferSignatures })(event, () => hash)
+        const hashed = createEventSealer(cast.authority.key, { deferSignatures })(event, { commandHash: hash })
         expect(hashed.signature).toEqual(expected({ ...event, commandHash: hash } as UnsignedEvent).signature)
       }
     }
@@ -157,7 +172,7 @@ describe('signing input', () => {
   it('lets a deferred check read placeholders, then the real members', () => {
     const seen: unknown[] = []
     const hash = `sha256:${'ef'.repeat(32)}`
-    const stored = createEventSealer(cast.authority.key, { deferSignatures: true, check: (e) => (seen.push(e.commandHash, e.signature.value), true) })(unsigned(), () => hash)
+    const stored = createEventSealer(cast.authority.key, { deferSignatures: true, check: (e) => (seen.push(e.commandHash, e.signature.value), true) })(unsigned(), { commandHash: hash })
     expect(seen).toEqual([`sha256:${'0'.repeat(64)}`, 'A'.repeat(86)])
     expect(stored.commandHash).toBe(hash)
     expect(stored.signature).toEqual(expected({ ...unsigned(), commandHash: hash } as UnsignedEvent).signature)
@@ -186,6 +201,19 @@ describe('materialize', () => {
     ])
     expect(state.groups.get(base.groupId!)!.head).toBe(4)
   })
+
+  it('builds envelopes with members in RFC 8785 order, which the sealer signs as the codec does', () => {
+    const state = emptyState()
+    const base = unsigned()
+    state.groups.set(base.groupId!, { head: 0, revisions: new Map() } as unknown as GroupState)
+    const cause = { type: 'command' as const, id: 'urn:weft:test:action:1', actor: cast.worker1.actor as ActorRef, correlationId: 'urn:weft:test:correlation:1', groupId: base.groupId! }
+    const drafts = [{ kind: 'message.posted', payload: { messageId: 'urn:weft:test:message:1', content: [{ type: 'text', text: 'hi' }] }, workItemId: 'urn:weft:test:work:1' }] as unknown as AnyEventDraft[]
+    const seal = createEventSealer(cast.authority.key)
+    const [event] = materialize(state, cause, drafts, { now: T0, newId: () => 'urn:weft:test:event:1', authority: cast.authority.actor as ActorRef, sign: (e) => seal(e) })
+    const { signature: _signature, ...envelope } = event!
+    expect(Object.keys(envelope)).toEqual(Object.keys(envelope).sort())
+    expect(event!.signature).toEqual(expected(envelope as UnsignedEvent).signature)
+  })
 })
 
 describe('createDraftCheck', () => {
@@ -205,7 +233,7 @@ describe('createDraftCheck', () => {
   const check = createDraftCheck(cast.authority.actor as ActorRef)
 
   it('passes drafts the catalog allows, with payloads and envelope members that conform', () => {
-    expect(() => check([draftOf({ conversationId: message.conversationId, actor: cast.authority.actor })], rule, T0)).not.toThrow()
+    for (const payloads of [true, false]) expect(() => check([draftOf({ conversationId: message.conversationId, actor: cast.authority.actor })], rule, T0, payloads)).not.toThrow()
   })
 
   it('refuses a kind the Command may not emit, a payload off its schema, and envelope members off the Event schema', () => {
@@ -218,12 +246,18 @@ describe('createDraftCheck', () => {
       [[draftOf({ actor: { ...cast.worker1.actor, name: 'extra' } })], T0, /envelope fails its schema/],
       [[draftOf({ actor: { type: 'robot', id: cast.worker1.actor.id } })], T0, /envelope fails its schema/],
       [[draftOf({})], '2026-07-15 00:00:00', /envelope fails its schema/],
+      [[draftOf({})], `${T0.slice(0, 11)}24:00:00.000Z`, /envelope fails its schema/],
+      [[draftOf({ workItemId: 'urn:weft:test:work:1' }), draftOf({ workItemId: 'urn:weft:test:work:1 ' })], T0, /envelope fails its schema/],
     ]
-    for (const [drafts, now, reason] of refusals) expect(() => check(drafts, rule, now)).toThrow(reason)
+    for (const [drafts, now, reason] of refusals) expect(() => check(drafts, rule, now, true)).toThrow(reason)
+    // Without the payload schema, the catalog and the envelope members are still checked.
+    const offSchema = draftOf({ payload: { ...message, authority: true } })
+    expect(() => check([offSchema], rule, T0, false)).not.toThrow()
+    for (const [drafts, now, reason] of refusals.filter(([, , r]) => !/payload/.test(r.source))) expect(() => check(drafts, rule, now, false)).toThrow(reason)
   })
 
   it('refuses every draft when the Authority Principal itself is off the actor schema', () => {
     const broken = createDraftCheck({ type: 'service', id: 'not a URI' })
-    expect(() => broken([draftOf({})], rule, T0)).toThrow(/envelope fails its schema/)
+    expect(() => broken([draftOf({})], rule, T0, false)).toThrow(/envelope fails its schema/)
   })
 })

@@ -13,6 +13,7 @@ import { eventPayloads } from '@weft/validators/payloads'
 import type { CommandRule } from './gen/rules.js'
 import type { AnyEventDraft, EventOf, ReducerFor } from './handler.js'
 import { aggregateKey, type ActorRef, type AuthorityState } from './model.js'
+import { isoTimeOfDay } from './instants.js'
 
 /** The reducer of every Event kind (the generated `EventReducers` interface has this shape). */
 export type ReducerTable = { readonly [K in EventKind]: ReducerFor<K> }
@@ -57,6 +58,28 @@ interface KindInfo {
 
 const catalog = new Map<string, KindInfo>(EVENT_CATALOG.map((e) => [e.kind, { scope: e.scope, aggregate: e.aggregate, genesis: GROUP_GENESIS.has(e.kind) }]))
 
+/** The aggregate keys made last, newest first, as `[aggregate, id, key]` triples. */
+const recentKeys: string[] = ['', '', '', '', '', '']
+
+/**
+ * `aggregateKey(aggregate, id)`, the same string object as last time for the aggregates of the
+ * last two calls: consecutive Commands mostly advance the same WorkItem, and a key used before has
+ * its hash computed and is the very string the revisions Map holds, so finding it is a compare.
+ */
+function knownAggregateKey(aggregate: string | undefined, id: string): string {
+  const keys = recentKeys
+  if (keys[1] === id && keys[0] === aggregate) return keys[2]!
+  const key = keys[4] === id && keys[3] === aggregate ? keys[5]! : aggregateKey(aggregate as never, id)
+  // The key found or made moves to the front, the one there to the back.
+  keys[3] = keys[0]!
+  keys[4] = keys[1]!
+  keys[5] = keys[2]!
+  keys[0] = aggregate ?? ''
+  keys[1] = id
+  keys[2] = key
+  return key
+}
+
 /**
  * The running heads and aggregate revisions of one transaction, by Group. A transaction has a
  * handful of drafts, so a short list searched from its newest entry beats Maps keyed by
@@ -84,81 +107,143 @@ function runningOf(running: readonly Running[], groupId: string, key: string | u
  * same transaction (a handler bug: the pipeline reports it as `INTERNAL_ERROR`).
  */
 export function materialize<E = Event>(state: AuthorityState, cause: TransactionCause, drafts: readonly AnyEventDraft[], options: MaterializeOptions<E>): E[] {
+  return materializeKeyed(state, cause, drafts, options, undefined)
+}
+
+/**
+ * {@link materialize}, also writing each Event's aggregate key (`aggregateKey`; `undefined` for an
+ * Organization Event) to `keys`, for {@link applyEventsKeyed}: the pipeline derives each key once.
+ */
+export function materializeKeyed<E>(state: AuthorityState, cause: TransactionCause, drafts: readonly AnyEventDraft[], options: MaterializeOptions<E>, keys: (string | undefined)[] | undefined): E[] {
   // The Group Events of this transaction so far, heads and revisions alike (kept only for the
   // drafts that follow, so a one-Event transaction keeps none).
   const running: Running[] = []
   const events: E[] = []
   const last = drafts.length - 1
+  const causeRef = { type: cause.type, id: cause.id }
   for (let i = 0; i <= last; i++) {
     const d = drafts[i]!
     const info = catalog.get(d.kind)
     if (info === undefined) throw new Error(`materialize: unknown Event kind ${d.kind}`)
-    const event: Record<string, unknown> = {
-      protocolVersion: '0.1',
-      eventId: options.newId(),
-      kind: d.kind,
-      actor: d.actor ?? cause.actor,
-      cause: { type: cause.type, id: cause.id },
-      correlationId: cause.correlationId,
-      occurredAt: options.now,
-      payload: d.payload,
-      acceptedBy: options.authority,
+    let groupId: string | undefined
+    let key: string | undefined
+    let sequence = 0
+    let revision = 0
+    if (info.scope !== 'organization') {
+      groupId = d.groupId ?? cause.groupId
+      if (groupId === undefined) throw new Error(`materialize: ${d.kind} needs a Group`)
+      const group = state.groups.get(groupId)
+      const head = runningOf(running, groupId, undefined) ?? group?.head ?? 0
+      if (group === undefined && !(info.genesis && head === 0)) throw new Error(`materialize: no Group ${groupId} for ${d.kind}`)
+      key = knownAggregateKey(info.aggregate, aggregateIdFrom(info.aggregate, groupId, d.workItemId, d.payload as Record<string, unknown>))
+      sequence = head + 1
+      revision = (runningOf(running, groupId, key) ?? group?.revisions.get(key) ?? 0) + 1
+      if (i < last) running.push({ groupId, key: undefined, value: sequence }, { groupId, key, value: revision })
     }
-    if (d.conversationId !== undefined) event['conversationId'] = d.conversationId
-    if (d.workItemId !== undefined) event['workItemId'] = d.workItemId
-    if (cause.commandHash !== undefined) event['commandHash'] = cause.commandHash
-    if (info.scope === 'organization') {
-      events.push(options.sign(event as UnsignedEvent))
-      continue
+    const actor = d.actor ?? cause.actor
+    const eventId = options.newId()
+    // Members in RFC 8785 order, so a sealer finds the envelope's own members sorted (see
+    // `signingBytes`). A Group Event of a Command takes one of four literals, each of one shape,
+    // built in one allocation; the rest is built member by member.
+    const { conversationId, workItemId } = d
+    let event: Record<string, unknown>
+    if (groupId === undefined || cause.commandHash !== undefined) {
+      event = { acceptedBy: options.authority, actor }
+      if (groupId !== undefined) event['aggregateRevision'] = revision
+      // One cause object per transaction: every Event of it has the same cause (§15.2), and the sealer freezes it.
+      event['cause'] = causeRef
+      if (cause.commandHash !== undefined) event['commandHash'] = cause.commandHash
+      if (conversationId !== undefined) event['conversationId'] = conversationId
+      event['correlationId'] = cause.correlationId
+      event['eventId'] = eventId
+      if (groupId !== undefined) event['groupId'] = groupId
+      event['kind'] = d.kind
+      event['occurredAt'] = options.now
+      event['payload'] = d.payload
+      event['protocolVersion'] = '0.1'
+      if (groupId !== undefined) event['sequence'] = sequence
+      if (workItemId !== undefined) event['workItemId'] = workItemId
+    } else if (workItemId === undefined) {
+      event =
+        conversationId === undefined
+          ? { acceptedBy: options.authority, actor, aggregateRevision: revision, cause: causeRef, correlationId: cause.correlationId, eventId, groupId, kind: d.kind, occurredAt: options.now, payload: d.payload, protocolVersion: '0.1', sequence }
+          : { acceptedBy: options.authority, actor, aggregateRevision: revision, cause: causeRef, conversationId, correlationId: cause.correlationId, eventId, groupId, kind: d.kind, occurredAt: options.now, payload: d.payload, protocolVersion: '0.1', sequence }
+    } else {
+      event =
+        conversationId === undefined
+          ? { acceptedBy: options.authority, actor, aggregateRevision: revision, cause: causeRef, correlationId: cause.correlationId, eventId, groupId, kind: d.kind, occurredAt: options.now, payload: d.payload, protocolVersion: '0.1', sequence, workItemId }
+          : { acceptedBy: options.authority, actor, aggregateRevision: revision, cause: causeRef, conversationId, correlationId: cause.correlationId, eventId, groupId, kind: d.kind, occurredAt: options.now, payload: d.payload, protocolVersion: '0.1', sequence, workItemId }
     }
-    const groupId = d.groupId ?? cause.groupId
-    if (groupId === undefined) throw new Error(`materialize: ${d.kind} needs a Group`)
-    const group = state.groups.get(groupId)
-    const head = runningOf(running, groupId, undefined) ?? group?.head ?? 0
-    if (group === undefined && !(info.genesis && head === 0)) throw new Error(`materialize: no Group ${groupId} for ${d.kind}`)
-    const key = aggregateKey(info.aggregate as never, aggregateIdFrom(info.aggregate, groupId, d.workItemId, d.payload as Record<string, unknown>))
-    const revision = (runningOf(running, groupId, key) ?? group?.revisions.get(key) ?? 0) + 1
-    if (i < last) running.push({ groupId, key: undefined, value: head + 1 }, { groupId, key, value: revision })
-    event['groupId'] = groupId
-    event['sequence'] = head + 1
-    event['aggregateRevision'] = revision
     events.push(options.sign(event as UnsignedEvent))
+    keys?.push(key)
   }
   return events
 }
 
-/** Checks a handler's drafts before they become Events; see {@link createDraftCheck}. */
-export type DraftCheck = (drafts: readonly AnyEventDraft[], rule: CommandRule, now: string) => void
+/**
+ * Checks a handler's drafts before they become Events; see {@link createDraftCheck}. `payloads`
+ * says whether each payload is also checked against its Event kind's schema.
+ */
+export type DraftCheck = (drafts: readonly AnyEventDraft[], rule: CommandRule, now: string, payloads: boolean) => void
 
 /**
  * The check the pipeline runs on a handler's drafts before it materializes them. A failure is a
  * handler bug (the pipeline answers `INTERNAL_ERROR` and appends nothing): a kind the catalog does
- * not let the Command emit, a payload off its kind's schema, or an envelope member off the Event
- * schema (§15.2). Of the envelope, only what a draft supplies is checked per draft (`actor`,
- * `groupId`, `conversationId`, `workItemId`) and the `occurredAt` of the transaction; the rest is
- * valid by construction: the Event ID comes from the ID source, cause, correlation and default
- * actor from a Command that passed its schema, sequence and revision are counted, `commandHash`
- * is a signing hash, and `acceptedBy` (the Authority's Principal) is checked here once.
+ * not let the Command emit, a payload off its kind's schema (when `payloads`), or an envelope
+ * member off the Event schema (§15.2). Of the envelope, only what a draft supplies is checked per
+ * draft (`actor`, `groupId`, `conversationId`, `workItemId`) and the `occurredAt` of the
+ * transaction; the rest is valid by construction: the Event ID comes from the ID source, cause,
+ * correlation and default actor from a Command that passed its schema, sequence and revision are
+ * counted, `commandHash` is a signing hash, and `acceptedBy` (the Authority's Principal) is checked
+ * here once.
  */
 export function createDraftCheck(authority: ActorRef): DraftCheck {
   const authorityValid = isActor(authority)
-  let checkedNow = ''
-  return (drafts, rule, now) => {
+  // The last value each member was found valid with: consecutive Commands mostly name the same
+  // WorkItem, Conversation and Group, and drafts the same actor objects, so most checks are a compare.
+  let validActor: unknown = authority
+  let validGroupId = ''
+  let validConversationId = ''
+  let validWorkItemId = ''
+  return (drafts, rule, now, payloads) => {
+    // §2: one `occurredAt` for the whole transaction, checked once.
+    if (drafts.length > 0 && !isTimestamp(now)) throw new Error(`${drafts[0]!.kind}: the Event envelope fails its schema`)
     for (const d of drafts) {
       if (!rule.emits.includes(d.kind)) throw new Error(`${rule.kind} may not emit ${d.kind} (COMMAND_CATALOG emits)`)
-      const validator = eventPayloads[d.kind]
-      if (!validator.check(d.payload)) throw new Error(`${d.kind} payload fails its schema: ${JSON.stringify(validator.errors(d.payload, { maxErrors: 3 }))}`)
+      if (payloads) {
+        const validator = eventPayloads[d.kind]
+        if (!validator.check(d.payload)) throw new Error(`${d.kind} payload fails its schema: ${JSON.stringify(validator.errors(d.payload, { maxErrors: 3 }))}`)
+      }
+      const { actor, groupId, conversationId, workItemId } = d
       const envelopeValid =
         authorityValid &&
-        (d.actor === undefined || isActor(d.actor)) &&
-        (d.groupId === undefined || isId(d.groupId)) &&
-        (d.conversationId === undefined || isId(d.conversationId)) &&
-        (d.workItemId === undefined || isId(d.workItemId)) &&
-        (now === checkedNow || isProtocolTimestamp(now))
+        (actor === undefined || actor === validActor || isActor(actor)) &&
+        (groupId === undefined || groupId === validGroupId || isId(groupId)) &&
+        (conversationId === undefined || conversationId === validConversationId || isId(conversationId)) &&
+        (workItemId === undefined || workItemId === validWorkItemId || isId(workItemId))
       if (!envelopeValid) throw new Error(`${d.kind}: the Event envelope fails its schema`)
-      checkedNow = now
+      // Frozen actors only: a value that cannot change stays valid.
+      if (actor !== undefined && Object.isFrozen(actor)) validActor = actor
+      if (groupId !== undefined) validGroupId = groupId
+      if (conversationId !== undefined) validConversationId = conversationId
+      if (workItemId !== undefined) validWorkItemId = workItemId
     }
   }
+}
+
+/** The `YYYY-MM-DDT` of the last timestamp {@link isTimestamp} found valid in the `toISOString` form. */
+let validDay = '\u0000'
+
+/**
+ * The `timestamp` definition of `common.schema.json` (§2). A text in the `toISOString` form on the
+ * day of the last one found valid only needs a valid time of day; the Authority clock's readings
+ * nearly all are.
+ */
+function isTimestamp(text: string): boolean {
+  if (text.startsWith(validDay) && isoTimeOfDay(text) >= 0) return true
+  if (!isProtocolTimestamp(text)) return false
+  if (isoTimeOfDay(text) >= 0) validDay = text.slice(0, 11)
+  return true
 }
 
 /** The `id` definition of `common.schema.json`: an absolute URI of at most 512 code points. */
@@ -194,71 +279,198 @@ const PLACEHOLDER_HASH = `sha256:${'0'.repeat(64)}`
 
 /**
  * Seals one envelope. `commandHash`, when given, supplies the envelope's `commandHash` member
- * (which `event` must then lack, and which follows the sorted members): computed when the
- * signature is, so at once unless signatures are deferred.
+ * (which `event` must then lack, and which follows the other members): read from the source when
+ * the signature is computed, so at once unless signatures are deferred, and only once.
  */
-export type EventSealer = (event: UnsignedEvent, commandHash?: () => string) => Event
+export type EventSealer = (event: UnsignedEvent, commandHash?: CommandHashSource) => Event
+
+/** Where a sealer reads a Command's signing hash: an object whose `commandHash` may compute on first read (the trusted path's `Decoded`). */
+export interface CommandHashSource {
+  readonly commandHash: string
+}
 
 /**
- * The `sign` of {@link materialize} the pipeline uses. Each envelope is copied once into a
- * deep-frozen Event (§4.6: an accepted Event is immutable) that shares no object with the
- * handler's draft, with members in RFC 8785 order (then `commandHash` when supplied lazily, and
- * `signature`); the log, every reader and the reducers get that
- * one object. It is signed with the Authority's key under the `event` profile (§6.4: the signing
- * input is the canonical envelope without `signature`, signed time `occurredAt`), at once or, with
- * `deferSignatures`, when the signature (or a lazily supplied `commandHash`) is first read. An
- * envelope outside the JCS data model throws in both modes, so such an Event is never accepted.
+ * The `sign` of {@link materialize} the pipeline uses. Each envelope becomes the Event in place, with
+ * no copy: every member is deep-frozen where it stands (§4.6: an accepted Event is immutable), so
+ * the objects it shares with the handler's draft (and, through it, with the Command or with earlier
+ * Events) are frozen with it; the log, every reader and the reducers get that one object. Members
+ * keep their order (then `commandHash` when supplied lazily, and `signature`). It is signed with
+ * the Authority's key under the `event` profile (§6.4: the signing input is the canonical envelope
+ * without `signature`, signed time `occurredAt`), at once or, with `deferSignatures`, when the
+ * signature (or a lazily supplied `commandHash`) is first read. An envelope outside the JCS data
+ * model throws in both modes, so such an Event is never accepted; `-0` is stored as `0`, as the
+ * signed text has it.
  */
 export function createEventSealer(key: SigningKey, options: SealerOptions = {}): EventSealer {
   const { check } = options
   const envelope = (occurredAt: string, value: string): SignatureEnvelope => Object.freeze({ algorithm: 'Ed25519', keyId: key.keyId, createdAt: occurredAt, value })
-  const signatureOf = (top: Record<string, unknown>, plain: boolean): SignatureEnvelope =>
-    envelope(top['occurredAt'] as string, encodeBase64url(key.pair.sign(signingBytes(top, plain))))
+  const signatureOf = (top: Record<string, unknown>, form: SigningForm): SignatureEnvelope =>
+    envelope(top['occurredAt'] as string, encodeBase64url(key.pair.sign(signingBytes(top, form))))
   const refuse = (top: Record<string, unknown>): never => {
     throw new Error(`${top['kind'] as string}: the Event envelope fails its schema`)
   }
   if (options.deferSignatures === true) {
     return (event, commandHash) => {
-      const { top, plain } = copyEnvelope(event)
-      const lazy: LazyEvent = { sign: signatureOf, hash: commandHash, plain }
+      const top = ownEnvelope(event)
+      const form = sealMembers(top)
       // The accessors are in place before the check, which reads placeholders through them, so the
       // Event keeps one shape from birth (no member changes from data to accessor).
-      Object.defineProperty(top, LAZY, { value: lazy })
       if (commandHash !== undefined) Object.defineProperty(top, 'commandHash', LAZY_HASH)
       Object.defineProperty(top, 'signature', LAZY_SIGNATURE)
       if (check !== undefined) {
-        lazy.placeholder = envelope(top['occurredAt'] as string, PLACEHOLDER_SIGNATURE)
-        const ok = check(top as unknown as Event)
-        lazy.placeholder = undefined
-        if (!ok) refuse(top)
+        checking = { event: top, placeholder: envelope(top['occurredAt'] as string, PLACEHOLDER_SIGNATURE) }
+        try {
+          if (!check(top as unknown as Event)) refuse(top)
+        } finally {
+          checking = undefined
+        }
       }
+      pending.push(top, signatureOf, commandHash, form)
       return Object.freeze(top) as unknown as Event
     }
   }
   return (event, commandHash) => {
-    const { top, plain } = copyEnvelope(event)
+    const top = ownEnvelope(event)
+    const form = sealMembers(top)
     if (check !== undefined) {
       // The placeholders hold the members' places; the real values overwrite them below.
       if (commandHash !== undefined) top['commandHash'] = PLACEHOLDER_HASH
       top['signature'] = envelope(top['occurredAt'] as string, PLACEHOLDER_SIGNATURE)
       if (!check(top as unknown as Event)) refuse(top)
     }
-    if (commandHash !== undefined) top['commandHash'] = commandHash()
-    top['signature'] = signatureOf(top, plain)
+    if (commandHash !== undefined) top['commandHash'] = commandHash.commandHash
+    top['signature'] = signatureOf(top, form)
     return Object.freeze(top) as unknown as Event
   }
+}
+
+/** The envelope object to seal: `event` itself, or a shallow copy when someone froze it already. */
+function ownEnvelope(event: UnsignedEvent): Record<string, unknown> {
+  return Object.isFrozen(event) ? { ...event } : (event as unknown as Record<string, unknown>)
+}
+
+/**
+ * How {@link signingBytes} writes a sealed envelope's RFC 8785 text. `sorted`: every object's
+ * members are in canonical order and none is named like an array index, so `JSON.stringify` writes
+ * exactly the RFC 8785 text (same escapes, same number form, values checked by the seal);
+ * `unsorted`: a sorted copy is written the same way; `index`: a member name JavaScript orders as an
+ * array index, which only the codec's canonicalization places right.
+ */
+type SigningForm = 'sorted' | 'unsorted' | 'index'
+
+/** Set by {@link freezeInPlace} when it meets an object whose members are out of RFC 8785 order. */
+let sawUnsorted = false
+/** Set by {@link freezeInPlace} and {@link copyFrozen} when they meet a member name that may order as an array index. */
+let sawIndexName = false
+
+/**
+ * Deep-freezes every member of an envelope in place (the envelope itself stays open for the
+ * sealer's members) and returns how its signing text can be written.
+ * @throws ProtocolError (the codec's) when a member is outside the JCS data model.
+ */
+function sealMembers(top: Record<string, unknown>): SigningForm {
+  sawUnsorted = false
+  sawIndexName = false
+  let previous = ''
+  try {
+    // `for in`: the envelope is a plain object (see {@link ownEnvelope}); no member list is allocated.
+    for (const name in top) {
+      if (!wellFormed(name)) throw OUTSIDE_JCS
+      if (name < previous) sawUnsorted = true
+      previous = name
+      const value = top[name]
+      const sealed = freezeInPlace(value, 1)
+      if (sealed !== value || isNegativeZero(value)) top[name] = sealed
+    }
+  } catch (thrown) {
+    if (thrown !== OUTSIDE_JCS) throw thrown
+    canonicalizeOrThrow(top)
+    throw new Error('sealMembers: a value the seal refused has a canonical form')
+  }
+  return sawIndexName ? 'index' : sawUnsorted ? 'unsorted' : 'sorted'
+}
+
+/**
+ * `value` deep-frozen in place after the checks of {@link copyFrozen}; returns `value`, or what
+ * replaces it: `0` for `-0`, and a frozen copy of an object someone else froze with a `-0` inside.
+ * Throws {@link OUTSIDE_JCS}.
+ */
+function freezeInPlace(value: unknown, depth: number): unknown {
+  if (typeof value !== 'object' || value === null) return jcsScalar(value)
+  if (depth >= MAX_JCS_DEPTH) throw OUTSIDE_JCS
+  if (Array.isArray(value)) {
+    const n = value.length
+    for (let i = 0; i < n; i++) {
+      const member: unknown = value[i]
+      const sealed = freezeInPlace(member, depth + 1)
+      if (sealed === member && !isNegativeZero(member)) continue
+      if (Object.isFrozen(value)) return copyFrozen(value, depth)
+      value[i] = sealed
+    }
+    return Object.freeze(value)
+  }
+  requirePlain(value)
+  const record = value as Record<string, unknown>
+  let previous = ''
+  // `for in` walks the own members (the prototype is Object.prototype or null, checked above) in
+  // the order of Object.keys, without allocating their list.
+  for (const name in record) {
+    if (!wellFormed(name)) throw OUTSIDE_JCS
+    if (name < previous) sawUnsorted = true
+    previous = name
+    // Array-index names ("0", "17") iterate first in JavaScript whatever the order of insertion.
+    const first = name.charCodeAt(0)
+    if (first >= 0x30 && first <= 0x39) sawIndexName = true
+    const member = record[name]
+    const sealed = freezeInPlace(member, depth + 1)
+    if (sealed === member && !isNegativeZero(member)) continue
+    if (Object.isFrozen(record)) return copyFrozen(record, depth)
+    setMember(record, name, sealed)
+  }
+  return Object.freeze(record)
+}
+
+/** A JSON scalar checked against the JCS data model, `-0` as `0` (RFC 8785 writes it so); throws {@link OUTSIDE_JCS} for anything else. */
+function jcsScalar(value: unknown): unknown {
+  switch (typeof value) {
+    case 'string':
+      if (!wellFormed(value)) throw OUTSIDE_JCS
+      return value
+    case 'number':
+      if (!Number.isFinite(value)) throw OUTSIDE_JCS
+      return value === 0 ? 0 : value
+    case 'boolean':
+      return value
+    default:
+      if (value === null) return null
+      throw OUTSIDE_JCS
+  }
+}
+
+/** Throws {@link OUTSIDE_JCS} unless `value` is a plain object (the codec's test: its prototype is Object.prototype, null, or one whose prototype is null). */
+function requirePlain(value: object): void {
+  const proto = Object.getPrototypeOf(value) as object | null
+  if (proto !== Object.prototype && !(proto === null || Object.getPrototypeOf(proto) === null)) throw OUTSIDE_JCS
+}
+
+/** `record[name] = value`, an own "__proto__" member as data (as JSON.parse makes it), not the prototype setter. */
+function setMember(record: Record<string, unknown>, name: string, value: unknown): void {
+  if (name === '__proto__') Object.defineProperty(record, name, { value, enumerable: true, writable: true, configurable: true })
+  else record[name] = value
+}
+
+/** `-0`, which `===` cannot tell from `0`. */
+function isNegativeZero(value: unknown): boolean {
+  return value === 0 && 1 / value < 0
 }
 
 const utf8 = new TextEncoder()
 
 /**
  * The §6.4 signing input of a sealed envelope: every member but `signature`, `commandHash` in its
- * RFC 8785 place. `plain` says the copy holds no member name JavaScript orders as an array index;
- * then the members (sorted by the copy, their values checked against the JCS data model) are
- * already in canonical order and `JSON.stringify` writes exactly the RFC 8785 text (same escapes,
- * same number form), which spares a second walk. Otherwise the codec canonicalizes.
+ * RFC 8785 place, written as `form` says (see {@link SigningForm}).
  */
-function signingBytes(top: Record<string, unknown>, plain: boolean): Uint8Array {
+function signingBytes(top: Record<string, unknown>, form: SigningForm): Uint8Array {
   const unsigned: Record<string, unknown> = {}
   const hash = top['commandHash']
   let pending = hash !== undefined
@@ -268,54 +480,90 @@ function signingBytes(top: Record<string, unknown>, plain: boolean): Uint8Array 
       unsigned['commandHash'] = hash
       pending = false
     }
-    if (name === '__proto__') Object.defineProperty(unsigned, name, { value: top[name], enumerable: true, writable: true, configurable: true })
-    else unsigned[name] = top[name]
+    setMember(unsigned, name, top[name])
   }
   if (pending) unsigned['commandHash'] = hash
-  return plain ? utf8.encode(JSON.stringify(unsigned)) : canonicalizeOrThrow(unsigned)
+  if (form === 'sorted') return utf8.encode(JSON.stringify(unsigned))
+  if (form === 'unsorted') return utf8.encode(JSON.stringify(sortedCopy(unsigned)))
+  return canonicalizeOrThrow(unsigned)
 }
 
-/**
- * Where a lazily signed Event keeps what its accessors compute once: a non-enumerable symbol
- * member, so readers (JSON, spreads, `Object.keys`, equality) see only the envelope.
- */
-const LAZY = Symbol('weft.lazyEvent')
+/** A copy of a sealed value (checked, no array-index names) with every object's members sorted, for `JSON.stringify`. */
+function sortedCopy(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null) return value
+  if (Array.isArray(value)) return value.map(sortedCopy)
+  const record = value as Record<string, unknown>
+  const out: Record<string, unknown> = {}
+  for (const name of sortKeys(Object.keys(record))) {
+    setMember(out, name, sortedCopy(record[name]))
+  }
+  return out
+}
 
+/** What a lazily signed Event's accessors compute, once, and what from. */
 interface LazyEvent {
-  readonly sign: (top: Record<string, unknown>, plain: boolean) => SignatureEnvelope
-  readonly hash: (() => string) | undefined
+  readonly sign: (top: Record<string, unknown>, form: SigningForm) => SignatureEnvelope
+  readonly hash: CommandHashSource | undefined
   /** See {@link signingBytes}. */
-  readonly plain: boolean
-  /** Set only while the envelope check runs: what the accessors answer then, computing nothing. */
-  placeholder?: SignatureEnvelope | undefined
+  readonly form: SigningForm
   hashValue?: string
   signature?: SignatureEnvelope
 }
 
-type LazilySigned = Record<string, unknown> & { readonly [LAZY]: LazyEvent }
+/**
+ * The lazily signed Events sealed since the accessors last ran, four slots each: the Event, its
+ * `sign`, its hash source and its {@link SigningForm}. Sealing only appends here (no member, map
+ * entry or object per Event on the commit path); the first read of any lazy member moves them all
+ * into {@link lazyEvents}, so the bookkeeping is paid for by readers, once per Event.
+ */
+const pending: unknown[] = []
+
+/** The lazily signed Events read at least once since sealing (or sealed before such a read), out of readers' sight. */
+const lazyEvents = new WeakMap<object, LazyEvent>()
+
+/** The Event the sealer's check is reading, and what its signature reads as meanwhile (see {@link SealerOptions.check}). */
+let checking: { readonly event: object; readonly placeholder: SignatureEnvelope } | undefined
+
+/** What `event`'s accessors compute from, after indexing the Events sealed since the last read. */
+function lazyOf(event: object): LazyEvent {
+  const n = pending.length
+  if (n > 0) {
+    for (let i = 0; i < n; i += 4) {
+      lazyEvents.set(pending[i] as object, {
+        sign: pending[i + 1] as LazyEvent['sign'],
+        hash: pending[i + 2] as CommandHashSource | undefined,
+        form: pending[i + 3] as SigningForm,
+      })
+    }
+    pending.length = 0
+  }
+  const lazy = lazyEvents.get(event)
+  if (lazy === undefined) throw new Error('a lazily signed Event that was never sealed')
+  return lazy
+}
 
 // One pair of accessor functions shared by every lazily signed Event (rather than closures per
 // Event) keeps the Events on shared hidden classes: creating one costs a fraction as much.
 const LAZY_HASH: PropertyDescriptor = {
   enumerable: true,
-  get(this: LazilySigned): string {
-    const lazy = this[LAZY]
-    if (lazy.placeholder !== undefined) return PLACEHOLDER_HASH
-    return (lazy.hashValue ??= lazy.hash!())
+  get(this: object): string {
+    if (checking?.event === this) return PLACEHOLDER_HASH
+    const lazy = lazyOf(this)
+    return (lazy.hashValue ??= lazy.hash!.commandHash)
   },
 }
 
 const LAZY_SIGNATURE: PropertyDescriptor = {
   enumerable: true,
-  get(this: LazilySigned): SignatureEnvelope {
-    const lazy = this[LAZY]
-    if (lazy.placeholder !== undefined) return lazy.placeholder
+  get(this: Record<string, unknown>): SignatureEnvelope {
+    if (checking?.event === this) return checking.placeholder
+    const lazy = lazyOf(this)
     // §6.4: the signing input is the envelope without `signature` (with `commandHash` resolved).
-    return (lazy.signature ??= lazy.sign(this, lazy.plain))
+    return (lazy.signature ??= lazy.sign(this, lazy.form))
   },
 }
 
-/** Thrown inside {@link copyFrozen} to abandon the copy; never escapes this module. */
+/** Thrown inside {@link copyFrozen} and {@link freezeInPlace} to abandon the walk; never escapes this module. */
 const OUTSIDE_JCS = Symbol('outside-jcs')
 
 /**
@@ -324,23 +572,8 @@ const OUTSIDE_JCS = Symbol('outside-jcs')
  * cycle) gets the codec's own `PROTOCOL_VIOLATION` with the reason and path.
  */
 export function frozenJson(value: unknown): unknown {
-  return copyChecked(value, true)
-}
-
-/** Set by {@link copyFrozen} when it copies a member name that may order as an array index. */
-let sawIndexName = false
-
-/** An envelope's {@link copyChecked} copy, outermost object unfrozen, and whether it is {@link signingBytes} `plain`. */
-function copyEnvelope(event: UnsignedEvent): { readonly top: Record<string, unknown>; readonly plain: boolean } {
-  sawIndexName = false
-  const top = copyChecked(event, false) as Record<string, unknown>
-  return { top, plain: !sawIndexName }
-}
-
-/** {@link frozenJson}, leaving the outermost object or array unfrozen unless `freeze`. */
-function copyChecked(value: unknown, freeze: boolean): unknown {
   try {
-    return copyFrozen(value, 0, freeze)
+    return copyFrozen(value, 0)
   } catch (thrown) {
     if (thrown !== OUTSIDE_JCS) throw thrown
     canonicalizeOrThrow(value)
@@ -373,47 +606,26 @@ function sortKeys(keys: string[]): string[] {
   return keys
 }
 
-/** The walk of {@link copyChecked}; throws {@link OUTSIDE_JCS}. */
-function copyFrozen(value: unknown, depth: number, freeze: boolean): unknown {
-  switch (typeof value) {
-    case 'string':
-      if (!wellFormed(value)) throw OUTSIDE_JCS
-      return value
-    case 'number':
-      if (!Number.isFinite(value)) throw OUTSIDE_JCS
-      // RFC 8785 writes -0 as 0, so the copy reads back as the signed bytes say.
-      return value === 0 ? 0 : value
-    case 'boolean':
-      return value
-    case 'object': {
-      if (value === null) return null
-      if (depth >= MAX_JCS_DEPTH) throw OUTSIDE_JCS
-      if (Array.isArray(value)) {
-        const n = value.length
-        const out = new Array<unknown>(n)
-        for (let i = 0; i < n; i++) out[i] = copyFrozen(value[i], depth + 1, true)
-        return freeze ? Object.freeze(out) : out
-      }
-      const proto = Object.getPrototypeOf(value) as object | null
-      if (proto !== Object.prototype && !(proto === null || Object.getPrototypeOf(proto) === null)) throw OUTSIDE_JCS
-      const record = value as Record<string, unknown>
-      const keys = sortKeys(Object.keys(record))
-      const out: Record<string, unknown> = {}
-      for (const name of keys) {
-        if (!wellFormed(name)) throw OUTSIDE_JCS
-        // Array-index names ("0", "17") iterate first in JavaScript whatever the order of insertion.
-        const first = name.charCodeAt(0)
-        if (first >= 0x30 && first <= 0x39) sawIndexName = true
-        const member = copyFrozen(record[name], depth + 1, true)
-        // An own "__proto__" member is data, as JSON.parse makes it, not the prototype setter.
-        if (name === '__proto__') Object.defineProperty(out, name, { value: member, enumerable: true, writable: true, configurable: true })
-        else out[name] = member
-      }
-      return freeze ? Object.freeze(out) : out
-    }
-    default:
-      throw OUTSIDE_JCS
+/** The walk of {@link frozenJson}; throws {@link OUTSIDE_JCS}. */
+function copyFrozen(value: unknown, depth: number): unknown {
+  if (typeof value !== 'object' || value === null) return jcsScalar(value)
+  if (depth >= MAX_JCS_DEPTH) throw OUTSIDE_JCS
+  if (Array.isArray(value)) {
+    const n = value.length
+    const out = new Array<unknown>(n)
+    for (let i = 0; i < n; i++) out[i] = copyFrozen(value[i], depth + 1)
+    return Object.freeze(out)
   }
+  requirePlain(value)
+  const record = value as Record<string, unknown>
+  const out: Record<string, unknown> = {}
+  for (const name of sortKeys(Object.keys(record))) {
+    if (!wellFormed(name)) throw OUTSIDE_JCS
+    const first = name.charCodeAt(0)
+    if (first >= 0x30 && first <= 0x39) sawIndexName = true
+    setMember(out, name, copyFrozen(record[name], depth + 1))
+  }
+  return Object.freeze(out)
 }
 
 /**
@@ -422,7 +634,13 @@ function copyFrozen(value: unknown, depth: number, freeze: boolean): unknown {
  * Used for live acceptance and for replay alike.
  */
 export function applyEvents(state: AuthorityState, events: readonly Event[], reducers: ReducerTable): void {
-  for (const event of events) {
+  applyEventsKeyed(state, events, reducers, undefined)
+}
+
+/** {@link applyEvents} with the aggregate keys {@link materializeKeyed} wrote for `events`, or deriving them when `keys` is `undefined`. */
+export function applyEventsKeyed(state: AuthorityState, events: readonly Event[], reducers: ReducerTable, keys: readonly (string | undefined)[] | undefined): void {
+  for (let i = 0; i < events.length; i++) {
+    const event = events[i]!
     const reducer = reducers[event.kind as EventKind] as (s: AuthorityState, e: EventOf<EventKind>) => void
     reducer(state, event as EventOf<EventKind>)
     if (event.groupId === undefined) {
@@ -431,10 +649,15 @@ export function applyEvents(state: AuthorityState, events: readonly Event[], red
     }
     const group = state.groups.get(event.groupId)
     if (group === undefined) throw new Error(`applyEvents: ${event.kind} for unknown Group ${event.groupId}`)
-    const aggregate = catalog.get(event.kind)?.aggregate
     group.head = event.sequence as number
-    group.revisions.set(aggregateKey(aggregate as never, aggregateIdFrom(aggregate, event.groupId, event.workItemId, event.payload as Record<string, unknown>)), event.aggregateRevision as number)
+    group.revisions.set(keys?.[i] ?? aggregateKeyOf(event), event.aggregateRevision as number)
   }
+}
+
+/** The `aggregateKey` of the aggregate a Group Event advances. */
+function aggregateKeyOf(event: Event): string {
+  const aggregate = catalog.get(event.kind)?.aggregate
+  return knownAggregateKey(aggregate, aggregateIdFrom(aggregate, event.groupId, event.workItemId, event.payload as Record<string, unknown>))
 }
 
 /**

@@ -13,7 +13,8 @@ import type { EventPayload } from '@weft/spec'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { main, type CliIo } from '../src/bin.js'
 import type { Inspection, WorkItemLine } from '../src/serve/inspect.js'
-import { loadOrganization, ORGANIZATION_FILE } from '../src/serve/organization.js'
+import { loadOrganization, ORGANIZATION_FILE, STORE_FILE } from '../src/serve/organization.js'
+import { openSqliteAuthorityStore } from '@weft/store-sqlite'
 import { acceptAndStart, artifact, authorizeWork, checkLog, dataDir, evidence, groupOf, offerWork, openMission, party, people, postLoad, removeTemporaryDirs, startServe, stop, storedGroupLog, wid, type LogLine, type Party, type ServeProcess } from './serve-world.js'
 
 const GROUP = groupOf('serve')
@@ -136,6 +137,33 @@ describe('weft serve', () => {
     expect(load.acknowledged.size).toBeGreaterThanOrEqual(40)
     // A graceful stop answers every Command it applied before closing the connections.
     expect(checkLog(storedGroupLog(dir, GROUP), known, load)).toEqual(new Set())
+  })
+
+  it('a graceful stop leaves a signed state checkpoint at the head, from which the next start resumes (§7.4, §16)', async () => {
+    const store = openSqliteAuthorityStore(join(dir, STORE_FILE))
+    let retained: number
+    try {
+      retained = [...store.allEvents()].length
+      expect(store.checkpoint()?.manifest.position).toBe(retained)
+    } finally {
+      store.close()
+    }
+    const again = await startServe(dir)
+    try {
+      const opened = await again.waitLog((l) => l.msg === 'store opened')
+      expect(opened.groupEvents).toBe(storedGroupLog(dir, GROUP).length)
+      await again.waitLog((l) => l.msg === 'listening')
+      expect(again.log.filter((l) => l.level === 'warn')).toEqual([])
+    } finally {
+      expect(await stop(again, 'SIGTERM')).toEqual({ code: 0, signal: null })
+    }
+    // Nothing was accepted in between, so the stop kept the checkpoint it found.
+    const after = openSqliteAuthorityStore(join(dir, STORE_FILE))
+    try {
+      expect(after.checkpoint()?.manifest.position).toBe(retained)
+    } finally {
+      after.close()
+    }
   })
 
   it('weft inspect prints the stopped directory: Events, WorkItems, leases and the ledger', async () => {

@@ -1,15 +1,21 @@
 /**
  * The Group Authority's durable store on SQLite: the Event log (Group and Organization Events in
- * one table, in acceptance order), the receipts of accepted Commands, ACK Cursors and Artifact
- * blobs, all in one file.
+ * one table, in acceptance order), the receipts of accepted Commands, ACK Cursors, Artifact blobs,
+ * the snapshot records of compacted Groups and the Authority's state checkpoint, all in one file.
  *
  * The database itself keeps the log's laws, so neither a bug in a caller nor a hand-written
  * `INSERT` can break them: a trigger refuses a Group Event whose sequence is not the Group's
  * head + 1 (§15.2: no gap, no fork), and triggers refuse any `UPDATE` or `DELETE` of an accepted
- * Event or receipt (§4.6 immutable facts; §7.4 history is never silently rewritten).
+ * Event or receipt (§4.6 immutable facts; §7.4 history is never silently rewritten). A Group's
+ * compaction point only moves forward, never past its head, and its record is never deleted.
+ *
+ * A position of the retained history (`eventsAfter`, checkpoints) is the Event's `pos`: rows are
+ * never deleted and an AUTOINCREMENT key rolled back with its transaction is handed out again, so
+ * `pos` counts the Events from 1. A file where it does not (rows written by hand) is read by
+ * counting instead.
  * @module
  */
-import { actorKey, type AuthorityStore, type BlobStore, type CursorStore, type StoredReceipt } from '@weft/authority'
+import { actorKey, type AuthorityStore, type BlobStore, type CursorStore, type SnapshotRecord, type StateCheckpoint, type StoredReceipt } from '@weft/authority'
 import { UsageError } from '@weft/codec'
 import type { Event } from '@weft/spec'
 import { BLOB_SCHEMA, createSqliteBlobStore } from './blobs.js'
@@ -21,11 +27,15 @@ export interface SqliteAuthorityStoreOptions extends SqliteOptions {
   readonly readBatch?: number
 }
 
+/** The optional members of {@link AuthorityStore} the SQLite store always has: compaction and state checkpoints. */
+type CompactionMember = 'compact' | 'snapshot' | 'eventsAfter' | 'checkpoint' | 'saveCheckpoint'
+
 /**
- * An {@link AuthorityStore} in a SQLite file, with the Cursor and blob stores of the same file.
+ * An {@link AuthorityStore} in a SQLite file, compaction and state checkpoints included, with the
+ * Cursor and blob stores of the same file.
  * One process writes a file at a time; close it before another opens it for writing.
  */
-export interface SqliteAuthorityStore extends AuthorityStore {
+export interface SqliteAuthorityStore extends Omit<AuthorityStore, CompactionMember>, Required<Pick<AuthorityStore, CompactionMember>> {
   /** ACK Cursors (§16) for `createDelivery(authority, { cursorStore })`. */
   readonly cursorStore: CursorStore
   /** Artifact bytes by content hash (§13.1), re-hashed on every read. Group Snapshots are stored here too, under `snapshotArtifactHash`. */
@@ -73,9 +83,43 @@ CREATE TABLE cursors (
 ${BLOB_SCHEMA}`
 
 /**
+ * The compaction and checkpoint tables, created in a fresh file and added to a file of an earlier
+ * build when it is opened (nothing in them is needed to read the rest).
+ */
+const COMPACTION_SCHEMA = `
+CREATE TABLE IF NOT EXISTS snapshots (
+  group_id         TEXT PRIMARY KEY,
+  through_sequence INTEGER NOT NULL CHECK (through_sequence >= 1),  -- the compaction point S
+  record           TEXT NOT NULL                                    -- the SnapshotRecord, JSON
+) WITHOUT ROWID;
+CREATE TRIGGER IF NOT EXISTS snapshots_within_head BEFORE INSERT ON snapshots
+WHEN NEW.through_sequence > coalesce((SELECT max(sequence) FROM events WHERE group_id = NEW.group_id), 0)
+BEGIN SELECT RAISE(ABORT, 'a compaction point is beyond its Group head'); END;
+CREATE TRIGGER IF NOT EXISTS snapshots_forward BEFORE UPDATE ON snapshots
+WHEN NEW.group_id IS NOT OLD.group_id OR NEW.through_sequence <= OLD.through_sequence
+  OR NEW.through_sequence > coalesce((SELECT max(sequence) FROM events WHERE group_id = NEW.group_id), 0)
+BEGIN SELECT RAISE(ABORT, 'a compaction point only moves forward, up to its Group head'); END;
+CREATE TRIGGER IF NOT EXISTS snapshots_kept BEFORE DELETE ON snapshots
+BEGIN SELECT RAISE(ABORT, 'snapshot records are kept'); END;
+
+CREATE TABLE IF NOT EXISTS checkpoints (
+  id       INTEGER PRIMARY KEY CHECK (id = 1),                      -- one checkpoint, replaced whole
+  position INTEGER NOT NULL CHECK (position >= 1),
+  manifest TEXT NOT NULL,                                           -- the signed CheckpointManifest, JSON
+  image    BLOB NOT NULL
+);
+CREATE TRIGGER IF NOT EXISTS checkpoints_within_history BEFORE INSERT ON checkpoints
+WHEN NEW.position > (SELECT count(*) FROM events)
+BEGIN SELECT RAISE(ABORT, 'a checkpoint position is beyond the retained history'); END;
+CREATE TRIGGER IF NOT EXISTS checkpoints_within_history_update BEFORE UPDATE ON checkpoints
+WHEN NEW.position > (SELECT count(*) FROM events)
+BEGIN SELECT RAISE(ABORT, 'a checkpoint position is beyond the retained history'); END;`
+
+/**
  * Opens (creating when absent) a durable Authority store at `path`, or a private in-memory one for
  * `':memory:'`. Hand it to `createAuthority({ store })`: an Authority over a store that already
- * holds a log starts from the fold of that log, so after a restart `authority.state` is what it was.
+ * holds a log starts from the fold of that log, or from the file's verified state checkpoint and
+ * the Events after it, so after a restart `authority.state` is what it was.
  *
  * Durability: the file runs in WAL mode with `synchronous` (default `'full'`, see
  * {@link Synchronous}). With `'full'` an acknowledged receipt survives a process kill and an
@@ -97,7 +141,24 @@ export function openSqliteAuthorityStore(path: string, options: SqliteAuthorityS
   const readBatch = options.readBatch ?? 1024
   if (!Number.isSafeInteger(readBatch) || readBatch < 1) throw new UsageError(`authority store: readBatch must be a positive integer, got ${String(readBatch)}`)
   const db = openDatabase(path, 'authority', options, SCHEMA)
+  try {
+    db.exec(COMPACTION_SCHEMA)
+  } catch (error) {
+    db.close()
+    throw error
+  }
   const sql = statements(db)
+  // The compaction point and record of each Group read so far (one writer per file keeps them current).
+  const points = new Map<string, number>()
+  const records = new Map<string, SnapshotRecord | undefined>()
+  const pointOf = (groupId: string): number => {
+    let point = points.get(groupId)
+    if (point === undefined) points.set(groupId, (point = (sql.point.get(groupId) as number | undefined) ?? 0))
+    return point
+  }
+  const count = (): number => sql.count.get() as number
+  // Whether `pos` counts the Events from 1 (see the module notes); appends keep it so.
+  const ordinal = (sql.lastPos.get() as number) === count()
 
   const append = atomically(
     db,
@@ -114,12 +175,20 @@ export function openSqliteAuthorityStore(path: string, options: SqliteAuthorityS
     (events, receipt, key) => `the transaction of ${key} ${receipt.actionId} (${events.length} Events) was refused`,
   )
 
+  const compact = atomically(
+    db,
+    (groupId: string, throughSequence: number, text: string) => void sql.compact.run(groupId, throughSequence, text),
+    (groupId, throughSequence) => `the compaction of Group ${groupId} through ${throughSequence} was refused`,
+  )
+
   return {
     appendTransaction(events, receipt) {
       append(events, receipt, actorKey(receipt.actor))
     },
     groupEvents(groupId, afterSequence = 0, limit = Number.POSITIVE_INFINITY) {
-      return parseAll(sql.groupEvents.all(groupId, ...window(afterSequence, limit)) as string[])
+      const [after, most] = window(afterSequence, limit)
+      // §16: nothing at or below the compaction point is served, whatever position is asked for.
+      return parseAll(sql.groupEvents.all(groupId, Math.max(after, pointOf(groupId)), most) as string[])
     },
     organizationEvents: () => parseAll(sql.organizationEvents.all() as string[]),
     receipt(key, actionId) {
@@ -130,7 +199,46 @@ export function openSqliteAuthorityStore(path: string, options: SqliteAuthorityS
       // The member order of a receipt as the Authority makes it: envelope, events, acceptedAt, commandHash.
       return Object.freeze({ ...envelope, events: Object.freeze(events), acceptedAt, commandHash })
     },
-    allEvents: () => stream(sql.page, readBatch),
+    allEvents: () => stream(sql.page, readBatch, 0),
+    compact(groupId, throughSequence, record) {
+      if (record.groupId !== groupId || record.throughSequence !== throughSequence) throw new Error(`store: the snapshot record is not of Group ${groupId} at ${throughSequence}`)
+      if (!Number.isSafeInteger(throughSequence) || throughSequence <= pointOf(groupId)) throw new Error(`store: cannot compact Group ${groupId} through ${throughSequence}`)
+      const text = JSON.stringify(record)
+      compact(groupId, throughSequence, text)
+      // The caches follow once the write committed: a refused compaction leaves them as the file is.
+      points.set(groupId, throughSequence)
+      records.set(groupId, frozenParse(text) as SnapshotRecord)
+    },
+    snapshot(groupId) {
+      if (!records.has(groupId)) {
+        const text = sql.record.get(groupId) as string | undefined
+        records.set(groupId, text === undefined ? undefined : (frozenParse(text) as SnapshotRecord))
+      }
+      return records.get(groupId)
+    },
+    eventsAfter(position) {
+      const after = Math.max(0, Math.floor(position)) || 0
+      if (ordinal || after === 0) return stream(sql.page, readBatch, after)
+      // Counting instead: the pos of the Event at `after`, or past the end.
+      const at = sql.nth.get(after - 1) as number | undefined
+      return at === undefined ? [] : stream(sql.page, readBatch, at)
+    },
+    checkpoint() {
+      const row = sql.checkpoint.get() as { manifest: string; image: Buffer } | undefined
+      if (row === undefined) return undefined
+      // The bytes as a plain Uint8Array (a view of the Buffer better-sqlite3 read), as they were saved.
+      const image = new Uint8Array(row.image.buffer, row.image.byteOffset, row.image.byteLength)
+      return Object.freeze({ manifest: frozenParse(row.manifest) as StateCheckpoint['manifest'], image })
+    },
+    saveCheckpoint: atomically(
+      db,
+      (checkpoint: StateCheckpoint) => {
+        const { position } = checkpoint.manifest
+        if (!Number.isSafeInteger(position) || position < 1 || position > count()) throw new Error(`store: a checkpoint at position ${String(position)} is outside the retained history`)
+        sql.saveCheckpoint.run(position, JSON.stringify(checkpoint.manifest), checkpoint.image)
+      },
+      (checkpoint) => `the checkpoint at position ${String(checkpoint.manifest?.position)} was refused`,
+    ),
     cursorStore: {
       get: (subscriber, groupId) => sql.cursor.get(actorKey(subscriber), groupId) as number | undefined,
       set(subscriber, groupId, sequence) {
@@ -159,6 +267,18 @@ function statements(db: Db) {
     page: db.prepare('SELECT pos, body FROM events WHERE pos > ? ORDER BY pos LIMIT ?').raw(),
     cursor: db.prepare('SELECT sequence FROM cursors WHERE subscriber = ? AND group_id = ?').pluck(),
     setCursor: db.prepare('INSERT INTO cursors (subscriber, group_id, sequence) VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET sequence = excluded.sequence'),
+    point: db.prepare('SELECT through_sequence FROM snapshots WHERE group_id = ?').pluck(),
+    record: db.prepare('SELECT record FROM snapshots WHERE group_id = ?').pluck(),
+    compact: db.prepare(
+      'INSERT INTO snapshots (group_id, through_sequence, record) VALUES (?, ?, ?) ON CONFLICT (group_id) DO UPDATE SET through_sequence = excluded.through_sequence, record = excluded.record',
+    ),
+    count: db.prepare('SELECT count(*) FROM events').pluck(),
+    lastPos: db.prepare('SELECT coalesce(max(pos), 0) FROM events').pluck(),
+    nth: db.prepare('SELECT pos FROM events ORDER BY pos LIMIT 1 OFFSET ?').pluck(),
+    checkpoint: db.prepare('SELECT manifest, image FROM checkpoints WHERE id = 1'),
+    saveCheckpoint: db.prepare(
+      'INSERT INTO checkpoints (id, position, manifest, image) VALUES (1, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET position = excluded.position, manifest = excluded.manifest, image = excluded.image',
+    ),
   }
 }
 
@@ -173,11 +293,12 @@ function parseAll(bodies: readonly string[]): Event[] {
 }
 
 /**
- * The whole log in acceptance order, read a batch at a time by position: the connection is free
- * between batches, so a caller may write while it iterates (it then sees what it appended).
+ * The log in acceptance order after `pos` `after`, read a batch at a time by position: the
+ * connection is free between batches, so a caller may write while it iterates (it then sees what
+ * it appended).
  */
-function* stream(page: { all(...params: unknown[]): unknown[] }, batch: number): Generator<Event> {
-  let after = 0
+function* stream(page: { all(...params: unknown[]): unknown[] }, batch: number, from: number): Generator<Event> {
+  let after = from
   for (;;) {
     const rows = page.all(after, batch) as [number, string][]
     for (const [, body] of rows) yield frozenParse(body) as Event

@@ -2,7 +2,7 @@
  * One set of expectations, run against the in-memory store of @weft/authority and the SQLite
  * store alike: whatever the memory store answers, the SQLite store must answer the same.
  */
-import { createMemoryStore, type AuthorityStore, type StoredReceipt } from '@weft/authority'
+import { createMemoryStore, type AuthorityStore, type CheckpointManifest, type SnapshotRecord, type StateCheckpoint, type StoredReceipt } from '@weft/authority'
 import type { Event } from '@weft/spec'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { openSqliteAuthorityStore } from '../src/index.js'
@@ -38,12 +38,15 @@ const moved = (event: Event, sequence: number, tag: string): Event => ({ ...even
 /** A receipt of a new Action ID. */
 const fresh = (receipt: StoredReceipt, tag: string): StoredReceipt => ({ ...receipt, actionId: `${receipt.actionId}:${tag}` })
 
+/** A store from `open` holding every transaction of the scenario log. */
+function filledBy(open: () => AuthorityStore): AuthorityStore {
+  const store = open()
+  for (const t of log) store.appendTransaction(t.events, t.receipt)
+  return store
+}
+
 describe.each(STORES)('the %s Authority store', (_name, open) => {
-  const filled = (): AuthorityStore => {
-    const store = open()
-    for (const t of log) store.appendTransaction(t.events, t.receipt)
-    return store
-  }
+  const filled = (): AuthorityStore => filledBy(open)
 
   it('reads back every transaction: Organization log, Group logs, acceptance order, receipts', () => {
     const store = filled()
@@ -136,5 +139,80 @@ describe.each(STORES)('the %s Authority store', (_name, open) => {
       ['b1', 'b2'],
     ])
     expect([...store.allEvents()].map((e) => e.eventId.split(':').at(-1))).toEqual(['a1', 'b1', 'a2', 'b2'])
+  })
+})
+
+const CHECKPOINTING: [string, () => AuthorityStore & { close?: () => void }][] = [
+  ['memory', () => createMemoryStore({ checkpoints: true })],
+  ['sqlite', () => openSqliteAuthorityStore(':memory:')],
+]
+
+/** A snapshot record as the Authority would store it; stores keep it without reading it. */
+function recordOf(groupId: string, throughSequence: number, tag = 'a'): SnapshotRecord {
+  return {
+    groupId,
+    throughSequence,
+    snapshot: { snapshotId: `urn:weft:test:snapshot:${tag}`, groupId, throughSequence } as unknown as SnapshotRecord['snapshot'],
+    snapshotHash: `sha256:${tag.repeat(64)}`,
+    image: `{"groupId":"${groupId}","throughSequence":${throughSequence}}`,
+    compactedAt: '2026-07-15T00:00:00Z',
+  }
+}
+
+/** A checkpoint as the Authority would store it; stores keep its bytes and manifest without reading them. */
+function checkpointAt(position: number, fill: number): StateCheckpoint {
+  const manifest = { format: 'weft-authority-checkpoint/1', position, lastEventId: `urn:weft:test:event:${position}`, imageHash: `sha256:${'0'.repeat(64)}` } as unknown as CheckpointManifest
+  return { manifest, image: new Uint8Array(1000).fill(fill) }
+}
+
+describe.each(CHECKPOINTING)('the %s Authority store, compaction and checkpoints', (_name, open) => {
+  const filled = (): AuthorityStore => filledBy(open)
+
+  it('streams the retained history after any position', () => {
+    const store = filled()
+    for (const position of [0, 1, 7, all.length - 1, all.length, all.length + 3, -2, 2.5]) {
+      const from = Math.max(0, Math.floor(position))
+      expect([position, [...store.eventsAfter!(position)].map((e) => e.eventId)]).toEqual([position, all.slice(from).map((e) => e.eventId)])
+    }
+  })
+
+  it('compacts a Group: the online log starts after S, the retained history and the sequence go on', () => {
+    const store = filled()
+    const groupId = groupIds[0]!
+    const logOf = all.filter((e) => e.groupId === groupId)
+    expect(store.snapshot!(groupId)).toBeUndefined()
+    store.compact!(groupId, 3, recordOf(groupId, 3))
+    expect(store.snapshot!(groupId)).toEqual(recordOf(groupId, 3))
+    for (const after of [0, 2, 3]) expect(store.groupEvents(groupId, after).map((e) => e.sequence)).toEqual(logOf.slice(3).map((e) => e.sequence))
+    expect(store.groupEvents(groupId, 4, 2).map((e) => e.sequence)).toEqual([5, 6])
+    expect([...store.allEvents()]).toEqual(all)
+    const before = { online: store.groupEvents(groupId), record: store.snapshot!(groupId) }
+    // Backwards, standing still, beyond the head, or a record of another point: refused, nothing changed.
+    expect(() => store.compact!(groupId, 2, recordOf(groupId, 2))).toThrow()
+    expect(() => store.compact!(groupId, 3, recordOf(groupId, 3, 'b'))).toThrow()
+    expect(() => store.compact!(groupId, logOf.length + 1, recordOf(groupId, logOf.length + 1))).toThrow()
+    expect(() => store.compact!(groupId, 5, recordOf(groupId, 4))).toThrow()
+    expect({ online: store.groupEvents(groupId), record: store.snapshot!(groupId) }).toEqual(before)
+    store.compact!(groupId, logOf.length, recordOf(groupId, logOf.length, 'c'))
+    expect(store.groupEvents(groupId)).toEqual([])
+    const last = logOf.at(-1)!
+    store.appendTransaction([moved(last, logOf.length + 1, 'after')], fresh(log[0]!.receipt, 'after'))
+    expect(store.groupEvents(groupId).map((e) => e.sequence)).toEqual([logOf.length + 1])
+    expect(store.snapshot!(groupIds[1]!)).toBeUndefined()
+  })
+
+  it('keeps one checkpoint, exactly as saved, replaced by the next', () => {
+    const store = filled()
+    expect(store.checkpoint!()).toBeUndefined()
+    store.saveCheckpoint!(checkpointAt(5, 1))
+    expect(store.checkpoint!()).toEqual(checkpointAt(5, 1))
+    store.saveCheckpoint!(checkpointAt(all.length, 2))
+    const kept = store.checkpoint!()!
+    expect(kept.manifest).toEqual(checkpointAt(all.length, 2).manifest)
+    expect([...kept.image]).toEqual([...checkpointAt(all.length, 2).image])
+    // Outside the retained history: refused, the kept one stays.
+    expect(() => store.saveCheckpoint!(checkpointAt(all.length + 1, 3))).toThrow()
+    expect(() => store.saveCheckpoint!(checkpointAt(0, 3))).toThrow()
+    expect([...store.checkpoint!()!.image]).toEqual([...checkpointAt(all.length, 2).image])
   })
 })

@@ -6,13 +6,12 @@
  */
 import { createDelivery } from '@weft/authority'
 import { ProtocolError, UsageError } from '@weft/codec'
-import type { CommandPayload } from '@weft/spec'
 import Database from 'better-sqlite3'
 import { describe, expect, it } from 'vitest'
 import { cast, GROUP } from '../../authority/test/fixtures.js'
 import { reach, type World } from '../../authority/test/world.js'
 import { openSqliteAuthorityStore, openSqliteWorkerStore } from '../src/index.js'
-import { restart, scenario } from './world-log.js'
+import { post, restart, scenario } from './world-log.js'
 import { tempFiles } from './files.js'
 
 const files = tempFiles('store')
@@ -20,10 +19,6 @@ const files = tempFiles('store')
 const file = (): string => files.path('authority.db')
 
 
-/** A `message.post` payload in the world's main Conversation. */
-function post(w: World, name: string): CommandPayload<'message.post'> {
-  return { messageId: `urn:weft:test:message:${name}`, conversationId: w.group().group.mainConversationId, content: [{ type: 'text', text: name }] }
-}
 
 describe('an Authority restarted over its SQLite file', () => {
   it('starts from the fold of the stored log, answers retries from stored receipts and continues the log', async () => {

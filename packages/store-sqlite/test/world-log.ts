@@ -3,8 +3,8 @@
  * clients, signed Commands) driven through a scenario that touches the Organization log, two
  * Groups and multi-Event transactions, with every `appendTransaction` recorded.
  */
-import { createAuthority, createMemoryStore, type Authority, type AuthorityStore, type StoredReceipt } from '@weft/authority'
-import type { Event } from '@weft/spec'
+import { createAuthority, createMemoryStore, type Authority, type AuthorityOptions, type AuthorityStore, type StoredReceipt } from '@weft/authority'
+import type { CommandPayload, Event } from '@weft/spec'
 import { cast } from '../../authority/test/fixtures.js'
 import { promote, reach, started, type World } from '../../authority/test/world.js'
 
@@ -45,13 +45,19 @@ export async function scenarioLog(): Promise<readonly Transaction[]> {
   return log
 }
 
-/** A second Authority over `store`, as the world's would restart: same Registry, keys, clock and policy. */
-export function restart(w: World, store: AuthorityStore): Authority {
+/** A second Authority over `store`, as the world's would restart: same Registry, keys, clock and policy (plus `policy` and `onWarning` when given). */
+export function restart(w: World, store: AuthorityStore, options: Pick<AuthorityOptions, 'policy' | 'onWarning'> = {}): Authority {
   return createAuthority({
     registry: w.registry,
     keys: { authority: { type: 'service', id: cast.authority.actor.id }, signingKey: cast.authority.key },
     clock: { now: () => w.clock.nowMs },
-    policy: { controlPlane: [cast.controlPlane.actor.id] },
+    policy: { controlPlane: [cast.controlPlane.actor.id], ...options.policy },
     store,
+    ...(options.onWarning === undefined ? {} : { onWarning: options.onWarning }),
   })
+}
+
+/** A `message.post` payload named `name` in the world's main Conversation. */
+export function post(w: World, name: string): CommandPayload<'message.post'> {
+  return { messageId: `urn:weft:test:message:${name}`, conversationId: w.group().group.mainConversationId, content: [{ type: 'text', text: name }] }
 }

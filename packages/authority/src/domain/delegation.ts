@@ -9,6 +9,7 @@ import { reject, type HandlerContext } from '../handler.js'
 import { actorKey, type ActorRef, type GrantRecord, type GroupState } from '../model.js'
 import { requireAllocation } from './work-budget.js'
 import { compareSemver } from './work-contract.js'
+import { parseInstant } from '../instants.js'
 
 /** §9.1: a target root in one of these states immediately invalidates further use of its Grant. */
 const ROOT_STATES_ENDING_GRANT: readonly WorkItemState[] = ['failed', 'cancelled', 'verified']
@@ -63,7 +64,7 @@ export function checkDelegatedUse(ctx: HandlerContext, group: GroupState, actor:
   if (grant.coordinatorEpoch !== coordinator.coordinatorEpoch || grant.grantedBy.id !== coordinator.agentId) {
     forbid(`Delegation Grant ${grantId} was issued under a replaced Coordinator`, { grantId })
   }
-  if (ctx.nowMs < Date.parse(grant.grantedAt) || ctx.nowMs >= Date.parse(grant.expiresAt)) forbid(`Delegation Grant ${grantId} is outside its validity`, { grantId })
+  if (ctx.nowMs < parseInstant(grant.grantedAt) || ctx.nowMs >= parseInstant(grant.expiresAt)) forbid(`Delegation Grant ${grantId} is outside its validity`, { grantId })
   const root = group.workItems.get(grant.targetWorkItemId)
   if (root === undefined || ROOT_STATES_ENDING_GRANT.includes(root.doc.state)) forbid(`the target of Delegation Grant ${grantId} is missing or ended`, { grantId })
 

@@ -7,6 +7,7 @@
 import type { Evidence, WorkContract } from '@weft/spec'
 import { reject, type HandlerContext } from '../handler.js'
 import type { GroupState, WorkItemRecord } from '../model.js'
+import { foldTable } from '../checkpoint-tables.js'
 
 /**
  * Verifies each Evidence document (§6.4, through `ctx.verifyDocument`) and checks it is about this
@@ -63,7 +64,7 @@ export interface SubmissionFacts {
 
 // The WorkItem document keeps only Evidence IDs; review needs the documents and the epoch, so the
 // `work.submitted` reducer files them here, keyed by the record (a fold of the log like the rest).
-const submissions = new WeakMap<WorkItemRecord, SubmissionFacts>()
+const submissions = foldTable<WorkItemRecord, SubmissionFacts>('evidence.submissions', 'workItem')
 
 /** Files the latest submission of `record` (reducer side). */
 export function fileSubmission(record: WorkItemRecord, facts: SubmissionFacts): void {

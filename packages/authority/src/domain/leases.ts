@@ -8,10 +8,12 @@
 import type { Lease, WorkOwner } from '@weft/spec'
 import { reject } from '../handler.js'
 import type { ActorRef, GroupState, WorkItemRecord } from '../model.js'
+import { foldTable } from '../checkpoint-tables.js'
+import { parseInstant } from '../instants.js'
 
 /** Whether `lease` is active and its expiry has not been reached at `nowMs`. */
 export function leaseLive(lease: Lease | undefined, nowMs: number): lease is Lease {
-  return lease !== undefined && lease.state === 'active' && nowMs < Date.parse(lease.expiresAt)
+  return lease !== undefined && lease.state === 'active' && nowMs < parseInstant(lease.expiresAt)
 }
 
 /**
@@ -19,8 +21,8 @@ export function leaseLive(lease: Lease | undefined, nowMs: number): lease is Lea
  * expiry (§11.3: an ownership grant carries a start-by deadline).
  */
 export function ownershipDeadlineMs(lease: Lease): number {
-  const expires = Date.parse(lease.expiresAt)
-  return lease.startBy === undefined ? expires : Math.min(expires, Date.parse(lease.startBy))
+  const expires = parseInstant(lease.expiresAt)
+  return lease.startBy === undefined ? expires : Math.min(expires, parseInstant(lease.startBy))
 }
 
 /**
@@ -60,7 +62,7 @@ export function clearMember(record: WorkItemRecord, member: 'ownershipLease' | '
 
 // A record holds only its current leases (model.ts); the reducers file every lease they close here,
 // keyed by the record, so the closure (when and why) stays inspectable.
-const closedLeases = new WeakMap<WorkItemRecord, Lease[]>()
+const closedLeases = foldTable<WorkItemRecord, Lease[]>('leases.closed', 'workItem')
 
 /**
  * Takes the lease in `slot` off `record`, closing it at `at` for `reason` when it is still active
@@ -86,13 +88,12 @@ export function closedLeasesOf(record: WorkItemRecord): readonly Lease[] {
  * checkpoint or a block the owner must resume within the new bound (§11.3, §11.4).
  */
 export function renewLease(lease: Lease, at: string, expiresAt: string): Lease {
-  return {
-    ...lease,
-    expiresAt,
-    renewalCount: lease.renewalCount + 1,
-    lastRenewedAt: at,
-    ...(lease.leaseType === 'ownership' ? { startBy: expiresAt } : {}),
-  }
+  const renewed: { -readonly [K in keyof Lease]: Lease[K] } = { ...lease }
+  renewed.expiresAt = expiresAt
+  renewed.renewalCount = lease.renewalCount + 1
+  renewed.lastRenewedAt = at
+  if (lease.leaseType === 'ownership') renewed.startBy = expiresAt
+  return renewed
 }
 
 /** What a new WorkItem lease is bound to (§11.3). */
@@ -113,22 +114,14 @@ export interface WorkLeaseTerms {
  * Execution Lease has no start-by (lease schema).
  */
 export function workLease(type: 'ownership' | 'execution', record: WorkItemRecord, terms: WorkLeaseTerms): Lease {
-  return {
-    leaseId: terms.leaseId,
-    leaseType: type,
-    missionId: record.doc.missionId,
-    groupId: record.doc.groupId,
-    workItemId: record.doc.workItemId,
-    holderAgentId: terms.holderAgentId,
-    sessionEpoch: terms.sessionEpoch,
-    ownershipEpoch: terms.ownershipEpoch,
-    ...(type === 'ownership' ? { startBy: terms.startBy ?? terms.expiresAt } : {}),
-    issuedAt: terms.at,
-    startsAt: terms.at,
-    expiresAt: terms.expiresAt,
-    state: 'active',
-    renewalCount: 0,
+  const { missionId, groupId, workItemId } = record.doc
+  const { leaseId, holderAgentId, sessionEpoch, ownershipEpoch, at, expiresAt } = terms
+  // Two literals rather than a conditional spread: a lease is made on every acceptance and start.
+  if (type === 'ownership') {
+    const startBy = terms.startBy ?? expiresAt
+    return { leaseId, leaseType: type, missionId, groupId, workItemId, holderAgentId, sessionEpoch, ownershipEpoch, startBy, issuedAt: at, startsAt: at, expiresAt, state: 'active', renewalCount: 0 }
   }
+  return { leaseId, leaseType: type, missionId, groupId, workItemId, holderAgentId, sessionEpoch, ownershipEpoch, issuedAt: at, startsAt: at, expiresAt, state: 'active', renewalCount: 0 }
 }
 
 /**
@@ -180,7 +173,7 @@ export function requireCurrentExecution(
       executionLeaseId,
     })
   }
-  if (lease.state !== 'active' || nowMs >= Date.parse(lease.expiresAt)) {
+  if (lease.state !== 'active' || nowMs >= parseInstant(lease.expiresAt)) {
     reject('WORK_LEASE_EXPIRED', `Execution Lease ${executionLeaseId} expired at ${lease.expiresAt}`, { executionLeaseId })
   }
   return lease

@@ -7,6 +7,7 @@
 import type { DelegationGrant, Membership, ResourceBudget } from '@weft/spec'
 import { draft, reject, requireGroup, type AnyEventDraft, type CommandOf, type HandlerContext, type HandlerFor, type ReducerFor } from '../handler.js'
 import { actorKey, type ActorRef, type AuthorityState, type GroupState } from '../model.js'
+import { parseInstant } from '../instants.js'
 
 type MembershipCommandKind = 'membership.change' | 'membership.end' | 'membership.grant_delegation'
 type MembershipEventKind = 'membership.changed' | 'membership.ended' | 'membership.delegation.granted'
@@ -197,7 +198,7 @@ function grantDelegation(command: CommandOf<'membership.grant_delegation'>, ctx:
   const target = group.workItems.get(p.targetWorkItemId) ?? reject('INVALID_COMMAND', 'target work item does not exist')
   if (CLOSED_GRANT_TARGET_STATES.includes(target.doc.state)) reject('INVALID_STATE_TRANSITION', `target work item is ${target.doc.state}`)
   requireBudgetWithin(p.budget, target.doc.contract.budget, 'grant budget')
-  if (Date.parse(p.expiresAt) <= ctx.nowMs) reject('INVALID_COMMAND', 'grant expiry is not in the future')
+  if (parseInstant(p.expiresAt) <= ctx.nowMs) reject('INVALID_COMMAND', 'grant expiry is not in the future')
   // §9.1, §20: descendant depth is bounded by Organization cooperation policy as well.
   if (p.maxDescendantDepth > ctx.policy.maxDelegationDepth) {
     reject('RATE_LIMITED', `maximum descendant depth exceeds the organization limit of ${ctx.policy.maxDelegationDepth}`)

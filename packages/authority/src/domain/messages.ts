@@ -58,12 +58,20 @@ function post(command: CommandOf<'message.post'>, ctx: HandlerContext): readonly
   const charge = binding === undefined ? [] : reconcileMessage(ctx, group, command, binding)
   // §18: noncritical extension data is kept on the Message as the author sent it.
   const extensions = noncriticalExtensions(command.extensions)
-  const fields: Parameters<typeof committed>[3] = { messageId, conversationId, kind: 'message', content }
-  if (mentions !== undefined) fields.mentions = mentions
-  if (references !== undefined) fields.references = references
-  if (extensions !== undefined) fields.extensions = extensions
-  const message = committed(ctx, group, actor, fields)
-  return [...charge, draft('message.posted', message, { conversationId })]
+  let message: Message
+  if (mentions === undefined && references === undefined && extensions === undefined) {
+    // The plain post, most Messages: the members `committed` would write, in its order, in one literal.
+    const author = { type: actor.type, id: actor.id }
+    message = { messageId, conversationId, kind: 'message', content, missionId: group.missionId, groupId: group.groupId, author, authority: false, committedAt: ctx.now }
+  } else {
+    const fields: Parameters<typeof committed>[3] = { messageId, conversationId, kind: 'message', content }
+    if (mentions !== undefined) fields.mentions = mentions
+    if (references !== undefined) fields.references = references
+    if (extensions !== undefined) fields.extensions = extensions
+    message = committed(ctx, group, actor, fields)
+  }
+  const posted = draft('message.posted', message, { conversationId })
+  return charge.length === 0 ? [posted] : [...charge, posted]
 }
 
 /** The payload every amending Command shares. */

@@ -25,6 +25,7 @@ import {
   seatMembership,
 } from './memberships.js'
 import { committedBudget, requireAllocation, settleParentOf } from './work-budget.js'
+import { parseInstant } from '../instants.js'
 
 type MissionCommandKind =
   | 'mission.create'
@@ -149,7 +150,7 @@ function genesis(ctx: HandlerContext, spec: GenesisSpec): EventPayload<'mission.
   if (groupOfMission(ctx.state, p.missionId) !== undefined) reject('INVALID_COMMAND', `mission ${p.missionId} already exists`)
   // §7.1: a root Mission always requires final human approval.
   if (spec.parent === undefined && !p.approvalPolicy.finalHumanApproval) reject('INVALID_COMMAND', 'a root mission requires final human approval')
-  if (Date.parse(p.deadline) <= ctx.nowMs) reject('INVALID_COMMAND', 'the mission deadline has passed')
+  if (parseInstant(p.deadline) <= ctx.nowMs) reject('INVALID_COMMAND', 'the mission deadline has passed')
   // §7.2: the Coordinator may not be the sole reviewer of its own output, so it is never the MissionOwner.
   if (owner.type === 'agent' && owner.id === p.coordinatorAgentId) reject('INVALID_COMMAND', 'the coordinator cannot be the mission owner')
   const at = { groupId, missionId: p.missionId }
@@ -267,7 +268,7 @@ function renewCoordinator(command: CommandOf<'mission.renew_coordinator'>, ctx: 
   requireMissionTransition(group.mission.state, 'mission.renew_coordinator')
   const lease = group.coordinatorLease
   // §7.2: an expired lease is not renewed; the MissionOwner or control plane appoints a Coordinator instead.
-  if (lease.state !== 'active' || Date.parse(lease.expiresAt) <= ctx.nowMs) reject('WORK_LEASE_EXPIRED', 'the coordinator lease has expired')
+  if (lease.state !== 'active' || parseInstant(lease.expiresAt) <= ctx.nowMs) reject('WORK_LEASE_EXPIRED', 'the coordinator lease has expired')
   return [
     draft('mission.coordinator.renewed', {
       coordinatorEpoch: group.mission.coordinator.coordinatorEpoch,
@@ -467,7 +468,7 @@ function createChild(command: CommandOf<'mission.create_child'>, ctx: HandlerCon
   // §12: the budget comes out of what the parent WorkItem has not consumed or allocated yet.
   requireBudgetWithin(p.budget, record.doc.contract.budget, 'child mission budget')
   requireAllocation(record.doc.contract.budget, `parent WorkItem ${p.parentWorkItemId}`, [committedBudget(group, record, ctx.state)], p.budget)
-  if (Date.parse(p.deadline) > Date.parse(record.doc.contract.deadline)) reject('INVALID_COMMAND', 'the child deadline is after the parent work item deadline')
+  if (parseInstant(p.deadline) > parseInstant(record.doc.contract.deadline)) reject('INVALID_COMMAND', 'the child deadline is after the parent work item deadline')
   const depth = (group.mission.parent?.depth ?? 0) + 1
   // §14, §20: beyond the configured depth explicit approval is needed; without it the guardrail holds.
   if (depth > ctx.policy.maxMissionDepth) reject('RATE_LIMITED', `mission depth ${depth} exceeds the organization limit of ${ctx.policy.maxMissionDepth}`)

@@ -36,6 +36,7 @@ import { closedLeasesOf, requireOwner } from './leases.js'
 import { requireUsageFits, type Usage } from './work-budget.js'
 import { nextState } from './work-machine.js'
 import { requireWorkItem, workDraft } from './work-roles.js'
+import { parseInstant } from '../instants.js'
 
 /** The profile URI of the §11.5 binding. */
 export const BOUNDED_OFFLINE_EXECUTION = 'urn:missionweaveprotocol:extension:bounded-offline-execution'
@@ -148,7 +149,7 @@ export function noncriticalExtensions(extensions: Extensions | undefined): Exten
 
 /** `text` as epoch milliseconds. */
 function ms(text: string): number {
-  return Date.parse(text)
+  return parseInstant(text)
 }
 
 /** The lease named `leaseId` among `record`'s current and closed Execution Leases. */
@@ -303,7 +304,7 @@ export function reconcileCheckpoint(ctx: HandlerContext, command: CommandOf<'wor
   const record = requireWorkItem(group, p.workItemId)
   const plan = reconcileOffline(ctx, group, record, offlineCommandOf(command), binding, p)
   nextState(historicalState(record, plan.lease), command.kind)
-  if (Date.parse(p.checkpoint.createdAt) > Date.parse(binding.bufferedAt)) reject('INVALID_COMMAND', 'a buffered checkpoint cannot be dated after it was buffered', { createdAt: p.checkpoint.createdAt })
+  if (parseInstant(p.checkpoint.createdAt) > parseInstant(binding.bufferedAt)) reject('INVALID_COMMAND', 'a buffered checkpoint cannot be dated after it was buffered', { createdAt: p.checkpoint.createdAt })
   return plan.charge
 }
 

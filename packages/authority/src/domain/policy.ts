@@ -10,6 +10,8 @@ import { TERMINAL_MISSION_STATES } from '@weft/spec/machines'
 import { snapshotArtifactHash, snapshotMismatch } from '../snapshots.js'
 import { isControlPlane, isMissionOwner, requireRole } from './memberships.js'
 import { indexOverride } from './runaway.js'
+import { foldTable } from '../checkpoint-tables.js'
+import { parseInstant } from '../instants.js'
 
 type PolicyCommandKind = 'policy.grant_cooperation_override' | 'ext.missionweaveprotocol.core.group_archive'
 type PolicyEventKind = 'policy.cooperation_override.granted' | 'group.snapshot.created' | 'group.archived'
@@ -18,7 +20,7 @@ type PolicyEventKind = 'policy.cooperation_override.granted' | 'group.snapshot.c
 export type SnapshotReference = EventPayload<'group.snapshot.created'>
 
 // GroupState has no member for snapshots; they are kept beside it, keyed by the Group object.
-const snapshots = new WeakMap<GroupState, Map<string, SnapshotReference>>()
+const snapshots = foldTable<GroupState, Map<string, SnapshotReference>>('policy.snapshots', 'group')
 
 /** The snapshots `group.snapshot.created` recorded for a Group, by snapshot ID. */
 export function groupSnapshots(group: GroupState): ReadonlyMap<string, SnapshotReference> {
@@ -33,7 +35,7 @@ function grantOverride(command: CommandOf<'policy.grant_cooperation_override'>, 
   // §20: only the MissionOwner or an authorized Organization policy actor issues an override.
   requireRole([isMissionOwner(group, actor), isControlPlane(ctx, actor)], 'grant cooperation overrides')
   if (group.overrides.has(p.grantId)) reject('INVALID_COMMAND', `override grant ${p.grantId} already exists`)
-  if (Date.parse(p.expiresAt) <= ctx.nowMs) reject('INVALID_COMMAND', 'the override expiry is not in the future')
+  if (parseInstant(p.expiresAt) <= ctx.nowMs) reject('INVALID_COMMAND', 'the override expiry is not in the future')
   const grant: CooperationOverrideGrant = {
     grantId: p.grantId,
     missionId: group.missionId,

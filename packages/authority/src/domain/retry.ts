@@ -41,6 +41,8 @@ import type { Evidence, RetryPolicy, WorkContract } from '@weft/spec'
 import { reject, type EventOf, type HandlerContext } from '../handler.js'
 import type { AuthorityState, GroupState, WorkItemRecord } from '../model.js'
 import { requireNotExhausted } from './work-budget.js'
+import { foldTable } from '../checkpoint-tables.js'
+import { parseInstant } from '../instants.js'
 
 /** Why no retry of a failed WorkItem may follow under the contract in force when it failed. */
 export type RetryExhaustion = 'permanent' | 'attempts' | 'deadline' | 'cost'
@@ -75,7 +77,7 @@ interface RetryLedger {
   exhausted?: RetryExhaustion
 }
 
-const ledgers = new WeakMap<WorkItemRecord, RetryLedger>()
+const ledgers = foldTable<WorkItemRecord, RetryLedger>('retry.ledgers', 'workItem')
 
 const FAILURE_CODE = /^[A-Z][A-Z0-9_]{1,127}$/
 
@@ -93,7 +95,7 @@ export function retryStatusOf(record: WorkItemRecord): RetryStatus {
     ...status,
     lastFailure: last,
     ...(ledger?.exhausted === undefined ? {} : { exhausted: ledger.exhausted }),
-    ...(last.code === undefined ? {} : { retryNotBeforeMs: Date.parse(last.failedAt) + backoffMs(policy, status.attemptsUsed) }),
+    ...(last.code === undefined ? {} : { retryNotBeforeMs: parseInstant(last.failedAt) + backoffMs(policy, status.attemptsUsed) }),
   }
 }
 
@@ -109,7 +111,7 @@ export function noteFailure(state: AuthorityState, group: GroupState, record: Wo
   ledger.attemptsUsed += facts.attempts
   ledger.lastFailure = facts
   // An unclassified failure is not bound by the policy, so it exhausts nothing.
-  const exhausted = facts.code === undefined ? undefined : exhaustionOf(facts, ledger.attemptsUsed, contract, Date.parse(event.occurredAt), () => budgetSpent(state, group, record))
+  const exhausted = facts.code === undefined ? undefined : exhaustionOf(facts, ledger.attemptsUsed, contract, parseInstant(event.occurredAt), () => budgetSpent(state, group, record))
   if (exhausted === undefined) delete ledger.exhausted
   else ledger.exhausted = exhausted
 }
@@ -129,10 +131,10 @@ export function requireRetryAllowed(ctx: HandlerContext, group: GroupState, reco
   const details = { workItemId, attemptsUsed: ledger.attemptsUsed, maxAttempts: policy.maxAttempts, failureCode: last.code }
   if (ledger.attemptsUsed >= policy.maxAttempts) reject('BUDGET_EXCEEDED', `WorkItem ${workItemId} used ${ledger.attemptsUsed} of ${policy.maxAttempts} attempts`, { ...details, limit: 'attempts' })
   if (last.permanent && !corrected) reject('INVALID_STATE_TRANSITION', `WorkItem ${workItemId} failed permanently (${last.code}); only a corrected contract may follow`, details)
-  if (ctx.nowMs >= Date.parse(contract.deadline)) reject('BUDGET_EXCEEDED', `the deadline of WorkItem ${workItemId} passed at ${contract.deadline}`, { ...details, limit: 'deadline', deadline: contract.deadline })
+  if (ctx.nowMs >= parseInstant(contract.deadline)) reject('BUDGET_EXCEEDED', `the deadline of WorkItem ${workItemId} passed at ${contract.deadline}`, { ...details, limit: 'deadline', deadline: contract.deadline })
   // §12: a corrected contract is how an exhausted WorkItem budget is escalated; its budget is checked as an allocation.
   if (!corrected) requireNotExhausted(group, record, ctx.state)
-  const notBefore = Date.parse(last.failedAt) + backoffMs(policy, ledger.attemptsUsed)
+  const notBefore = parseInstant(last.failedAt) + backoffMs(policy, ledger.attemptsUsed)
   if (ctx.nowMs < notBefore) {
     const retryAfterMs = notBefore - ctx.nowMs
     reject('RATE_LIMITED', `the retry back-off of WorkItem ${workItemId} ends in ${retryAfterMs} ms`, { ...details, limit: 'backoff', retryAfterMs })
@@ -177,7 +179,7 @@ function isoDurationMs(text: string): number {
 function exhaustionOf(facts: FailureFacts, attemptsUsed: number, contract: WorkContract, atMs: number, spent: () => boolean): RetryExhaustion | undefined {
   if (facts.permanent) return 'permanent'
   if (attemptsUsed >= contract.retryPolicy.maxAttempts) return 'attempts'
-  if (atMs >= Date.parse(contract.deadline)) return 'deadline'
+  if (atMs >= parseInstant(contract.deadline)) return 'deadline'
   return spent() ? 'cost' : undefined
 }
 

@@ -17,6 +17,8 @@ import type { Event } from '@weft/spec'
 import { reject, type CommandOf, type HandlerContext } from '../handler.js'
 import { actorKey, type ActorRef, type AuthorityState, type GroupState, type OverrideRecord } from '../model.js'
 import { sameActor } from './memberships.js'
+import { foldTable } from '../checkpoint-tables.js'
+import { parseInstant } from '../instants.js'
 
 /** The cooperation policies this Authority enforces, by their §20 policy names. */
 export type CooperationLimit = 'message_rate' | 'proposal_rate' | 'queued_work_items' | 'active_work_items'
@@ -31,10 +33,10 @@ export const RATE_WINDOW_MS = 60_000
 export const RATE_RING_CAPACITY = 1024
 
 /** Acceptance times (epoch ms, oldest first) per Group, rate and actor; a fold of the log. */
-const rings = new WeakMap<GroupState, Map<string, number[]>>()
+const rings = foldTable<GroupState, Map<string, number[]>>('runaway.rings', 'group')
 
 /** Grant IDs per Group by `beneficiary + targetActionId`, so consumption is a lookup, not a scan. */
-const grantsByTarget = new WeakMap<GroupState, Map<string, string>>()
+const grantsByTarget = foldTable<GroupState, Map<string, string>>('runaway.grantsByTarget', 'group')
 
 function targetKey(actor: ActorRef, actionId: string): string {
   return `${actorKey(actor)} ${actionId}`
@@ -51,12 +53,15 @@ export function noteRate(state: AuthorityState, event: Event, rate: RateLimit): 
   let perGroup = rings.get(group)
   if (perGroup === undefined) rings.set(group, (perGroup = new Map()))
   const key = `${rate} ${actorKey(event.actor as ActorRef)}`
-  const at = Date.parse(event.occurredAt)
+  const at = parseInstant(event.occurredAt)
   let ring = perGroup.get(key)
   if (ring === undefined) perGroup.set(key, (ring = []))
   // The ring is private to this module, so it is pruned in place: no array per Message.
   let kept = 0
-  for (const t of ring) if (t > at - RATE_WINDOW_MS) ring[kept++] = t
+  for (let i = 0; i < ring.length; i++) {
+    const t = ring[i]!
+    if (t > at - RATE_WINDOW_MS) ring[kept++] = t
+  }
   ring.length = kept
   ring.push(at)
   if (ring.length > RATE_RING_CAPACITY) ring.splice(0, ring.length - RATE_RING_CAPACITY)
@@ -109,7 +114,7 @@ export function citedOverride(command: LimitedCommand, group: GroupState, nowMs:
   const record = group.overrides.get(grantId) ?? reject('AUTH_FORBIDDEN', `no cooperation override grant ${grantId} in this group`, { grantId })
   const g = record.grant
   if (record.consumedByActionId !== undefined) reject('AUTH_FORBIDDEN', `cooperation override grant ${grantId} was already consumed`, { grantId, consumedByActionId: record.consumedByActionId })
-  if (Date.parse(g.expiresAt) <= nowMs) reject('AUTH_FORBIDDEN', `cooperation override grant ${grantId} expired at ${g.expiresAt}`, { grantId })
+  if (parseInstant(g.expiresAt) <= nowMs) reject('AUTH_FORBIDDEN', `cooperation override grant ${grantId} expired at ${g.expiresAt}`, { grantId })
   const mismatched = [
     g.missionId === group.missionId ? undefined : 'missionId',
     g.groupId === group.groupId ? undefined : 'groupId',

@@ -52,6 +52,7 @@ import { TERMINAL_MISSION_STATES, TERMINAL_WORK_ITEM_STATES } from '@weft/spec/m
 import { reject } from '../handler.js'
 import type { AuthorityState, GroupState, WorkItemRecord } from '../model.js'
 import { childrenOf } from './dag.js'
+import { foldTable } from '../checkpoint-tables.js'
 
 /** A value per usage dimension. */
 export type Usage = Record<UsageDimension, number>
@@ -150,8 +151,8 @@ interface ItemUsage {
   readonly subtree: Usage
 }
 
-const itemUsage = new WeakMap<WorkItemRecord, ItemUsage>()
-const missionUsage = new WeakMap<GroupState, Usage>()
+const itemUsage = foldTable<WorkItemRecord, ItemUsage>('budget.itemUsage', 'workItem')
+const missionUsage = foldTable<GroupState, Usage>('budget.missionUsage', 'group')
 
 /** What has been charged to `record` itself and to its subtree, child Missions included (§12, §14). */
 export function usageOf(record: WorkItemRecord): ItemUsage {
@@ -246,9 +247,11 @@ export function budgetLevels(group: GroupState, record: WorkItemRecord, state?: 
 /** The first dimension `used` exhausted under `budget`: charges reached a positive limit. */
 function exhaustedDimension(budget: ResourceBudget, used: Readonly<Usage>): UsageDimension | undefined {
   for (const d of USAGE_DIMENSIONS) {
+    // A zero limit forbids the dimension; only a limit that charges reached pauses work (so a
+    // dimension nothing was charged to needs no limit read).
+    if (!(used[d] > 0)) continue
     const limit = limitOf(budget, d)
-    // A zero limit forbids the dimension; only a limit that charges reached pauses work.
-    if (limit !== undefined && used[d] > 0 && used[d] >= limit) return d
+    if (limit !== undefined && used[d] >= limit) return d
   }
   return undefined
 }

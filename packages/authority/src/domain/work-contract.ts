@@ -8,6 +8,7 @@ import { USAGE_DIMENSIONS, type AgentCard, type CapabilityRef, type ResourceBudg
 import { reject } from '../handler.js'
 import type { GroupState, WorkItemRecord } from '../model.js'
 import { limitOf, requireAllocation, usageAsBudget, zeroUsage, type Usage } from './work-budget.js'
+import { parseInstant } from '../instants.js'
 
 function blank(text: string): boolean {
   return text.trim().length === 0
@@ -49,9 +50,9 @@ export function requireCompleteContract(contract: WorkContract): void {
  * @throws ProtocolError `INVALID_COMMAND`, `WORK_CONTRACT_INCOMPLETE` or `BUDGET_EXCEEDED`.
  */
 export function requireContractFits(group: GroupState, contract: WorkContract, parent: WorkItemRecord | undefined, selfId: string): void {
-  const deadline = Date.parse(contract.deadline)
-  if (deadline > Date.parse(group.mission.deadline)) reject('INVALID_COMMAND', 'the WorkItem deadline is after the Mission deadline', { deadline: contract.deadline })
-  if (parent !== undefined && deadline > Date.parse(parent.doc.contract.deadline)) {
+  const deadline = parseInstant(contract.deadline)
+  if (deadline > parseInstant(group.mission.deadline)) reject('INVALID_COMMAND', 'the WorkItem deadline is after the Mission deadline', { deadline: contract.deadline })
+  if (parent !== undefined && deadline > parseInstant(parent.doc.contract.deadline)) {
     reject('INVALID_COMMAND', 'the WorkItem deadline is after its parent WorkItem deadline', { deadline: contract.deadline })
   }
   if (parent !== undefined) requireResourcesWithin(contract, parent.doc.contract)
@@ -182,6 +183,8 @@ const SEMVER = /^(\d+)\.(\d+)\.(\d+)(?:-([0-9A-Za-z.-]+))?(?:\+.*)?$/
 
 /** Orders two Semantic Versioning 2.0 versions like `a - b` (build metadata ignored). */
 export function compareSemver(a: string, b: string): number {
+  // The same text is the same version: the common case (a card naming the contract's version) parses nothing.
+  if (a === b) return 0
   const x = SEMVER.exec(a)
   const y = SEMVER.exec(b)
   if (x === null || y === null) return a === b ? 0 : a < b ? -1 : 1

@@ -17,6 +17,8 @@ export type WorkItemMachineState = WorkItemState | 'none'
 /** The guard flags a handler computed; a guard absent here does not hold. */
 export type GuardFlags = { readonly [G in WorkItemGuard]?: boolean }
 
+const NO_FLAGS: GuardFlags = Object.freeze({})
+
 /** The machine state of a record, `none` when there is no record. */
 export function machineStateOf(record: WorkItemRecord | undefined): WorkItemMachineState {
   return record === undefined ? 'none' : record.doc.state
@@ -54,9 +56,15 @@ export function hasGuard(from: WorkItemMachineState, event: WorkItemEventType, g
  * unguarded row always holds).
  * @throws ProtocolError `INVALID_STATE_TRANSITION` when no row applies.
  */
-export function nextState(from: WorkItemMachineState, event: WorkItemEventType, flags: GuardFlags = {}): WorkItemMachineState {
+export function nextState(from: WorkItemMachineState, event: WorkItemEventType, flags: GuardFlags = NO_FLAGS): WorkItemMachineState {
   const rows = requireRows(from, event)
-  const row = rows.find((r) => r.guard === undefined || flags[r.guard as WorkItemGuard] === true)
+  let row: TransitionTarget | undefined
+  for (const r of rows) {
+    if (r.guard === undefined || flags[r.guard as WorkItemGuard] === true) {
+      row = r
+      break
+    }
+  }
   if (row === undefined) {
     const guards = rows.map((r) => r.guard).filter((g) => g !== undefined)
     reject('INVALID_STATE_TRANSITION', `${event} from ${from} needs ${guards.join(' or ')}`, { state: from, event, guards })

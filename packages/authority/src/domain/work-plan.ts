@@ -13,6 +13,7 @@ import { cardCapabilityFor, reconcileDependencies, requireCompleteContract, requ
 import { requireRetryAllowed } from './retry.js'
 import { hasGuard, machineStateOf, nextState } from './work-machine.js'
 import { childMissionRunning, isCurrentCoordinator, isMissionOwner, nextWorkItemRevision, present, requireMissionActive, requireWorkAuthor, requireWorkItem, workDraft } from './work-roles.js'
+import { parseInstant } from '../instants.js'
 
 /** Scopes of a Worker Membership created on acceptance: its WorkItems, not the whole Group (§8). */
 export const WORKER_SCOPES: readonly string[] = ['work_item:read', 'work_item:write']
@@ -197,7 +198,7 @@ export const acceptOffer: HandlerFor<'work.accept_offer'> = (command, ctx) => {
   if (offer.status !== 'pending') reject('WORK_OFFER_EXPIRED', `the offer of WorkItem ${p.workItemId} is ${offer.status}`)
   if (record.doc.owner !== undefined) reject('WORK_ALREADY_OWNED', `WorkItem ${p.workItemId} already has an owner`)
   requireMissionActive(group)
-  const offerValid = ctx.nowMs < Date.parse(offer.expiresAt)
+  const offerValid = ctx.nowMs < parseInstant(offer.expiresAt)
   if (record.doc.state === 'offered' && !offerValid) reject('WORK_OFFER_EXPIRED', `the offer of WorkItem ${p.workItemId} expired at ${offer.expiresAt}`)
   nextState(record.doc.state, command.kind, { offerValid })
   // §20: how much unfinished work one Worker may hold at once is bounded by policy.

@@ -17,6 +17,7 @@ import { recordUsage, settleReservations } from './work-budget.js'
 import { trackReservation } from './work-contract.js'
 import { present } from './work-roles.js'
 import { noteRate } from './runaway.js'
+import { parseInstant } from '../instants.js'
 
 type WorkItemEvent = Pick<Event, 'groupId' | 'aggregateRevision' | 'occurredAt' | 'eventId' | 'kind'> & { readonly payload: { readonly workItemId: string } }
 
@@ -37,14 +38,21 @@ function locate(state: AuthorityState, event: WorkItemEvent): { readonly group: 
 function advance(record: WorkItemRecord, event: WorkItemEvent, changes: Partial<WorkItem>, drop: readonly (keyof WorkItem)[] = []): void {
   const revision = event.aggregateRevision ?? record.doc.revision + 1
   if (drop.length === 0) {
-    record.doc = { ...record.doc, ...changes, revision, updatedAt: event.occurredAt }
+    // A clone, then the changes: the same members in the same order as one spread of both, for less.
+    const doc = Object.assign({ ...record.doc }, changes)
+    doc.revision = revision
+    doc.updatedAt = event.occurredAt
+    record.doc = doc
     return
   }
   // Members are left out rather than deleted: a delete would turn the document into a slow
   // dictionary object for every later read and copy. The member order is the spread's.
   const doc: Record<string, unknown> = {}
-  for (const [key, value] of Object.entries(record.doc)) if (!drop.includes(key as keyof WorkItem)) doc[key] = value
-  for (const [key, value] of Object.entries(changes)) if (!drop.includes(key as keyof WorkItem)) doc[key] = value
+  const from = record.doc as unknown as Record<string, unknown>
+  const change = changes as Record<string, unknown>
+  // Documents and changes are plain objects: `for in` walks their own members, with no entry arrays.
+  for (const key in from) if (!drop.includes(key as keyof WorkItem)) doc[key] = from[key]
+  for (const key in change) if (!drop.includes(key as keyof WorkItem)) doc[key] = change[key]
   doc['revision'] = revision
   doc['updatedAt'] = event.occurredAt
   record.doc = doc as unknown as WorkItem
@@ -97,7 +105,10 @@ const authorized: ReducerFor<'work.authorized'> = (state, event) => {
   const record = {
     doc,
     dependencyIds: [...p.dependencyIds],
-    ...present({ parentWorkItemId: p.parentWorkItemId, proposalId: p.proposalId, delegationGrantId: p.delegationGrantId }),
+    // Always present, `undefined` when absent (as `clearMember` leaves members): every record has one shape.
+    parentWorkItemId: p.parentWorkItemId,
+    proposalId: p.proposalId,
+    delegationGrantId: p.delegationGrantId,
     depth: parent === undefined ? 0 : parent.depth + 1,
     lastOwnershipEpoch: 0,
     executionLeaseIds: new Set<string>(),
@@ -286,7 +297,7 @@ const executionRevoked: ReducerFor<'ext.missionweaveprotocol.core.work_execution
   // within the bound the revoked lease had.
   const ownership = record.ownershipLease
   if (ownership !== undefined) {
-    const later = revoked !== undefined && Date.parse(revoked.expiresAt) > Date.parse(ownership.expiresAt)
+    const later = revoked !== undefined && parseInstant(revoked.expiresAt) > parseInstant(ownership.expiresAt)
     record.ownershipLease = renewLease(ownership, event.occurredAt, later ? revoked.expiresAt : ownership.expiresAt)
   }
   advance(record, event, { state: 'queued' })

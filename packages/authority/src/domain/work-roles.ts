@@ -8,6 +8,7 @@ import { TERMINAL_MISSION_STATES } from '@weft/spec/machines'
 import { draft, reject, type EventDraft, type HandlerContext } from '../handler.js'
 import { aggregateKey, type ActorRef, type AuthorityState, type GroupState, type WorkItemRecord } from '../model.js'
 import { checkDelegatedUse, type DelegatedUse } from './delegation.js'
+import { parseInstant } from '../instants.js'
 
 /**
  * The WorkItem `workItemId` of `group`.
@@ -33,7 +34,7 @@ export function isCurrentCoordinator(group: GroupState, actor: ActorRef, nowMs: 
     lease.holderAgentId === actor.id &&
     lease.coordinatorEpoch === group.mission.coordinator.coordinatorEpoch &&
     lease.state === 'active' &&
-    nowMs < Date.parse(lease.expiresAt)
+    nowMs < parseInstant(lease.expiresAt)
   )
 }
 

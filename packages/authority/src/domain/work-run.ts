@@ -7,6 +7,7 @@
  */
 import type { Artifact, WorkContract } from '@weft/spec'
 import { reject, requireGroup, type HandlerContext, type HandlerFor } from '../handler.js'
+import { parseInstant } from '../instants.js'
 import type { ActorRef, GroupState, WorkItemRecord } from '../model.js'
 import { checkEvidenceCovers } from './evidence.js'
 import { leaseLive, ownerLive, ownershipDeadlineMs, renewLease, requireCurrentExecution, requireOwner, workLease } from './leases.js'
@@ -85,7 +86,7 @@ export const startWork: HandlerFor<'work.start'> = (command, ctx) => {
   // §12: work under an exhausted budget stays paused until an escalation raises that budget.
   requireNotExhausted(group, record, ctx.state)
   if (executionApprovalMode(ctx, group, record) !== 'not_required') {
-    const approved = record.executionApprovals.some((a) => a.ownershipEpoch === p.ownershipEpoch && ctx.nowMs < Date.parse(a.expiresAt))
+    const approved = record.executionApprovals.some((a) => a.ownershipEpoch === p.ownershipEpoch && ctx.nowMs < parseInstant(a.expiresAt))
     if (!approved) reject('APPROVAL_REQUIRED', `WorkItem ${p.workItemId} needs a valid execution approval for Ownership Epoch ${p.ownershipEpoch}`)
   }
   nextState(record.doc.state, command.kind, { startAllowed: true })
@@ -128,7 +129,7 @@ export const renewExecution: HandlerFor<'ext.missionweaveprotocol.core.work_exec
 }
 
 function requireCheckpointTaken(ctx: HandlerContext, createdAt: string): void {
-  if (Date.parse(createdAt) > ctx.nowMs) reject('INVALID_COMMAND', 'a checkpoint cannot be dated after its Command is accepted', { createdAt })
+  if (parseInstant(createdAt) > ctx.nowMs) reject('INVALID_COMMAND', 'a checkpoint cannot be dated after its Command is accepted', { createdAt })
 }
 
 /**

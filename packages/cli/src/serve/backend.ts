@@ -8,7 +8,7 @@
 import { join } from 'node:path'
 import { createAuthority, type Authority, type AuthorityPolicy, type Clock, type CursorStore } from '@weft/authority'
 import { UsageError } from '@weft/codec'
-import { openSqliteAuthorityStore } from '@weft/store-sqlite'
+import { openSqliteAuthorityStore, type SqliteAuthorityStore } from '@weft/store-sqlite'
 import type { ServeLog } from './log.js'
 import { STORE_FILE, type Organization } from './organization.js'
 
@@ -58,11 +58,40 @@ export function openSqliteBackend(options: BackendOptions): Backend {
   const store = openSqliteAuthorityStore(path, { synchronous: 'full' })
   try {
     const { organization } = options
-    const authority = createAuthority({ registry: organization.registry, keys: { authority: organization.authority.actor, signingKey: organization.authority.signingKey }, store, clock: options.clock, policy: options.policy })
-    return { authority, cursorStore: store.cursorStore, where: { backend: 'sqlite', path }, close: async () => store.close() }
+    const authority = createAuthority({
+      registry: organization.registry,
+      keys: { authority: organization.authority.actor, signingKey: organization.authority.signingKey },
+      store,
+      clock: options.clock,
+      policy: options.policy,
+      // A checkpoint that cannot be used is not an error (the log is folded instead), but the operator should know.
+      onWarning: (warning) => options.log({ level: 'warn', msg: 'restore warning', kind: warning.kind, detail: warning.message }),
+    })
+    const close = async (): Promise<void> => {
+      // §7.4, §16: a signed state checkpoint at the head lets the next start resume there instead of
+      // folding the whole history again. It is an optimization: failing to save one loses nothing.
+      try {
+        if (acceptedSinceCheckpoint(store)) authority.checkpoint()
+      } catch (error) {
+        options.log({ level: 'warn', msg: 'checkpoint not saved', detail: (error as Error).message })
+      }
+      store.close()
+    }
+    return { authority, cursorStore: store.cursorStore, where: { backend: 'sqlite', path }, close }
   } catch (error) {
     store.close()
     throw error
+  }
+}
+
+/** Whether `store` retains Events after its last state checkpoint (or any at all, before the first). */
+function acceptedSinceCheckpoint(store: SqliteAuthorityStore): boolean {
+  const after = store.eventsAfter(store.checkpoint()?.manifest.position ?? 0)[Symbol.iterator]()
+  try {
+    return after.next().done !== true
+  } finally {
+    // A statement iterator holds its connection until it is finished or returned.
+    after.return?.()
   }
 }
 

@@ -383,23 +383,31 @@ export async function serveCommand(args: readonly string[], io: { readonly stdou
 
 async function run(options: ServeOptions, signals: SignalSource): Promise<number> {
   const log = options.log ?? (() => undefined)
-  let server: RunningServer
-  try {
-    server = await startServer(options)
-  } catch (error) {
-    if (error instanceof UsageError) throw error
-    log({ level: 'error', msg: 'failed to start', detail: (error as Error).message })
-    return 1
-  }
-  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+  // Listen for signals before starting: one that arrives while the server starts (after it logged
+  // `listening`, say) must still end in a graceful stop, never in the default kill.
+  let detach = (): void => undefined
+  const stopped = new Promise<NodeJS.Signals>((resolve) => {
     const stop = (received: NodeJS.Signals): void => {
+      detach()
+      resolve(received)
+    }
+    detach = () => {
       signals.off('SIGINT', stop)
       signals.off('SIGTERM', stop)
-      resolve(received)
     }
     signals.once('SIGINT', stop)
     signals.once('SIGTERM', stop)
   })
+  let server: RunningServer
+  try {
+    server = await startServer(options)
+  } catch (error) {
+    detach()
+    if (error instanceof UsageError) throw error
+    log({ level: 'error', msg: 'failed to start', detail: (error as Error).message })
+    return 1
+  }
+  const signal = await stopped
   log({ level: 'info', msg: 'shutting down', signal })
   await server.close()
   return 0

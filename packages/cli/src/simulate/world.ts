@@ -212,6 +212,9 @@ export async function createSimWorld(seed: number): Promise<SimWorld> {
     random: seededRandom(seed, 'authority'),
     policy: { controlPlane: [controlPlane.actor.id] },
     deferEventSignatures: true,
+    // The trusted path skips the schema check of the handlers' own Event payloads; a simulator is
+    // where handler defects surface, so it keeps the check on.
+    checkEventPayloads: true,
   })
   let commits = 0
   authority.onCommit(() => commits++)
