@@ -22,4 +22,16 @@ describe('uuidSource', () => {
     const next = uuidSource((n) => new Uint8Array(n).fill(0xff))
     expect(next()).toBe('urn:uuid:ffffffff-ffff-4fff-bfff-ffffffffffff')
   })
+
+  it('writes every byte in order, and each ID is its own string', () => {
+    let call = 0
+    const next = uuidSource((n) => Uint8Array.from({ length: n }, (_, i) => (i + 16 * call) & 0xff))
+    call = 0
+    const first = next()
+    call = 1
+    const second = next()
+    expect(first).toBe('urn:uuid:00010203-0405-4607-8809-0a0b0c0d0e0f')
+    expect(second).toBe('urn:uuid:10111213-1415-4617-9819-1a1b1c1d1e1f')
+    expect(first).toBe('urn:uuid:00010203-0405-4607-8809-0a0b0c0d0e0f')
+  })
 })

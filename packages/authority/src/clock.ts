@@ -45,20 +45,29 @@ export function timestampOf(ms: number): string {
   return `${dayText}${pad2(Math.floor(seconds / 3600))}:${pad2(Math.floor(seconds / 60) % 60)}:${pad2(seconds % 60)}.${pad3(inDay % 1000)}Z`
 }
 
-const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'))
+const HEX_DIGITS = '0123456789abcdef'
+/** The text of every ID: the prefix, then 32 hex digits in the 8-4-4-4-12 groups; the digits are overwritten. */
+const UUID_TEMPLATE = 'urn:uuid:00000000-0000-0000-0000-000000000000'
 
 /**
  * A generator of `urn:uuid:` identifiers (RFC 9562 version 4) drawn from `random`. Event IDs and
  * every other ID the Authority mints come from it, so a seeded source yields the same IDs.
  */
 export function uuidSource(random: RandomSource): () => string {
+  // One reused array of character codes per source: an ID is minted for every Event and receipt,
+  // so building it allocates only the string itself.
+  const codes = Array.from(UUID_TEMPLATE, (c) => c.charCodeAt(0))
   return () => {
     const b = random(16)
     if (b.length < 16) throw new Error('uuidSource: the random source returned fewer than 16 bytes')
-    // Version 4 in the high nibble of byte 6, the RFC 9562 variant (10xx) in byte 8.
-    const byte = (i: number): string => HEX[i === 6 ? (b[6]! & 0x0f) | 0x40 : i === 8 ? (b[8]! & 0x3f) | 0x80 : b[i]!]!
-    let hex = ''
-    for (let i = 0; i < 16; i++) hex += (i === 4 || i === 6 || i === 8 || i === 10 ? '-' : '') + byte(i)
-    return `urn:uuid:${hex}`
+    let at = 'urn:uuid:'.length
+    for (let i = 0; i < 16; i++) {
+      if (i === 4 || i === 6 || i === 8 || i === 10) at++ // the '-' of the template stays
+      // Version 4 in the high nibble of byte 6, the RFC 9562 variant (10xx) in byte 8.
+      const v = i === 6 ? (b[6]! & 0x0f) | 0x40 : i === 8 ? (b[8]! & 0x3f) | 0x80 : b[i]!
+      codes[at++] = HEX_DIGITS.charCodeAt(v >> 4)
+      codes[at++] = HEX_DIGITS.charCodeAt(v & 0x0f)
+    }
+    return String.fromCharCode.apply(null, codes)
   }
 }

@@ -164,6 +164,7 @@ export interface MemoryStoreOptions {
 
 /** One Group's online log in memory: sequence `n` sits at index `n - 1 - offset`. */
 interface OnlineLog {
+  readonly groupId: string
   /** The compaction point: how many of the Group's first Events are off the online log. */
   offset: number
   events: Event[]
@@ -195,26 +196,39 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): AuthoritySt
   const store: AuthorityStore = {
     appendTransaction(events, receipt) {
       const actor = actorKey(receipt.actor)
-      if (receipts.get(actor)?.has(receipt.actionId)) throw new Error(`store: a receipt for ${actor} ${receipt.actionId} already exists`)
-      // Check the whole transaction before touching anything, so a refusal leaves no trace.
-      const heads = new Map<string, number>()
+      let byAction = receipts.get(actor)
+      if (byAction?.has(receipt.actionId)) throw new Error(`store: a receipt for ${actor} ${receipt.actionId} already exists`)
+      // Check the whole transaction before touching anything, so a refusal leaves no trace. Almost
+      // every transaction writes one Group, whose head is kept in two locals; the heads of any
+      // other Groups it writes go to a map made only then.
+      let group: string | undefined
+      let head = 0
+      let others: Map<string, number> | undefined
       for (const event of events) {
-        if (event.groupId === undefined) continue
-        const head = heads.get(event.groupId) ?? headOf(groups.get(event.groupId))
-        if (event.sequence !== head + 1) throw new Error(`store: ${event.kind} has sequence ${String(event.sequence)} in Group ${event.groupId}, expected ${head + 1}`)
-        heads.set(event.groupId, head + 1)
+        const groupId = event.groupId
+        if (groupId === undefined) continue
+        if (groupId !== group) {
+          if (group !== undefined) (others ??= new Map()).set(group, head)
+          head = others?.get(groupId) ?? headOf(groups.get(groupId))
+          group = groupId
+        }
+        if (event.sequence !== head + 1) throw new Error(`store: ${event.kind} has sequence ${String(event.sequence)} in Group ${groupId}, expected ${head + 1}`)
+        head++
       }
+      let log: OnlineLog | undefined
       for (const event of events) {
         all.push(event)
-        if (event.groupId === undefined) {
+        const groupId = event.groupId
+        if (groupId === undefined) {
           organization.push(event)
           continue
         }
-        let log = groups.get(event.groupId)
-        if (log === undefined) groups.set(event.groupId, (log = { offset: 0, events: [] }))
+        if (log === undefined || log.groupId !== groupId) {
+          log = groups.get(groupId)
+          if (log === undefined) groups.set(groupId, (log = { groupId, offset: 0, events: [] }))
+        }
         log.events.push(event)
       }
-      let byAction = receipts.get(actor)
       if (byAction === undefined) receipts.set(actor, (byAction = new Map()))
       byAction.set(receipt.actionId, receipt)
     },
