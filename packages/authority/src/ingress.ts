@@ -23,7 +23,7 @@ import {
   type SignedVerifier,
   type Stage,
 } from '@weft/codec'
-import { CommandPayloads, type Command, type CommandKind } from '@weft/spec'
+import { BOUNDED_OFFLINE_EXECUTION, CommandPayloads, type Command, type CommandKind } from '@weft/spec'
 import { validators } from '@weft/validators'
 import { commandPayloads } from '@weft/validators/payloads'
 import { schemaCheckForKind } from '@weft/validators/signed'
@@ -327,7 +327,7 @@ function checkExtensions(command: Command): void {
  */
 export const INTERPRETED_CRITICAL_EXTENSIONS: ReadonlyMap<string, ReadonlySet<string>> = new Map([
   [
-    'urn:missionweaveprotocol:extension:bounded-offline-execution',
+    BOUNDED_OFFLINE_EXECUTION,
     new Set(['work.checkpoint', 'ext.missionweaveprotocol.core.work_execution_lease_renew', 'message.post']),
   ],
 ])

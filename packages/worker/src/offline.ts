@@ -17,11 +17,11 @@
  */
 import { ProtocolError, UsageError } from '@weft/codec'
 import type { Receipt } from '@weft/client'
-import { USAGE_DIMENSIONS, type Command, type UsageDimension } from '@weft/spec'
+import { BOUNDED_OFFLINE_EXECUTION, USAGE_DIMENSIONS, type Command, type OfflineBinding, type UsageDimension } from '@weft/spec'
 import type { BufferedCommand, WorkerStore } from './contracts.js'
 
-/** The profile URI of the §11.5 binding. */
-export const BOUNDED_OFFLINE_EXECUTION = 'urn:missionweaveprotocol:extension:bounded-offline-execution'
+// The binding's shape is the protocol's, shared with the Authority that judges it.
+export { BOUNDED_OFFLINE_EXECUTION, type OfflineBinding }
 
 /** The binding version this Worker writes. */
 export const OFFLINE_BINDING_VERSION = '1.0.0'
@@ -50,25 +50,6 @@ export function isZeroUsage(u: Partial<UsageTotals>): boolean {
   return USAGE_DIMENSIONS.every((d) => (u[d] ?? 0) === 0)
 }
 
-/** The `data` of the §11.5 binding: the facts of the historical execution, kept through rebasing. */
-export interface OfflineBinding {
-  readonly agentId: string
-  readonly groupId: string
-  readonly workItemId: string
-  /** The Session Epoch the historical Execution Lease was issued under. */
-  readonly originalSessionEpoch: number
-  readonly ownershipEpoch: number
-  /** The historical Execution Lease ID. */
-  readonly executionLeaseId: string
-  readonly disconnectedAt: string
-  readonly bufferedAt: string
-  readonly graceDeadline: string
-  readonly historicalLeaseExpiresAt: string
-  /** Usage consumed offline since the last reported delta, all six dimensions. */
-  readonly usageDelta: UsageTotals
-  /** The Action ID the Command had when first buffered, for audit; the rebased Command gets a new one. */
-  readonly originalActionId?: string
-}
 
 /** The Execution Lease a Worker held when it lost the Group service. */
 export interface HistoricalLease {

@@ -8,3 +8,5 @@ export * from './commands.js'
 export * from './events.js'
 // For library authors: the shared parts the payload schemas are built from.
 export * from './parts.js'
+// The §11.5 bounded offline execution binding, written by Workers and judged by Authorities.
+export * from './offline-binding.js'

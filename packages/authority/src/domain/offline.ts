@@ -29,7 +29,7 @@
  * @module
  */
 import { isAbsoluteUri, isProtocolTimestamp } from '@weft/codec'
-import { USAGE_DIMENSIONS, type Command, type Lease, type UsageDelta, type WorkItemState } from '@weft/spec'
+import { BOUNDED_OFFLINE_EXECUTION, USAGE_DIMENSIONS, type Command, type Lease, type OfflineBinding, type UsageDelta, type WorkItemState } from '@weft/spec'
 import { reject, requireGroup, type AnyEventDraft, type CommandOf, type HandlerContext } from '../handler.js'
 import type { ActorRef, GroupState, WorkItemRecord } from '../model.js'
 import { closedLeasesOf, requireOwner } from './leases.js'
@@ -38,8 +38,8 @@ import { nextState } from './work-machine.js'
 import { requireWorkItem, workDraft } from './work-roles.js'
 import { parseInstant } from '../instants.js'
 
-/** The profile URI of the §11.5 binding. */
-export const BOUNDED_OFFLINE_EXECUTION = 'urn:missionweaveprotocol:extension:bounded-offline-execution'
+// The binding's shape is the protocol's, shared with the Workers that write it.
+export { BOUNDED_OFFLINE_EXECUTION, type OfflineBinding }
 
 /** The major version of the binding this Authority interprets; another major is an unknown critical profile (§18). */
 export const OFFLINE_BINDING_MAJOR = 1
@@ -50,32 +50,6 @@ export const OFFLINE_BINDING_MAJOR = 1
  */
 export const MAX_OFFLINE_GRACE_SECONDS = 900
 
-/** The `data` of a bounded offline execution binding (§11.5). */
-export interface OfflineBinding {
-  /** The Agent that executed offline; must be the Command's actor. */
-  readonly agentId: string
-  /** The Group; must be the Command's Group. */
-  readonly groupId: string
-  /** The WorkItem executed; must be the one the Command names. */
-  readonly workItemId: string
-  /** The Session Epoch the historical Execution Lease was issued under. */
-  readonly originalSessionEpoch: number
-  readonly ownershipEpoch: number
-  /** The historical Execution Lease ID. */
-  readonly executionLeaseId: string
-  /** When the Worker lost the Group service. */
-  readonly disconnectedAt: string
-  /** When the Worker signed and buffered the Command. */
-  readonly bufferedAt: string
-  /** The end of the lease-grace period the Worker worked under. */
-  readonly graceDeadline: string
-  /** The expiry of the historical Execution Lease as the Worker knew it. */
-  readonly historicalLeaseExpiresAt: string
-  /** Usage consumed offline since the last reported delta, all six dimensions (zeros allowed). */
-  readonly usageDelta: Usage
-  /** The Action ID the Command had when first buffered, for the Worker's own audit. */
-  readonly originalActionId?: string
-}
 
 type Extensions = NonNullable<Command['extensions']>
 
