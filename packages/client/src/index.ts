@@ -21,7 +21,7 @@ export type { Epochs } from './epochs.js'
 export { COMMAND_BUILDER_NAMES } from './gen/builders.js'
 export type { CommandBuilders } from './gen/builders.js'
 // Executors derive their side-effect idempotency keys here (§11.4, §16).
-export { sideEffectKey, attemptKey } from './side-effects.js'
+export { sideEffectKey, attemptKey, retryBackoffMs } from './side-effects.js'
 export type { SideEffectScope } from './side-effects.js'
 
 // Library-author surface: the pieces createClient is made of, for custom senders and transports.

@@ -1,14 +1,16 @@
 /**
- * Deterministic idempotency keys for external side effects (§11.4, §16). An executor calling a
+ * Deterministic idempotency keys for external side effects (§11.4, §16), and the retry back-off
+ * both sides of a retry read from the Work Contract (§11.4). An executor calling a
  * tool, an API or anything else outside the protocol passes one of these keys along, so that a
  * retry after a lost reply, a crash or a reconnect is recognized by the other side instead of
  * acting twice. Network delivery alone never gives exactly-once effects (§16); a stable key is
  * what lets the receiving system deduplicate.
  *
- * Both functions are pure: the same inputs give the same key in every process, on every machine.
+ * Every function here is pure: the same inputs give the same result in every process, on every machine.
  * @module
  */
-import { canonicalizeOrThrow, sha256Tagged, UsageError } from '@weft/codec'
+import { canonicalizeOrThrow, durationMs, sha256Tagged, UsageError } from '@weft/codec'
+import type { RetryPolicy } from '@weft/spec'
 
 /** What a side-effect key is derived from (§16: exactly these four facts). */
 export interface SideEffectScope {
@@ -65,4 +67,22 @@ export function attemptKey(base: string, attempt: number): string {
   if (typeof base !== 'string' || !KEY.test(base)) throw new UsageError('base must be a key made by sideEffectKey (sha256: and 64 hex digits)')
   requirePositive(attempt, 'attempt')
   return sha256Tagged(canonicalizeOrThrow({ base, attempt }))
+}
+
+/**
+ * The wait before the next attempt after `attemptsUsed` failed ones (§11.4), as the Work Contract's
+ * retry policy states it: none, a fixed `baseMs`, or `baseMs` doubling per attempt used, never above
+ * the policy's `maxDelay`. The Worker waits it out and the Authority enforces it, from this one rule.
+ * @throws UsageError when `maxDelay` is not a §2 duration.
+ */
+export function retryBackoffMs(policy: Pick<RetryPolicy, 'backoff' | 'maxDelay'>, attemptsUsed: number, baseMs = 1000): number {
+  const cap = durationMs(policy.maxDelay)
+  switch (policy.backoff) {
+    case 'none':
+      return 0
+    case 'fixed':
+      return Math.min(baseMs, cap)
+    case 'exponential':
+      return Math.min(baseMs * 2 ** Math.max(0, attemptsUsed - 1), cap)
+  }
 }

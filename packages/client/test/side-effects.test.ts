@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto'
 import { UsageError } from '@weft/codec'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { attemptKey, sideEffectKey, type SideEffectScope } from '../src/side-effects.js'
+import type { RetryPolicy } from '@weft/spec'
+import { attemptKey, retryBackoffMs, sideEffectKey, type SideEffectScope } from '../src/side-effects.js'
 
 const scope: SideEffectScope = {
   missionId: 'urn:weft:test:mission:one',
@@ -89,5 +90,18 @@ describe('attemptKey (§11.4)', () => {
     expect(() => attemptKey(base.toUpperCase(), 1)).toThrow(UsageError)
     expect(() => attemptKey(base, 0)).toThrow(UsageError)
     expect(() => attemptKey(base, Number.NaN)).toThrow(UsageError)
+  })
+})
+
+const POLICY: RetryPolicy = { maxAttempts: 3, backoff: 'exponential', maxDelay: 'PT5S', retryableFailures: ['TRANSIENT'] }
+
+describe('retryBackoffMs (§11.4)', () => {
+  it('doubles exponentially up to maxDelay', () => {
+    expect([1, 2, 3, 4, 5].map((a) => retryBackoffMs(POLICY, a))).toEqual([1000, 2000, 4000, 5000, 5000])
+  })
+  it('is constant for fixed and zero for none', () => {
+    expect(retryBackoffMs({ ...POLICY, backoff: 'fixed' }, 4, 700)).toBe(700)
+    expect(retryBackoffMs({ ...POLICY, backoff: 'fixed', maxDelay: 'PT0.2S' }, 1, 700)).toBe(200)
+    expect(retryBackoffMs({ ...POLICY, backoff: 'none' }, 3)).toBe(0)
   })
 })

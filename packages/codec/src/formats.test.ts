@@ -1,6 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { isAbsoluteUri, isCanonicalBase64url, isProtocolTimestamp, isSha256 } from './formats.js'
+import { durationMs, isAbsoluteUri, isCanonicalBase64url, isProtocolTimestamp, isSha256 } from './formats.js'
+import { UsageError } from './errors.js'
 
 describe('isAbsoluteUri (§2 identifiers)', () => {
   it.each([
@@ -100,5 +101,17 @@ describe('isSha256 and isCanonicalBase64url', () => {
     expect(isCanonicalBase64url('A')).toBe(false)
     expect(isCanonicalBase64url('AA==')).toBe(false)
     expect(isCanonicalBase64url('A+/A')).toBe(false)
+  })
+})
+
+describe('durationMs', () => {
+  it('reads days, hours, minutes and fractional seconds', () => {
+    expect(durationMs('PT5M')).toBe(300_000)
+    expect(durationMs('P1DT2H')).toBe(93_600_000)
+    expect(durationMs('PT0.5S')).toBe(500)
+    expect(durationMs('P2D')).toBe(172_800_000)
+  })
+  it('refuses anything else', () => {
+    for (const bad of ['P', 'PT', '5M', 'P1W', 'PT1.S', '']) expect(() => durationMs(bad)).toThrow(UsageError)
   })
 })

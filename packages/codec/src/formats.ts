@@ -1,10 +1,11 @@
 /**
  * The protocol's own format rules (§2), shared by every Weft package that validates text:
- * absolute RFC 3986 URI identifiers, the RFC 3339 timestamp profile, `sha256:` hashes and
- * canonical unpadded base64url. One implementation, used by the generated validators, the codec
+ * absolute RFC 3986 URI identifiers, the RFC 3339 timestamp profile, `sha256:` hashes,
+ * canonical unpadded base64url, and the duration form. One implementation, used by the generated validators, the codec
  * and the Ajv reference in tests alike.
  * @module
  */
+import { UsageError } from './errors.js'
 
 // Character classes of RFC 3986 §2, as bit flags over ASCII.
 const UNRESERVED = 1 // ALPHA DIGIT - . _ ~
@@ -306,4 +307,19 @@ export function isCanonicalBase64url(s: string): boolean {
   if (n % 4 === 2) return (last & 0x0f) === 0
   if (n % 4 === 3) return (last & 0x03) === 0
   return true
+}
+
+/** §2 `duration`: ISO 8601 restricted to days, hours, minutes and (fractional) seconds, at least one of them. */
+const PROTOCOL_DURATION = /^P(?!$)(?:(\d+)D)?(?:T(?=\d)(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$/
+
+/**
+ * Milliseconds of a §2 duration (e.g. `PT5M`, `P1DT2H`, `PT0.5S`), rounded to the millisecond.
+ * Retry policies state their `maxDelay` this way (§11.4), and Workers and Authorities must read it alike.
+ * @throws UsageError when `text` is not such a duration.
+ */
+export function durationMs(text: string): number {
+  const m = PROTOCOL_DURATION.exec(text)
+  if (m === null) throw new UsageError(`${JSON.stringify(text)} is not an ISO 8601 duration of days, hours, minutes and seconds`)
+  const [, d = '0', h = '0', min = '0', sec = '0'] = m
+  return Math.round(((Number(d) * 24 + Number(h)) * 60 + Number(min)) * 60_000 + Number(sec) * 1000)
 }

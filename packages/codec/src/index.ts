@@ -19,7 +19,7 @@ export { ERROR_CODE_INFO, ERROR_CODES } from './gen/error-codes.js'
 export type { ErrorCode } from './gen/error-codes.js'
 
 // §2 format rules, shared with @weft/validators, and timestamps with exact instants.
-export { isAbsoluteUri, isProtocolTimestamp, isSha256, isCanonicalBase64url } from './formats.js'
+export { isAbsoluteUri, isProtocolTimestamp, isSha256, isCanonicalBase64url, durationMs } from './formats.js'
 export { parseTimestamp, compareTimestamps, withinInterval } from './timestamp.js'
 export type { ProtocolTimestamp } from './timestamp.js'
 

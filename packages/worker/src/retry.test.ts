@@ -1,34 +1,11 @@
 import { ProtocolError, UsageError } from '@weft/codec'
 import type { RetryPolicy } from '@weft/spec'
 import { describe, expect, it } from 'vitest'
-import { backoffMs, durationMs, ExecutorFailure, failureFacts, retryDecision, UNCLASSIFIED_FAILURE } from './retry.js'
+import { ExecutorFailure, failureFacts, retryDecision, UNCLASSIFIED_FAILURE } from './retry.js'
 
 const POLICY: RetryPolicy = { maxAttempts: 3, backoff: 'exponential', maxDelay: 'PT5S', retryableFailures: ['TRANSIENT'] }
 const NOW = 1_000_000
 const transient = failureFacts(new ExecutorFailure('TRANSIENT', 'cache unreachable'))
-
-describe('durationMs', () => {
-  it('reads days, hours, minutes and fractional seconds', () => {
-    expect(durationMs('PT5M')).toBe(300_000)
-    expect(durationMs('P1DT2H')).toBe(93_600_000)
-    expect(durationMs('PT0.5S')).toBe(500)
-    expect(durationMs('P2D')).toBe(172_800_000)
-  })
-  it('refuses anything else', () => {
-    for (const bad of ['P', 'PT', '5M', 'P1W', 'PT1.S', '']) expect(() => durationMs(bad)).toThrow(UsageError)
-  })
-})
-
-describe('backoffMs (§11.4)', () => {
-  it('doubles exponentially up to maxDelay', () => {
-    expect([1, 2, 3, 4, 5].map((a) => backoffMs(POLICY, a))).toEqual([1000, 2000, 4000, 5000, 5000])
-  })
-  it('is constant for fixed and zero for none', () => {
-    expect(backoffMs({ ...POLICY, backoff: 'fixed' }, 4, 700)).toBe(700)
-    expect(backoffMs({ ...POLICY, backoff: 'fixed', maxDelay: 'PT0.2S' }, 1, 700)).toBe(200)
-    expect(backoffMs({ ...POLICY, backoff: 'none' }, 3)).toBe(0)
-  })
-})
 
 describe('failureFacts', () => {
   it('keeps the code of an ExecutorFailure and its permanence', () => {

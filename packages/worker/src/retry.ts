@@ -6,6 +6,7 @@
  * @module
  */
 import { ProtocolError, UsageError } from '@weft/codec'
+import { retryBackoffMs as backoffMs } from '@weft/client'
 import type { RetryPolicy } from '@weft/spec'
 
 /** The code given to an executor failure that names none. */
@@ -58,35 +59,9 @@ export function failureFacts(error: unknown): FailureFacts {
   return { code: typeof code === 'string' && FAILURE_CODE.test(code) ? code : UNCLASSIFIED_FAILURE, message, permanent: false }
 }
 
-const DURATION = /^P(?!$)(?:(\d+)D)?(?:T(?=\d)(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$/
-
-/**
- * Milliseconds of an ISO 8601 duration in the protocol's restricted form (days, hours, minutes
- * and seconds, e.g. `PT5M`, `P1DT2H`, `PT0.5S`).
- * @throws UsageError when `text` is not such a duration.
- */
-export function durationMs(text: string): number {
-  const m = DURATION.exec(text)
-  if (m === null) throw new UsageError(`${JSON.stringify(text)} is not an ISO 8601 duration of days, hours, minutes and seconds`)
-  const [, d = '0', h = '0', min = '0', s = '0'] = m
-  return Math.round(((Number(d) * 24 + Number(h)) * 60 + Number(min)) * 60_000 + Number(s) * 1000)
-}
-
-/**
- * The wait before retry number `attempt + 1` after `attempt` failed attempts (1-based): none, a
- * fixed `baseMs`, or `baseMs * 2^(attempt-1)`, never above the policy's `maxDelay`.
- */
-export function backoffMs(policy: RetryPolicy, attempt: number, baseMs = 1000): number {
-  const cap = durationMs(policy.maxDelay)
-  switch (policy.backoff) {
-    case 'none':
-      return 0
-    case 'fixed':
-      return Math.min(baseMs, cap)
-    case 'exponential':
-      return Math.min(baseMs * 2 ** Math.max(0, attempt - 1), cap)
-  }
-}
+// §2 durations and the §11.4 back-off are the protocol's rules, shared with the Authority.
+export { durationMs } from '@weft/codec'
+export { backoffMs }
 
 /** Why no retry follows. */
 export type NoRetryReason = 'permanent' | 'not_retryable' | 'exhausted' | 'deadline'

@@ -38,6 +38,7 @@
  * @module
  */
 import type { Evidence, RetryPolicy, WorkContract } from '@weft/spec'
+import { retryBackoffMs } from '@weft/client'
 import { reject, type EventOf, type HandlerContext } from '../handler.js'
 import type { AuthorityState, GroupState, WorkItemRecord } from '../model.js'
 import { requireNotExhausted } from './work-budget.js'
@@ -156,24 +157,9 @@ export function failureFacts(evidence: readonly Evidence[], policy: RetryPolicy,
   return { failedAt, attempts: 1, permanent: false }
 }
 
-/**
- * The wait after `attemptsUsed` attempts before the next (§11.4): none, {@link BASE_DELAY_MS}, or
- * that doubling per attempt used, capped by the policy's `maxDelay`.
- */
+/** The wait after `attemptsUsed` attempts before the next (§11.4), the rule the Worker also waits by. */
 export function backoffMs(policy: RetryPolicy, attemptsUsed: number): number {
-  const cap = isoDurationMs(policy.maxDelay)
-  if (policy.backoff === 'none') return 0
-  const delay = policy.backoff === 'fixed' ? BASE_DELAY_MS : BASE_DELAY_MS * 2 ** Math.max(0, attemptsUsed - 1)
-  return Math.min(delay, cap)
-}
-
-const ISO_DURATION = /^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$/
-
-/** Milliseconds of a schema-valid `duration` (§2: days, hours, minutes, seconds only). */
-function isoDurationMs(text: string): number {
-  const parts = ISO_DURATION.exec(text) ?? []
-  const [days, hours, minutes, seconds] = parts.slice(1).map((p) => Number(p ?? 0))
-  return (((days ?? 0) * 24 + (hours ?? 0)) * 60 + (minutes ?? 0)) * 60_000 + Math.round((seconds ?? 0) * 1000)
+  return retryBackoffMs(policy, attemptsUsed, BASE_DELAY_MS)
 }
 
 function exhaustionOf(facts: FailureFacts, attemptsUsed: number, contract: WorkContract, atMs: number, spent: () => boolean): RetryExhaustion | undefined {
