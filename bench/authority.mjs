@@ -27,6 +27,8 @@ import { fmt, median, table } from './table.mjs'
 
 const CYCLES = 150 // 1,650 timed Commands per throughput round
 const ROUNDS = 5
+/** Rounds of every throughput pass run before the counted ones (see `rates`). */
+const WARMUP_ROUNDS = 2
 const SMALL_HISTORY = 1_000
 const LARGE_HISTORY = Number(process.env.WEFT_BENCH_HISTORY ?? 100_000)
 const BATCH_CYCLES = 8 // 88 Commands per history round
@@ -39,6 +41,12 @@ const TARGETS = { signedPerSec: 2_500, trustedPerSec: 50_000, historyRatio: 1.25
  */
 async function rates(rounds, passes, log) {
   const samples = Object.fromEntries(Object.keys(passes).map((name) => [name, { perSec: [], eventsPerSec: [] }]))
+  // Warm-up rounds run every pass alike and are not counted: the figures are of compiled code in a
+  // settled heap, not of the JIT's first visits, for the floor and the pipeline the same.
+  for (let i = 0; i < WARMUP_ROUNDS; i++) {
+    for (const once of Object.values(passes)) await once()
+    log(`  warm-up round ${i + 1} of ${WARMUP_ROUNDS}`)
+  }
   for (let i = 0; i < rounds; i++) {
     for (const [name, once] of Object.entries(passes)) {
       const r = await once()
