@@ -52,6 +52,8 @@ export type { RestorePoint, ImageVerification, SnapshotRefusal } from './snapsho
 export { cursorTooOld } from './compaction.js'
 export type { EventPage } from './compaction.js'
 export { restoreState } from './restore.js'
+// §12: the limit a Resource Budget sets on one usage dimension, money in microunits (what the ledger compares usage with).
+export { limitOf as budgetLimit } from './domain/work-budget.js'
 export type { RestoreOptions } from './restore.js'
 
 // State checkpoints (§7.4, §16): a signed image of the state a restart resumes from.

@@ -12,7 +12,7 @@
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { reducers, restoreState, type AuthorityState, type AuthorityStore, type GroupState } from '@weft/authority'
+import { budgetLimit, reducers, restoreState, type AuthorityState, type AuthorityStore, type GroupState } from '@weft/authority'
 import { UsageError } from '@weft/codec'
 import { openSqliteAuthorityStore } from '@weft/store-sqlite'
 import { USAGE_DIMENSIONS, type Event, type EventPayload, type Lease, type ResourceBudget, type UsageDimension } from '@weft/spec'
@@ -113,22 +113,6 @@ export interface InspectOptions {
 
 type UsageRecorded = EventPayload<'ext.missionweaveprotocol.core.resource_usage_recorded'>
 
-/** The Resource Budget member of each usage dimension (§12). */
-const LIMIT_OF: Readonly<Record<UsageDimension, keyof ResourceBudget>> = {
-  financialMicrounits: 'financialLimit',
-  modelTokens: 'modelTokenLimit',
-  toolCalls: 'toolCallLimit',
-  computeSeconds: 'computeSecondsLimit',
-  wallClockSeconds: 'wallClockSecondsLimit',
-  externalActions: 'externalSideEffectLimit',
-}
-
-function limit(budget: ResourceBudget, d: UsageDimension): number | null {
-  const value = budget[LIMIT_OF[d]] as number | undefined
-  if (value === undefined) return null
-  return d === 'financialMicrounits' ? Math.round(value * 1_000_000) : value
-}
-
 /**
  * A store that serves reads of `inner` and refuses every write, and that hands each usage Event
  * of the fold to `onUsage` on the way (the ledger is summed in the same pass).
@@ -190,7 +174,8 @@ function ledgerOf(state: AuthorityState, usage: readonly Event[]): Ledger {
 function ledgerLine(scope: LedgerLine['scope'], id: string, budget: ResourceBudget, used: Record<UsageDimension, number> | undefined): LedgerLine {
   const dimensions = Object.fromEntries(
     USAGE_DIMENSIONS.map((d) => {
-      const allocated = limit(budget, d)
+      // The same reading of the budget as the Authority's ledger (§12), so the two never disagree.
+      const allocated = budgetLimit(budget, d) ?? null
       const spent = used?.[d] ?? 0
       return [d, { allocated, used: spent, remaining: allocated === null ? null : Math.max(0, allocated - spent) }]
     }),
