@@ -21,6 +21,7 @@ import { expect, it } from 'vitest'
 import { createAuthority } from '../src/authority.js'
 import type { AuthorityPolicy } from '../src/handler.js'
 import type { GroupState, WorkItemRecord } from '../src/model.js'
+import type { RandomSource } from '../src/clock.js'
 import type { Authority } from '../src/pipeline.js'
 import type { AuthorityStore } from '../src/store.js'
 import { manifest } from './fixtures-artifacts.js'
@@ -78,26 +79,50 @@ export function createWorld(options: WorldOptions = {}): World {
     ...(options.store === undefined ? {} : { store: options.store }),
   })
   const inner = authority.connect()
-  const base: Client[] = []
-  // §16: every client sees every accepted Event, as a subscription would deliver it.
+  return worldOver({ authority, clock, registry, submit: (command, bytes) => inner.submit(command, bytes), random: (i) => seededRandom(100 + i) })
+}
+
+/** What {@link worldOver} builds a test World from. */
+export interface WorldParts {
+  /** What the views read Group state from. */
+  readonly authority: Pick<Authority, 'group'>
+  readonly clock: TestClock
+  readonly registry: Registry
+  /** Where every client's Commands go. */
+  readonly submit: Transport['submit']
+  /** The clients that see every receipt; views of several Authorities may share one list. Default: a new one. */
+  readonly audience?: Client[]
+  /** Put into every fresh name, keeping one view's names apart from another's. Default none. */
+  readonly tag?: string
+  /** The random source of the `i`-th cast member's client. Default: each client's own (node:crypto). */
+  readonly random?: (i: number) => RandomSource
+}
+
+/**
+ * A client per cast member over `parts.submit`, each seeing every receipt (§16: as a subscription
+ * would deliver it), and the {@link World} views over them, starting in {@link GROUP}.
+ */
+export function worldOver(parts: WorldParts): World {
+  const { authority, clock, registry, tag = '' } = parts
+  const audience = parts.audience ?? []
   const transport: Transport = {
     submit: async (command, bytes) => {
-      const receipt = await inner.submit(command, bytes)
-      for (const c of base) c.observe(receipt.events)
+      const receipt = await parts.submit(command, bytes)
+      for (const c of audience) c.observe(receipt.events)
       return receipt
     },
   }
   const names = Object.keys(cast) as Who[]
   const root = Object.fromEntries(
     names.map((who, i) => {
-      const c = createClient({ actor: cast[who].actor, signingKey: cast[who].key, transport, groupId: GROUP, clock: () => clock.nowMs, random: seededRandom(100 + i) })
-      base.push(c)
+      const c = createClient({ actor: cast[who].actor, signingKey: cast[who].key, transport, groupId: GROUP, clock: () => clock.nowMs, ...(parts.random === undefined ? {} : { random: parts.random(i) }) })
+      audience.push(c)
       return [who, c]
     }),
   ) as Record<Who, Client>
   let counter = 0
   const view = (groupId: string, as: Record<Who, Client>): World => ({
-    authority,
+    authority: authority as Authority,
     clock,
     registry,
     groupId,
@@ -105,7 +130,7 @@ export function createWorld(options: WorldOptions = {}): World {
     in: (other) => view(other, Object.fromEntries(names.map((who) => [who, root[who].withGroup(other)])) as Record<Who, Client>),
     group: () => authority.group(groupId) ?? fail(`no Group ${groupId}`),
     item: (workItemId) => authority.group(groupId)?.workItems.get(workItemId) ?? fail(`no WorkItem ${workItemId} in ${groupId}`),
-    fresh: (prefix) => `${prefix}-${++counter}`,
+    fresh: (prefix) => `${prefix}-${tag}${++counter}`,
   })
   return view(GROUP, root)
 }

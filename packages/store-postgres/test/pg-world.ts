@@ -4,13 +4,12 @@
  * speaking to one {@link PostgresAuthority}. Views made with one {@link Audience} show every
  * receipt to every client, as a subscription would, whichever Authority answered it.
  */
-import { createClient, type Client, type Receipt, type Transport } from '@weft/client'
-import type { Authority } from '@weft/authority'
+import type { Client, Receipt } from '@weft/client'
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import { inject } from 'vitest'
 import { cast, GROUP, testClock, testRegistry, type TestClock } from '../../authority/test/fixtures.js'
-import { boot, enrol, MEMBERS, openMission, type Who, type World } from '../../authority/test/world.js'
+import { boot, enrol, MEMBERS, openMission, worldOver, type World } from '../../authority/test/world.js'
 import { createPostgresAuthority, type PostgresAuthority, type PostgresAuthorityOptions } from '../src/index.js'
 
 /** The URL of the test server (see `global-setup.ts`). */
@@ -91,38 +90,7 @@ export type Audience = Client[]
  * several Authorities) sees every receipt. `tag` keeps the view's fresh names apart from another's.
  */
 export function pgWorld(authority: PostgresAuthority, clock: TestClock, audience: Audience = [], tag = 'a'): World {
-  const registry = testRegistry()
-  const transport: Transport = {
-    submit: async (_command, bytes) => {
-      const receipt = await authority.submit(bytes)
-      for (const c of audience) c.observe(receipt.events)
-      return receipt
-    },
-  }
-  const names = Object.keys(cast) as Who[]
-  const root = Object.fromEntries(
-    names.map((who) => {
-      const c = createClient({ actor: cast[who].actor, signingKey: cast[who].key, transport, groupId: GROUP, clock: () => clock.nowMs })
-      audience.push(c)
-      return [who, c]
-    }),
-  ) as Record<Who, Client>
-  let counter = 0
-  const fail = (message: string): never => {
-    throw new Error(message)
-  }
-  const view = (groupId: string, as: Record<Who, Client>): World => ({
-    authority: authority as unknown as Authority,
-    clock,
-    registry,
-    groupId,
-    as,
-    in: (other) => view(other, Object.fromEntries(names.map((who) => [who, root[who].withGroup(other)])) as Record<Who, Client>),
-    group: () => authority.group(groupId) ?? fail(`no Group ${groupId}`),
-    item: (workItemId) => authority.group(groupId)?.workItems.get(workItemId) ?? fail(`no WorkItem ${workItemId} in ${groupId}`),
-    fresh: (prefix) => `${prefix}-${tag}${++counter}`,
-  })
-  return view(GROUP, root)
+  return worldOver({ authority, clock, registry: testRegistry(), submit: (_command, bytes) => authority.submit(bytes), audience, tag })
 }
 
 export { testClock }
