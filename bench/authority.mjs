@@ -1,5 +1,6 @@
 // Authority benchmark: the Group Authority's Command pipeline on a realistic mix, against baselines
-// measured in the same process and run.
+// measured in the same run. Each throughput pass runs in its own worker thread, as each Authority
+// configuration would run in its own process (see authority-passes.mjs); they take turns.
 //
 //   signed     authority.submit(bytes) end to end (size, strict parse, schema, §6.4 signature,
 //              freshness, idempotency, epochs, handler, signed Events, append, fold)
@@ -18,10 +19,8 @@
 // Commands are built and signed by @weft/client before timing; throughput replays a recording into
 // a fresh Authority with the same seed and virtual clock, so every Command is accepted again.
 // WEFT_BENCH_HISTORY sets the large history (default 100000 Events) for quicker local runs.
-import { createPrivateKey, createPublicKey, sign as nodeSign, verify as nodeVerify } from 'node:crypto'
-import { applyEvents, dispatchCommand, DEFAULT_POLICY, emptyState, handlers, materialize, reducers, timestampOf, uuidSource } from '@weft/authority'
-import { decodeBase64url, encodeBase64url, signingHash, signingInput } from '@weft/codec'
-import { cast, createWorld, GROUP, replay, seeded, SEED } from './authority-world.mjs'
+import { createWorld, GROUP } from './authority-world.mjs'
+import { startPasses } from './authority-passes.mjs'
 import { recoveryCases } from './authority-recovery.mjs'
 import { fmt, median, table } from './table.mjs'
 
@@ -56,102 +55,6 @@ async function rates(rounds, passes, log) {
     log(`  round ${i + 1} of ${rounds}`)
   }
   return Object.fromEntries(Object.entries(samples).map(([name, s]) => [name, { perSec: median(s.perSec), eventsPerSec: median(s.eventsPerSec) }]))
-}
-
-/** Every Signed Document a payload embeds (Evidence, Artifact manifests, Agent Cards, ...): objects carrying a signature envelope. */
-function embeddedDocuments(value, out = []) {
-  if (Array.isArray(value)) for (const v of value) embeddedDocuments(v, out)
-  else if (typeof value === 'object' && value !== null) {
-    if (typeof value.signature?.value === 'string') out.push(value)
-    else for (const v of Object.values(value)) embeddedDocuments(v, out)
-  }
-  return out
-}
-
-/**
- * The node:crypto work of the timed Commands of `world`, prepared: per Command, the Ed25519
- * verifications (the Command and each embedded document, KeyObjects prebuilt) and the signatures
- * of the Events the replay appended (`events`, in order).
- */
-function cryptoWork(world, events) {
-  const publicKeys = new Map()
-  for (const who of [cast.owner, cast.coordinator, ...cast.workers, cast.reviewer, cast.controlPlane, cast.registry]) {
-    publicKeys.set(who.key.keyId, createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: encodeBase64url(who.key.pair.publicKey) }, format: 'jwk' }))
-  }
-  const privateKey = createPrivateKey({ key: Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), Buffer.from(cast.authority.seed)]), format: 'der', type: 'pkcs8' })
-  const toVerify = (doc) => {
-    const input = signingInput(doc)
-    if (!input.ok) throw new Error('ceiling: a document has no canonical form')
-    return { bytes: input.bytes, key: publicKeys.get(doc.signature.keyId), signature: decodeBase64url(doc.signature.value) }
-  }
-  let next = 0
-  const work = world.recording.slice(world.bootstrapped).map((entry) => {
-    const command = JSON.parse(entry.bytes)
-    const verifies = [command, ...embeddedDocuments(command.payload)].map(toVerify)
-    const signs = events.slice(next, (next += entry.events)).map((event) => {
-      const input = signingInput(event)
-      if (!input.ok) throw new Error('ceiling: an Event has no canonical form')
-      return input.bytes
-    })
-    return { verifies, signs }
-  })
-  if (next !== events.length) throw new Error(`ceiling: ${events.length} Events for ${next} expected`)
-  for (const { verifies } of work) for (const v of verifies) if (!nodeVerify(null, v.bytes, v.key, v.signature)) throw new Error('ceiling: node:crypto rejects a signature the Authority accepted')
-  return { work, privateKey }
-}
-
-/** One pass of bare node:crypto over {@link cryptoWork}. */
-function cryptoPass({ work, privateKey }) {
-  let events = 0
-  const began = performance.now()
-  for (const { verifies, signs } of work) {
-    for (const v of verifies) if (!nodeVerify(null, v.bytes, v.key, v.signature)) throw new Error('ceiling: verification failed')
-    for (const bytes of signs) nodeSign(null, bytes, privateKey)
-    events += signs.length
-  }
-  return { commands: work.length, events, elapsedMs: performance.now() - began }
-}
-
-/**
- * The domain alone over the recording: each Command's handler on a HandlerContext, its drafts
- * materialized without signatures or copies, the reducers applied, as the pipeline would but with
- * no ingress check, signing or copying. IDs come from the Authority's seed in the same order, so the
- * recorded Commands (which name Authority-minted lease IDs) are accepted again.
- */
-function domainPass(world) {
-  const state = emptyState()
-  const newId = uuidSource(seeded(SEED))
-  const policy = { ...DEFAULT_POLICY, controlPlane: [cast.controlPlane.actor.id] }
-  const commands = world.recording.map((entry) => {
-    const command = JSON.parse(entry.bytes)
-    return { command, atMs: entry.atMs, commandHash: signingHash(command) }
-  })
-  const step = ({ command, atMs, commandHash }) => {
-    const now = timestampOf(atMs)
-    const ctx = {
-      state,
-      group: command.groupId === undefined ? undefined : state.groups.get(command.groupId),
-      now,
-      nowMs: atMs,
-      authority: cast.authority.actor,
-      policy,
-      newId,
-      after: (seconds) => timestampOf(atMs + seconds * 1000),
-      commandHash,
-      verifyDocument: () => {},
-    }
-    const drafts = dispatchCommand(handlers, command, ctx)
-    const cause = { type: 'command', id: command.actionId, actor: command.actor, correlationId: command.correlationId, commandHash, ...(command.groupId === undefined ? {} : { groupId: command.groupId }) }
-    const events = materialize(state, cause, drafts, { now, newId, authority: cast.authority.actor, sign: (event) => event })
-    applyEvents(state, events, reducers)
-    return events.length
-  }
-  for (const c of commands.slice(0, world.bootstrapped)) step(c)
-  const timed = commands.slice(world.bootstrapped)
-  let events = 0
-  const began = performance.now()
-  for (const c of timed) events += step(c)
-  return { commands: timed.length, events, elapsedMs: performance.now() - began }
 }
 
 /** Grows `world`'s Group log with `grow` (trusted Commands) to at least `n` Events. */
@@ -209,20 +112,15 @@ export async function run({ log }) {
   const recorded = await createWorld({ trusted: true, record: true })
   for (let i = 0; i < CYCLES; i++) await recorded.cycle()
 
-  const first = await replay(recorded)
-  const crypto = cryptoWork(recorded, first.authority.events(GROUP).slice(-first.events))
-  log('authority: signed, node:crypto ceiling, trusted, trusted with deferred signatures, domain floor')
-  const { signed, ceiling, trusted, deferred, floor } = await rates(
-    ROUNDS,
-    {
-      signed: () => replay(recorded),
-      ceiling: async () => cryptoPass(crypto),
-      trusted: () => replay(recorded, { trusted: true }),
-      deferred: () => replay(recorded, { trusted: true, authority: { deferEventSignatures: true } }),
-      floor: async () => domainPass(recorded),
-    },
-    log,
-  )
+  log('authority: signed, node:crypto ceiling, trusted, trusted with deferred signatures, domain floor (a worker thread each)')
+  const workers = await startPasses(recorded, ['signed', 'ceiling', 'trusted', 'deferred', 'floor'])
+  let figures
+  try {
+    figures = await rates(ROUNDS, workers.passes, log)
+  } finally {
+    await workers.close()
+  }
+  const { signed, ceiling, trusted, deferred, floor } = figures
 
   log(`authority: history of Messages, ${SMALL_HISTORY} and ${LARGE_HISTORY} Events`)
   const messageHistory = await historyCost('Messages', (world) => world.post(), log)

@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { timestampOf, uuidSource } from './clock.js'
+import { systemRandom, timestampOf, uuidSource } from './clock.js'
 
 describe('timestampOf', () => {
   it('writes every instant exactly as toISOString does, across day boundaries and in any order', () => {
@@ -33,5 +33,25 @@ describe('uuidSource', () => {
     expect(first).toBe('urn:uuid:00010203-0405-4607-8809-0a0b0c0d0e0f')
     expect(second).toBe('urn:uuid:10111213-1415-4617-9819-1a1b1c1d1e1f')
     expect(first).toBe('urn:uuid:00010203-0405-4607-8809-0a0b0c0d0e0f')
+  })
+})
+
+describe('systemRandom', () => {
+  it('hands out fresh bytes of the asked length, each call its own copy, across pool refills', () => {
+    const draws = Array.from({ length: 600 }, () => systemRandom(16))
+    for (const d of draws) expect(d).toBeInstanceOf(Uint8Array)
+    expect(draws.every((d) => d.length === 16)).toBe(true)
+    // 600 x 16 bytes crosses two 4096-byte pools; no two draws are the same bytes.
+    expect(new Set(draws.map((d) => Buffer.from(d).toString('hex'))).size).toBe(600)
+    const kept = Buffer.from(draws[0]!).toString('hex')
+    draws[1]!.fill(0)
+    systemRandom(16)
+    expect(Buffer.from(draws[0]!).toString('hex')).toBe(kept)
+  })
+
+  it('serves large requests directly, at their full length', () => {
+    const big = systemRandom(10_000)
+    expect(big.length).toBe(10_000)
+    expect(big.some((b) => b !== 0)).toBe(true)
   })
 })

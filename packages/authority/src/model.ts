@@ -37,9 +37,28 @@ export interface ActorRef {
   readonly id: string
 }
 
-/** The key of an actor in maps: `agent:urn:…`. */
+/** The actors {@link actorKey} keyed last, as `[type, id, key]` triples, newest first. */
+const recentActors: string[] = ['', '', '', '', '', '', '', '', '', '', '', '']
+
+/**
+ * The key of an actor in maps: `agent:urn:…`. The key of one of the last four actors is the same
+ * string object as last time: a Command's actor is keyed several times (idempotency, membership,
+ * store, rate windows), always from a fresh `id` text, and a key made before has its hash
+ * computed already, so each map lookup skips hashing a new concatenation.
+ */
 export function actorKey(actor: ActorRef): string {
-  return `${actor.type}:${actor.id}`
+  const { type, id } = actor
+  const keys = recentActors
+  for (let i = 0; i < 12; i += 3) {
+    if (keys[i + 1] === id && keys[i] === type) return keys[i + 2]!
+  }
+  const key = `${type}:${id}`
+  // The oldest triple goes; the new one takes the front.
+  keys.copyWithin(3, 0, 9)
+  keys[0] = type
+  keys[1] = id
+  keys[2] = key
+  return key
 }
 
 /** The key of an aggregate in {@link GroupState.revisions}: `workItem:urn:…`. */

@@ -300,6 +300,10 @@ export function createPipeline(options: PipelineOptions): Authority {
     return copy
   }
 
+  // The aggregate key of each Event of the transaction being committed, for `applyEventsKeyed`:
+  // one array for the pipeline's life, read before the next Command can start.
+  const eventKeys: (string | undefined)[] = []
+
   // Where the Command being handled is, for the audit record of a refusal. Commands run one at a
   // time (see Authority), so one variable serves them all.
   let stage = 'ingress' as IngressStage
@@ -348,11 +352,11 @@ export function createPipeline(options: PipelineOptions): Authority {
     // Event signatures, that is when a reader first needs it, not in the transaction.
     sealing.hashSource = decoded
     // §4.6: accepted Events are immutable; the log, the readers and the reducers share the deep-frozen Events.
-    const keys: (string | undefined)[] = []
-    const events = Object.freeze(materializeKeyed(state, cause, drafts, sealing, keys))
+    eventKeys.length = 0
+    const events = Object.freeze(materializeKeyed(state, cause, drafts, sealing, eventKeys))
     sealing.hashSource = undefined
     const receipt: StoredReceipt = receiptOf(command, actor, events, now, decoded)
-    append(events, receipt, keys)
+    append(events, receipt, eventKeys)
     notify(events)
     return receiptOf(command, actor, events, now, decoded, false)
   }

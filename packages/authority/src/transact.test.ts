@@ -1,5 +1,7 @@
 import { canonicalizeOrThrow, ProtocolError, sign, type SigningKey } from '@weft/codec'
 import type { Event } from '@weft/spec'
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
 import { describe, expect, it } from 'vitest'
 import { cast, T0 } from '../test/fixtures.js'
 import { COMMAND_RULES } from './gen/rules.js'
@@ -82,6 +84,26 @@ describe('createEventSealer', () => {
     expect(stored.signature).toEqual(expected(unsigned()).signature)
     expect(signs()).toBe(1)
     expect(Object.isFrozen(stored)).toBe(true)
+  })
+
+  it('with deferSignatures, keeps no unread Event of a sealer nobody holds any more', async () => {
+    setFlagsFromString('--expose-gc')
+    const gc = runInNewContext('gc') as () => void
+    const { key } = countingKey()
+    // A second sealer stays alive and unread throughout, as another Authority of the process would.
+    const other = createEventSealer(key, { deferSignatures: true })
+    const kept = other(unsigned('kept'))
+    let dropped: WeakRef<object> | undefined
+    ;(() => {
+      const sealer = createEventSealer(key, { deferSignatures: true })
+      dropped = new WeakRef(sealer(unsigned('dropped')))
+    })()
+    // WeakRef targets live to the end of the job that made them; the collection comes after.
+    await new Promise((resolve) => setTimeout(resolve, 0))
+    gc()
+    expect(dropped!.deref()).toBeUndefined()
+    // The surviving sealer's Event still signs on first read, as before.
+    expect(kept.signature).toEqual(expected(unsigned('kept')).signature)
   })
 
   it('adds a lazily supplied commandHash after the other members, read once and only with the signature when deferred', () => {

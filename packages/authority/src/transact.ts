@@ -118,8 +118,10 @@ export function materializeKeyed<E>(state: AuthorityState, cause: TransactionCau
   // The Group Events of this transaction so far, heads and revisions alike (kept only for the
   // drafts that follow, so a one-Event transaction keeps none).
   const running: Running[] = []
-  const events: E[] = []
   const last = drafts.length - 1
+  // A transaction of one Event (nearly all) gets an array of exactly one slot: the log keeps it
+  // frozen in the receipt, where a pushed array would hold its grown, mostly empty backing store.
+  const events: E[] = last === 0 ? [undefined as E] : []
   const causeRef = { type: cause.type, id: cause.id }
   for (let i = 0; i <= last; i++) {
     const d = drafts[i]!
@@ -174,7 +176,9 @@ export function materializeKeyed<E>(state: AuthorityState, cause: TransactionCau
           ? { acceptedBy: options.authority, actor, aggregateRevision: revision, cause: causeRef, correlationId: cause.correlationId, eventId, groupId, kind: d.kind, occurredAt: options.now, payload: d.payload, protocolVersion: '0.1', sequence, workItemId }
           : { acceptedBy: options.authority, actor, aggregateRevision: revision, cause: causeRef, conversationId, correlationId: cause.correlationId, eventId, groupId, kind: d.kind, occurredAt: options.now, payload: d.payload, protocolVersion: '0.1', sequence, workItemId }
     }
-    events.push(options.sign(event as UnsignedEvent))
+    const sealed = options.sign(event as UnsignedEvent)
+    if (last === 0) events[0] = sealed
+    else events.push(sealed)
     keys?.push(key)
   }
   return events
@@ -310,6 +314,7 @@ export function createEventSealer(key: SigningKey, options: SealerOptions = {}):
     throw new Error(`${top['kind'] as string}: the Event envelope fails its schema`)
   }
   if (options.deferSignatures === true) {
+    const batch = lazyBatch(signatureOf)
     return (event, commandHash) => {
       const top = ownEnvelope(event)
       const form = sealMembers(top)
@@ -325,7 +330,7 @@ export function createEventSealer(key: SigningKey, options: SealerOptions = {}):
           checking = undefined
         }
       }
-      pending.push(top, signatureOf, commandHash, form)
+      batch.pending.push(top, commandHash, form)
       return Object.freeze(top) as unknown as Event
     }
   }
@@ -502,7 +507,7 @@ function sortedCopy(value: unknown): unknown {
 
 /** What a lazily signed Event's accessors compute, once, and what from. */
 interface LazyEvent {
-  readonly sign: (top: Record<string, unknown>, form: SigningForm) => SignatureEnvelope
+  readonly sign: SignFn
   readonly hash: CommandHashSource | undefined
   /** See {@link signingBytes}. */
   readonly form: SigningForm
@@ -510,13 +515,34 @@ interface LazyEvent {
   signature?: SignatureEnvelope
 }
 
+/** How a sealer signs an envelope written in a {@link SigningForm}. */
+type SignFn = (top: Record<string, unknown>, form: SigningForm) => SignatureEnvelope
+
 /**
- * The lazily signed Events sealed since the accessors last ran, four slots each: the Event, its
- * `sign`, its hash source and its {@link SigningForm}. Sealing only appends here (no member, map
- * entry or object per Event on the commit path); the first read of any lazy member moves them all
- * into {@link lazyEvents}, so the bookkeeping is paid for by readers, once per Event.
+ * The Events one deferring sealer sealed since the accessors last ran, three slots each: the
+ * Event, its hash source and its {@link SigningForm}. Sealing only appends here (no member, map
+ * entry or object per Event on the commit path); the first read of any lazy member moves every
+ * batch into {@link lazyEvents}, so the bookkeeping is paid for by readers, once per Event.
  */
-const pending: unknown[] = []
+interface LazyBatch {
+  readonly sign: SignFn
+  readonly pending: unknown[]
+}
+
+/**
+ * Every deferring sealer's batch, held weakly: the sealer holds its own batch, so an Authority that
+ * is dropped takes its unread Events with it (a module-level list would keep every Event of every
+ * Authority the process ever made until something read a signature).
+ */
+const batches = new Set<WeakRef<LazyBatch>>()
+
+/** A new sealer's batch, registered; registrations of collected batches are dropped on the way. */
+function lazyBatch(sign: SignFn): LazyBatch {
+  for (const ref of batches) if (ref.deref() === undefined) batches.delete(ref)
+  const batch: LazyBatch = { sign, pending: [] }
+  batches.add(new WeakRef(batch))
+  return batch
+}
 
 /** The lazily signed Events read at least once since sealing (or sealed before such a read), out of readers' sight. */
 const lazyEvents = new WeakMap<object, LazyEvent>()
@@ -526,14 +552,17 @@ let checking: { readonly event: object; readonly placeholder: SignatureEnvelope 
 
 /** What `event`'s accessors compute from, after indexing the Events sealed since the last read. */
 function lazyOf(event: object): LazyEvent {
-  const n = pending.length
-  if (n > 0) {
-    for (let i = 0; i < n; i += 4) {
-      lazyEvents.set(pending[i] as object, {
-        sign: pending[i + 1] as LazyEvent['sign'],
-        hash: pending[i + 2] as CommandHashSource | undefined,
-        form: pending[i + 3] as SigningForm,
-      })
+  const known = lazyEvents.get(event)
+  if (known !== undefined) return known
+  for (const ref of batches) {
+    const batch = ref.deref()
+    if (batch === undefined) {
+      batches.delete(ref)
+      continue
+    }
+    const { sign, pending } = batch
+    for (let i = 0; i < pending.length; i += 3) {
+      lazyEvents.set(pending[i] as object, { sign, hash: pending[i + 1] as CommandHashSource | undefined, form: pending[i + 2] as SigningForm })
     }
     pending.length = 0
   }
@@ -542,8 +571,9 @@ function lazyOf(event: object): LazyEvent {
   return lazy
 }
 
-// One pair of accessor functions shared by every lazily signed Event (rather than closures per
-// Event) keeps the Events on shared hidden classes: creating one costs a fraction as much.
+// One pair of accessor functions shared by every lazily signed Event of every sealer (rather than
+// closures per Event or per sealer) keeps the Events on shared hidden classes: creating one costs a
+// fraction as much, and code reading Events of several Authorities stays monomorphic.
 const LAZY_HASH: PropertyDescriptor = {
   enumerable: true,
   get(this: object): string {
