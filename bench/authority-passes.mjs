@@ -140,20 +140,37 @@ export async function startPasses(world, names) {
       })
       worker.postMessage('run')
     })
-  // Each worker prepares its pass and runs it once before the caller's rounds begin.
-  await Promise.all(workers.map(ask))
+  // Each worker prepares its pass and runs it {@link SETTLE_PASSES} times before the caller's rounds
+  // begin, one worker at a time; then the background work they leave (concurrent compilation,
+  // sweeping) gets a moment to finish, so no timed pass shares the CPU with another isolate's.
+  for (const worker of workers) await ask(worker)
+  await new Promise((resolve) => setTimeout(resolve, 1000))
   return {
     passes: Object.fromEntries(names.map((name, i) => [name, () => ask(workers[i])])),
     close: () => Promise.all(workers.map((worker) => worker.terminate())),
   }
 }
 
+/**
+ * Untimed passes each worker runs first. The JIT keeps revising the pipeline's compiled code for
+ * the first ten or so passes of a fresh isolate (deoptimizations on newly seen hidden classes, then
+ * recompilation); the figures are of the code a long-running Authority settles on.
+ */
+const SETTLE_PASSES = 12
+
 if (!isMainThread && workerData?.pass !== undefined) {
   const world = workerData.world
   let once
   parentPort.on('message', async () => {
     try {
-      once ??= await PASSES[workerData.pass](world)
+      if (once === undefined) {
+        once = await PASSES[workerData.pass](world)
+        for (let i = 1; i < SETTLE_PASSES; i++) {
+          // A turn of the event loop between passes, as a serving process has between Commands.
+          await new Promise((resolve) => setImmediate(resolve))
+          await once()
+        }
+      }
       const { commands, events, elapsedMs } = await once()
       parentPort.postMessage({ commands, events, elapsedMs })
     } catch (error) {
