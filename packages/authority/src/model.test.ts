@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { actorKey, type ActorRef } from './model.js'
+import { actorKey, aggregateKey, type ActorRef } from './model.js'
 
 describe('actorKey', () => {
   it('is `type:id` for any sequence of actors, whatever it remembered from earlier calls', () => {
@@ -16,5 +16,16 @@ describe('actorKey', () => {
     expect(actorKey({ type: 'agent', id: 'urn:x' })).toBe('agent:urn:x')
     expect(actorKey({ type: 'human', id: 'urn:x' })).toBe('human:urn:x')
     expect(actorKey({ type: 'agent', id: 'urn:x' })).toBe('agent:urn:x')
+  })
+})
+
+describe('aggregateKey', () => {
+  it('is `type:id` for any sequence of aggregates, the empty ID included', () => {
+    const types = ['workItem', 'mission', 'message', 'membership'] as const
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.constantFrom(...types), fc.constantFrom('', 'urn:w:1', 'urn:w:2', 'urn:w:3', 'urn:w:4', 'urn:w:5')), { maxLength: 30 }), (pairs) => {
+        for (const [type, id] of pairs) expect(aggregateKey(type, `${id}`)).toBe(`${type}:${id}`)
+      }),
+    )
   })
 })

@@ -37,33 +37,41 @@ export interface ActorRef {
   readonly id: string
 }
 
-/** The actors {@link actorKey} keyed last, as `[type, id, key]` triples, newest first. */
-const recentActors: string[] = ['', '', '', '', '', '', '', '', '', '', '', '']
-
 /**
- * The key of an actor in maps: `agent:urn:…`. The key of one of the last four actors is the same
- * string object as last time: a Command's actor is keyed several times (idempotency, membership,
- * store, rate windows), always from a fresh `id` text, and a key made before has its hash
- * computed already, so each map lookup skips hashing a new concatenation.
+ * A `${kind}:${id}` key maker that remembers its last four keys: asked again for one of them, it
+ * returns the same string object as before. A Command's actor and aggregate are keyed several times
+ * per Command (idempotency, membership, store, rate windows, revisions), each time from a fresh
+ * `id` text; a key made before has its hash computed already, so a map lookup skips hashing a new
+ * concatenation.
  */
-export function actorKey(actor: ActorRef): string {
-  const { type, id } = actor
-  const keys = recentActors
-  for (let i = 0; i < 12; i += 3) {
-    if (keys[i + 1] === id && keys[i] === type) return keys[i + 2]!
+function rememberingKeys(): (kind: string, id: string) => string {
+  // `[kind, id, key]` triples, newest first (each starts as a true triple, so any call is answered right).
+  const recent: string[] = ['', '', ':', '', '', ':', '', '', ':', '', '', ':']
+  return (kind, id) => {
+    for (let i = 0; i < 12; i += 3) {
+      if (recent[i + 1] === id && recent[i] === kind) return recent[i + 2]!
+    }
+    const key = `${kind}:${id}`
+    // The oldest triple goes; the new one takes the front (plain moves: `copyWithin` is a slow generic builtin).
+    for (let i = 11; i >= 3; i--) recent[i] = recent[i - 3]!
+    recent[0] = kind
+    recent[1] = id
+    recent[2] = key
+    return key
   }
-  const key = `${type}:${id}`
-  // The oldest triple goes; the new one takes the front.
-  keys.copyWithin(3, 0, 9)
-  keys[0] = type
-  keys[1] = id
-  keys[2] = key
-  return key
+}
+
+const actorKeys = rememberingKeys()
+const aggregateKeys = rememberingKeys()
+
+/** The key of an actor in maps: `agent:urn:…`. */
+export function actorKey(actor: ActorRef): string {
+  return actorKeys(actor.type, actor.id)
 }
 
 /** The key of an aggregate in {@link GroupState.revisions}: `workItem:urn:…`. */
 export function aggregateKey(type: AggregateType, id: string): string {
-  return `${type}:${id}`
+  return aggregateKeys(type, id)
 }
 
 /** An Event as stored: the signed envelope. Group Events always carry `groupId`, `sequence` and `aggregateRevision`. */

@@ -34,13 +34,31 @@ export function requireBoundEvidence(ctx: HandlerContext, group: GroupState, rec
  * type needs its own passing Evidence.
  */
 export function uncoveredCriteria(contract: WorkContract, evidence: readonly Evidence[], mode: 'any' | 'every'): string[] {
-  return contract.acceptanceCriteria
-    .filter((criterion) => {
-      const types = new Set(evidence.filter((e) => e.result === 'passed' && e.criterionIds.includes(criterion.criterionId)).map((e) => e.type))
-      const covered = mode === 'any' ? criterion.evidenceRequired.some((t) => types.has(t)) : criterion.evidenceRequired.every((t) => types.has(t))
-      return !covered
-    })
-    .map((criterion) => criterion.criterionId)
+  // Plain loops: every submission and review runs this, with a handful of criteria and Evidence.
+  const uncovered: string[] = []
+  for (const criterion of contract.acceptanceCriteria) {
+    const required = criterion.evidenceRequired
+    let covered = mode === 'every'
+    for (const type of required) {
+      const found = passedFor(evidence, criterion.criterionId, type)
+      if (mode === 'any' && found) {
+        covered = true
+        break
+      }
+      if (mode === 'every' && !found) {
+        covered = false
+        break
+      }
+    }
+    if (!covered) uncovered.push(criterion.criterionId)
+  }
+  return uncovered
+}
+
+/** Whether some passing Evidence of `type` names `criterionId`. */
+function passedFor(evidence: readonly Evidence[], criterionId: string, type: string): boolean {
+  for (const e of evidence) if (e.result === 'passed' && e.type === type && e.criterionIds.includes(criterionId)) return true
+  return false
 }
 
 /**

@@ -210,7 +210,8 @@ function pause(record: WorkItemRecord, event: EventOf<'work.checkpointed' | 'wor
 const checkpointed: ReducerFor<'work.checkpointed'> = (state, event) => {
   const { record } = locate(state, event)
   pause(record, event, event.payload.resumeBy, 'checkpoint')
-  advance(record, event, { state: 'queued', ...present({ progress: event.payload.progress }) })
+  const { progress } = event.payload
+  advance(record, event, progress === undefined ? { state: 'queued' } : { state: 'queued', progress })
 }
 
 const blocked: ReducerFor<'work.blocked'> = (state, event) => {

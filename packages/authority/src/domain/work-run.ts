@@ -124,7 +124,12 @@ export const renewExecution: HandlerFor<'ext.missionweaveprotocol.core.work_exec
   if (binding !== undefined) reconcileRenewal(ctx, group, record, command, binding)
   const lease = renewLease(record.executionLease!, ctx.now, ctx.after(p.leaseSeconds))
   return [
-    workDraft('work.progressed', { workItemId: p.workItemId, ownershipEpoch: p.ownershipEpoch, executionLease: lease, executionLeaseExpiresAt: lease.expiresAt, ...present({ progress: p.progress }) }),
+    workDraft(
+      'work.progressed',
+      p.progress === undefined
+        ? { workItemId: p.workItemId, ownershipEpoch: p.ownershipEpoch, executionLease: lease, executionLeaseExpiresAt: lease.expiresAt }
+        : { workItemId: p.workItemId, ownershipEpoch: p.ownershipEpoch, executionLease: lease, executionLeaseExpiresAt: lease.expiresAt, progress: p.progress },
+    ),
   ]
 }
 
@@ -144,7 +149,14 @@ export const checkpointWork: HandlerFor<'work.checkpoint'> = (command, ctx) => {
   if (binding === undefined) currentExecution(ctx, command.kind, command.actor as ActorRef, p)
   const charge = binding === undefined ? [] : reconcileCheckpoint(ctx, command, binding)
   requireCheckpointTaken(ctx, p.checkpoint.createdAt)
-  return [...charge, workDraft('work.checkpointed', { ...executionRef(p), checkpoint: p.checkpoint, resumeBy: ctx.after(p.resumeWithinSeconds), ...present({ progress: p.progress }) })]
+  // One literal per shape rather than spreads of helper objects: every checkpoint takes this path.
+  const resumeBy = ctx.after(p.resumeWithinSeconds)
+  const { workItemId, ownershipEpoch, executionLeaseId, checkpoint, progress } = p
+  const checkpointed = workDraft(
+    'work.checkpointed',
+    progress === undefined ? { workItemId, ownershipEpoch, executionLeaseId, checkpoint, resumeBy } : { workItemId, ownershipEpoch, executionLeaseId, checkpoint, resumeBy, progress },
+  )
+  return charge.length === 0 ? [checkpointed] : [...charge, checkpointed]
 }
 
 /** `work.block` (§11.4): checkpoint, blocker and a bounded blocked lease; the execution slot is released. */
@@ -223,5 +235,7 @@ export const submitWork: HandlerFor<'work.submit'> = (command, ctx) => {
   })
   requireDeliverables(record.doc.contract, manifests)
   checkEvidenceCovers(ctx, group, record, p.evidence)
-  return [workDraft('work.submitted', { ...executionRef(p), artifactIds: p.artifactIds, artifactHashes: [...new Set(manifests.map((m) => m.contentHash))], evidence: p.evidence })]
+  // The distinct content hashes in submission order; one Artifact (the usual case) needs no set.
+  const artifactHashes = manifests.length === 1 ? [manifests[0]!.contentHash] : [...new Set(manifests.map((m) => m.contentHash))]
+  return [workDraft('work.submitted', { workItemId: p.workItemId, ownershipEpoch: p.ownershipEpoch, executionLeaseId: p.executionLeaseId, artifactIds: p.artifactIds, artifactHashes, evidence: p.evidence })]
 }
