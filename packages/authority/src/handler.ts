@@ -145,38 +145,57 @@ export type ContextFactory = (
   hashSource: { readonly commandHash: string },
 ) => HandlerContext
 
-/** Where a context keeps its hash source: a symbol member, out of handlers' way. */
-const HASH_SOURCE = Symbol('weft.hashSource')
+/** What {@link contextFactory} keeps for a pipeline's life. */
+type FixedContext = Pick<HandlerContext, 'state' | 'authority' | 'policy' | 'newId'>
 
 /**
- * The contexts a pipeline hands its handlers. What stays the same for the pipeline's life (state,
- * Principal, policy, ID source) and the two computed members (`after`, and `commandHash`, which
- * reads the hash source on every access, so a source that computes on first read, the trusted
- * path, computes only if a handler asks) live on one shared prototype; a Command's context is one
- * small object of one shape on top of it, with no closure made per Command.
+ * One Command's {@link HandlerContext}. A class of the module, not an object on a per-pipeline
+ * prototype: every Authority in the process then hands its handlers contexts of one hidden class,
+ * so the handlers' property reads stay monomorphic however many Authorities run (tests, the
+ * simulator, a host serving several Organizations). Building one is a single allocation with no
+ * closure; the hash source sits in a private field, out of handlers' way.
  */
-export function contextFactory(fixed: Pick<HandlerContext, 'state' | 'authority' | 'policy' | 'newId'>): ContextFactory {
-  const shared = {
-    state: fixed.state,
-    authority: fixed.authority,
-    policy: fixed.policy,
-    newId: fixed.newId,
-    after(this: HandlerContext, seconds: number): string {
-      return timestampOf(this.nowMs + seconds * 1000)
-    },
-    get commandHash(): string {
-      return (this as unknown as { readonly [HASH_SOURCE]: { readonly commandHash: string } })[HASH_SOURCE].commandHash
-    },
+class CommandContext implements HandlerContext {
+  readonly state: AuthorityState
+  readonly authority: ActorRef
+  readonly policy: AuthorityPolicy
+  readonly newId: () => string
+  readonly group: GroupState | undefined
+  readonly now: string
+  readonly nowMs: number
+  readonly verifyDocument: HandlerContext['verifyDocument']
+  readonly #hashSource: { readonly commandHash: string }
+
+  constructor(fixed: FixedContext, group: GroupState | undefined, now: string, nowMs: number, verifyDocument: HandlerContext['verifyDocument'], hashSource: { readonly commandHash: string }) {
+    this.state = fixed.state
+    this.authority = fixed.authority
+    this.policy = fixed.policy
+    this.newId = fixed.newId
+    this.group = group
+    this.now = now
+    this.nowMs = nowMs
+    this.verifyDocument = verifyDocument
+    this.#hashSource = hashSource
   }
-  return (group, now, nowMs, verifyDocument, hashSource) => {
-    const ctx = Object.create(shared) as Record<string | symbol, unknown>
-    ctx['group'] = group
-    ctx['now'] = now
-    ctx['nowMs'] = nowMs
-    ctx['verifyDocument'] = verifyDocument
-    ctx[HASH_SOURCE] = hashSource
-    return ctx as unknown as HandlerContext
+
+  after(seconds: number): string {
+    return timestampOf(this.nowMs + seconds * 1000)
   }
+
+  /** Read from the hash source on every access, so a source that computes on first read (the trusted path) computes only if a handler asks. */
+  get commandHash(): string {
+    return this.#hashSource.commandHash
+  }
+}
+
+/**
+ * The contexts a pipeline hands its handlers: what stays the same for the pipeline's life (state,
+ * Principal, policy, ID source) with what each Command brings (Group, clock reading, document
+ * verifier, hash source), as one {@link CommandContext}.
+ */
+export function contextFactory(fixed: FixedContext): ContextFactory {
+  const kept: FixedContext = { state: fixed.state, authority: fixed.authority, policy: fixed.policy, newId: fixed.newId }
+  return (group, now, nowMs, verifyDocument, hashSource) => new CommandContext(kept, group, now, nowMs, verifyDocument, hashSource)
 }
 
 /**
