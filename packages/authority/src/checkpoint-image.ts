@@ -27,6 +27,7 @@
  */
 import { createRequire } from 'node:module'
 import { UsageError } from '@weft/codec'
+import { deepFreeze } from './gen/rules.js'
 import { foldTables, type FoldTable } from './checkpoint-tables.js'
 import type { AuthorityState } from './model.js'
 
@@ -282,8 +283,3 @@ function install(tables: ReadonlyMap<string, FoldTable>, entries: readonly [stri
   for (const [name, key, value] of entries) tables.get(name)!.table.set(key, value)
 }
 
-function deepFreeze(value: unknown): void {
-  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return
-  Object.freeze(value)
-  for (const member of Object.values(value)) deepFreeze(member)
-}

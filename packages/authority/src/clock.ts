@@ -4,7 +4,7 @@
  * a run is reproducible Event for Event.
  * @module
  */
-import { randomBytes, randomFillSync } from 'node:crypto'
+import { randomFillSync } from 'node:crypto'
 
 /** A source of the current instant, in epoch milliseconds. */
 export interface Clock {
@@ -28,7 +28,7 @@ let pooled = 0
  * Each caller gets its own copy; the pool itself is never handed out.
  */
 export const systemRandom: RandomSource = (n) => {
-  if (n > POOL_BYTES / 8) return new Uint8Array(randomBytes(n))
+  if (n > POOL_BYTES / 8) return randomFillSync(new Uint8Array(n))
   if (pooled + n > pool.length) {
     pool = randomFillSync(new Uint8Array(POOL_BYTES))
     pooled = 0

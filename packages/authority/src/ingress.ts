@@ -12,8 +12,8 @@
 import {
   canonicalize,
   createVerifier,
-  DOCUMENT_KINDS,
   GENERIC_WIRE_MESSAGES,
+  isDocumentKind,
   parseTimestamp,
   ProtocolError,
   signingHash,
@@ -200,7 +200,7 @@ interface SchemaRef {
 /** The Signed Document kind a `$ref` names (`evidence.schema.json` -> `evidence`), or `undefined`. */
 function documentKindOf(ref: string | undefined): string | undefined {
   const kind = ref?.endsWith('.schema.json') === true ? ref.slice(0, -'.schema.json'.length) : undefined
-  return kind !== undefined && (DOCUMENT_KINDS as readonly string[]).includes(kind) ? kind : undefined
+  return kind !== undefined && isDocumentKind(kind) ? kind : undefined
 }
 
 /** Whether `document` is a payload member of `command` that its payload schema checked as a `kind` document. */

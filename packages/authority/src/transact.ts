@@ -8,7 +8,7 @@
  * @module
  */
 import { canonicalizeOrThrow, encodeBase64url, isAbsoluteUri, isProtocolTimestamp, MAX_JCS_DEPTH, type SignatureEnvelope, type SigningKey } from '@weft/codec'
-import { EVENT_CATALOG, type Event, type EventKind } from '@weft/spec'
+import { EVENT_CATALOG, type AggregateType, type Event, type EventKind } from '@weft/spec'
 import { eventPayloads } from '@weft/validators/payloads'
 import type { CommandRule } from './gen/rules.js'
 import type { AnyEventDraft, EventOf, ReducerFor } from './handler.js'
@@ -57,28 +57,6 @@ interface KindInfo {
 }
 
 const catalog = new Map<string, KindInfo>(EVENT_CATALOG.map((e) => [e.kind, { scope: e.scope, aggregate: e.aggregate, genesis: GROUP_GENESIS.has(e.kind) }]))
-
-/** The aggregate keys made last, newest first, as `[aggregate, id, key]` triples. */
-const recentKeys: string[] = ['', '', '', '', '', '']
-
-/**
- * `aggregateKey(aggregate, id)`, the same string object as last time for the aggregates of the
- * last two calls: consecutive Commands mostly advance the same WorkItem, and a key used before has
- * its hash computed and is the very string the revisions Map holds, so finding it is a compare.
- */
-function knownAggregateKey(aggregate: string | undefined, id: string): string {
-  const keys = recentKeys
-  if (keys[1] === id && keys[0] === aggregate) return keys[2]!
-  const key = keys[4] === id && keys[3] === aggregate ? keys[5]! : aggregateKey(aggregate as never, id)
-  // The key found or made moves to the front, the one there to the back.
-  keys[3] = keys[0]!
-  keys[4] = keys[1]!
-  keys[5] = keys[2]!
-  keys[0] = aggregate ?? ''
-  keys[1] = id
-  keys[2] = key
-  return key
-}
 
 /**
  * The running heads and aggregate revisions of one transaction, by Group. A transaction has a
@@ -137,7 +115,7 @@ export function materializeKeyed<E>(state: AuthorityState, cause: TransactionCau
       const group = state.groups.get(groupId)
       const head = runningOf(running, groupId, undefined) ?? group?.head ?? 0
       if (group === undefined && !(info.genesis && head === 0)) throw new Error(`materialize: no Group ${groupId} for ${d.kind}`)
-      key = knownAggregateKey(info.aggregate, aggregateIdFrom(info.aggregate, groupId, d.workItemId, d.payload as Record<string, unknown>))
+      key = aggregateKey(info.aggregate as AggregateType, aggregateIdFrom(info.aggregate, groupId, d.workItemId, d.payload as Record<string, unknown>))
       sequence = head + 1
       revision = (runningOf(running, groupId, key) ?? group?.revisions.get(key) ?? 0) + 1
       if (i < last) running.push({ groupId, key: undefined, value: sequence }, { groupId, key, value: revision })
@@ -687,7 +665,7 @@ export function applyEventsKeyed(state: AuthorityState, events: readonly Event[]
 /** The `aggregateKey` of the aggregate a Group Event advances. */
 function aggregateKeyOf(event: Event): string {
   const aggregate = catalog.get(event.kind)?.aggregate
-  return knownAggregateKey(aggregate, aggregateIdFrom(aggregate, event.groupId, event.workItemId, event.payload as Record<string, unknown>))
+  return aggregateKey(aggregate as AggregateType, aggregateIdFrom(aggregate, event.groupId, event.workItemId, event.payload as Record<string, unknown>))
 }
 
 /**

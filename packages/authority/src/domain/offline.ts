@@ -121,10 +121,6 @@ export function noncriticalExtensions(extensions: Extensions | undefined): Exten
   return kept.length === 0 ? undefined : Object.fromEntries(kept)
 }
 
-/** `text` as epoch milliseconds. */
-function ms(text: string): number {
-  return parseInstant(text)
-}
 
 /** The lease named `leaseId` among `record`'s current and closed Execution Leases. */
 function findExecutionLease(record: WorkItemRecord, leaseId: string): Lease | undefined {
@@ -168,12 +164,12 @@ export function requireOfflineWindow(ctx: HandlerContext, group: GroupState, rec
   }
   // §11.3: a Command carrying an older Lease ID is rejected even under an unchanged Ownership Epoch.
   if ([...record.executionLeaseIds].at(-1) !== lease.leaseId) reject('WORK_LEASE_EXPIRED', `Execution Lease ${lease.leaseId} was superseded`, { executionLeaseId: lease.leaseId })
-  const disconnected = ms(binding.disconnectedAt)
-  const buffered = ms(binding.bufferedAt)
-  const grace = ms(binding.graceDeadline)
-  const expiry = ms(binding.historicalLeaseExpiresAt)
-  if (expiry > ms(lease.expiresAt)) reject('INVALID_COMMAND', 'the historical lease expiry is later than the Authority recorded', { recorded: lease.expiresAt })
-  if (!(ms(lease.issuedAt) <= disconnected && disconnected <= buffered && buffered <= ctx.nowMs)) {
+  const disconnected = parseInstant(binding.disconnectedAt)
+  const buffered = parseInstant(binding.bufferedAt)
+  const grace = parseInstant(binding.graceDeadline)
+  const expiry = parseInstant(binding.historicalLeaseExpiresAt)
+  if (expiry > parseInstant(lease.expiresAt)) reject('INVALID_COMMAND', 'the historical lease expiry is later than the Authority recorded', { recorded: lease.expiresAt })
+  if (!(parseInstant(lease.issuedAt) <= disconnected && disconnected <= buffered && buffered <= ctx.nowMs)) {
     reject('INVALID_COMMAND', 'the offline times must follow lease issue <= disconnect <= buffer <= now')
   }
   if (grace > expiry + MAX_OFFLINE_GRACE_SECONDS * 1000) reject('INVALID_COMMAND', `the grace deadline exceeds the historical lease expiry by more than ${MAX_OFFLINE_GRACE_SECONDS} s`)
@@ -182,7 +178,7 @@ export function requireOfflineWindow(ctx: HandlerContext, group: GroupState, rec
     reject('WORK_LEASE_EXPIRED', 'the progress was buffered outside the historical lease and grace window', { bufferedAt: binding.bufferedAt, graceDeadline: binding.graceDeadline })
   }
   // §11.5: progress buffered after the lease was released, revoked or expired by the Authority is refused.
-  if (lease.closedAt !== undefined && ms(lease.closedAt) <= buffered) {
+  if (lease.closedAt !== undefined && parseInstant(lease.closedAt) <= buffered) {
     reject('WORK_LEASE_EXPIRED', `Execution Lease ${lease.leaseId} was ${lease.state} before the progress was buffered`, { closedAt: lease.closedAt })
   }
   return lease

@@ -187,7 +187,7 @@ export function compareSemver(a: string, b: string): number {
   if (a === b) return 0
   const x = SEMVER.exec(a)
   const y = SEMVER.exec(b)
-  if (x === null || y === null) return a === b ? 0 : a < b ? -1 : 1
+  if (x === null || y === null) return a < b ? -1 : 1
   for (let i = 1; i <= 3; i++) {
     const d = Number(x[i]) - Number(y[i])
     if (d !== 0) return d
