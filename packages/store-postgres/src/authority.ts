@@ -421,9 +421,7 @@ export async function createPostgresAuthority(options: PostgresAuthorityOptions)
       setup.release()
     }
     local = freshLocal()
-    const merge = await cursors.read()
-    await fold(pool)
-    merge()
+    await catchUp()
     if (listen) {
       let lost = false
       listener = await listenForCommits({

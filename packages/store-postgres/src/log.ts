@@ -80,6 +80,9 @@ export function parseTransactions(rows: readonly TransactionRow[]): NumberedTran
  * `COMMIT`). One refusal refuses the whole statement: nothing of the transaction stays.
  */
 function appendStatement(s: string): { readonly name: string; readonly text: string } {
+  // Every Command appends through here: the text and its name are made once per schema.
+  const known = appendStatements.get(s)
+  if (known !== undefined) return known
   // The Events take the receipt's number from its insert, so they are written only with it. The
   // notification rides in the transaction: PostgreSQL delivers it at COMMIT, and never without it.
   const text = `WITH r AS (
@@ -93,8 +96,13 @@ function appendStatement(s: string): { readonly name: string; readonly text: str
     SELECT pg_notify($11, r.txn::text) FROM r`
   // Named after its text, so each connection parses and plans it once (the statement is the hot
   // path of every Command), and two schemas' statements never share a name.
-  return { name: `weft_append_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`, text }
+  const statement = Object.freeze({ name: `weft_append_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`, text })
+  appendStatements.set(s, statement)
+  return statement
 }
+
+/** {@link appendStatement}'s statements by schema identifier. */
+const appendStatements = new Map<string, { readonly name: string; readonly text: string }>()
 
 /**
  * Appends `transaction` as number `txn` to the log in schema `s` (a quoted identifier) and
@@ -117,7 +125,8 @@ export async function appendTransaction(client: Queryable, s: string, channel: s
     events.map((e) => JSON.stringify(e)),
     channel,
   ]
-  await client.query({ ...appendStatement(s), values })
+  const { name, text } = appendStatement(s)
+  await client.query({ name, text, values })
 }
 
 /** A `JSON.parse` reviver that freezes every object and array once its members are parsed. */
