@@ -6,19 +6,15 @@
  * loads `pg` in the test process: servers and `weft inspect` run as child processes, and the
  * database is read by a small child script (`postgres-query.mjs`).
  */
-import { execFile, spawn } from 'node:child_process'
-import { once, EventEmitter } from 'node:events'
+import { execFile } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import type { Client } from '@weft/client'
 import type { Event } from '@weft/spec'
 import { testServer } from '../../store-postgres/test/pg-server.js'
-import type { Load, LogLine, ServeProcess } from './serve-world.js'
+import { startServe, WEFT, type Load, type ServeProcess } from './serve-world.js'
 
 const CLI = fileURLToPath(new URL('..', import.meta.url))
-/** How the `weft` bin runs the sources when `dist/` is absent, started directly so signals reach the server itself. */
-const WEFT = ['--conditions=@weft/source', '--import', 'tsx', 'src/bin-run.ts']
 
 export { testServer }
 
@@ -32,39 +28,8 @@ export function freshSchema(): string {
  * `ws`, with a control endpoint) and resolves once it logs `listening`; rejects with its stderr
  * when it exits first.
  */
-export async function startServePostgres(dir: string, url: string, schema: string): Promise<ServeProcess> {
-  const args = [...WEFT, 'serve', '--data', dir, '--postgres', url, '--pg-schema', schema, '--port', '0', '--insecure-loopback', '--control-port', '0']
-  const child = spawn(process.execPath, args, { cwd: CLI, stdio: ['ignore', 'ignore', 'pipe'] })
-  const log: LogLine[] = []
-  const other: string[] = []
-  const lines = new EventEmitter()
-  createInterface({ input: child.stderr! }).on('line', (text) => {
-    try {
-      log.push(JSON.parse(text) as LogLine)
-    } catch {
-      other.push(text)
-    }
-    lines.emit('line')
-  })
-  let ended = false
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('exit', (code, signal) => {
-      ended = true
-      lines.emit('line')
-      resolve({ code, signal })
-    }),
-  )
-  /** The first log line `match` accepts, looking again at each new line. */
-  const waitLog = async (match: (line: LogLine) => boolean): Promise<LogLine> => {
-    for (;;) {
-      const found = log.find(match)
-      if (found !== undefined) return found
-      if (ended) throw new Error(`weft serve exited first: ${[...other, ...log.map((l) => JSON.stringify(l))].join('\n')}`)
-      await once(lines, 'line')
-    }
-  }
-  const listening = await waitLog((l) => l.msg === 'listening')
-  return { child, url: listening['url'] as string, controlUrl: listening['controlUrl'] as string, log, waitLog, exited }
+export function startServePostgres(dir: string, url: string, schema: string): Promise<ServeProcess> {
+  return startServe(dir, ['--postgres', url, '--pg-schema', schema])
 }
 
 /** Runs `weft …args` to its end as a child process. */

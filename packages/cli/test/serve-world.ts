@@ -107,14 +107,17 @@ export interface ServeProcess {
   readonly exited: Promise<{ readonly code: number | null; readonly signal: NodeJS.Signals | null }>
 }
 
+/** How the `weft` bin runs the sources when `dist/` is absent (see {@link startServe}). */
+export const WEFT: readonly string[] = ['--conditions=@weft/source', '--import', 'tsx', 'src/bin-run.ts']
+
 /**
- * Starts `weft serve --data dir --port 0 --insecure-loopback --control-port 0` and resolves once
+ * Starts `weft serve --data dir [...extra] --port 0 --insecure-loopback --control-port 0` and resolves once
  * it logs `listening`. The command line is the one `bin/weft.mjs` runs when `dist/` is absent
  * (`node --conditions=@weft/source --import tsx src/bin-run.ts`), started directly so that the
  * test's signals reach the server process itself rather than the launcher in front of it.
  */
-export async function startServe(dir: string): Promise<ServeProcess> {
-  const child = spawn(process.execPath, ['--conditions=@weft/source', '--import', 'tsx', 'src/bin-run.ts', 'serve', '--data', dir, '--port', '0', '--insecure-loopback', '--control-port', '0'], {
+export async function startServe(dir: string, extra: readonly string[] = []): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [...WEFT, 'serve', '--data', dir, ...extra, '--port', '0', '--insecure-loopback', '--control-port', '0'], {
     cwd: CLI,
     stdio: ['ignore', 'ignore', 'pipe'],
   })
