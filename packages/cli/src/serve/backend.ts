@@ -6,9 +6,9 @@
  * @module
  */
 import { join } from 'node:path'
-import { createAuthority, type Authority, type AuthorityPolicy, type Clock, type CursorStore } from '@weft/authority'
+import { createAuthority, historyPosition, type Authority, type AuthorityPolicy, type Clock, type CursorStore } from '@weft/authority'
 import { UsageError } from '@weft/codec'
-import { openSqliteAuthorityStore, type SqliteAuthorityStore } from '@weft/store-sqlite'
+import { openSqliteAuthorityStore } from '@weft/store-sqlite'
 import type { ServeLog } from './log.js'
 import { STORE_FILE, type Organization } from './organization.js'
 
@@ -71,7 +71,8 @@ export function openSqliteBackend(options: BackendOptions): Backend {
       // §7.4, §16: a signed state checkpoint at the head lets the next start resume there instead of
       // folding the whole history again. It is an optimization: failing to save one loses nothing.
       try {
-        if (acceptedSinceCheckpoint(store)) authority.checkpoint()
+        // This process is the file's one writer, so its state is the fold of everything stored.
+        if (historyPosition(authority.state) > (store.checkpoint()?.manifest.position ?? 0)) authority.checkpoint()
       } catch (error) {
         options.log({ level: 'warn', msg: 'checkpoint not saved', detail: (error as Error).message })
       }
@@ -81,17 +82,6 @@ export function openSqliteBackend(options: BackendOptions): Backend {
   } catch (error) {
     store.close()
     throw error
-  }
-}
-
-/** Whether `store` retains Events after its last state checkpoint (or any at all, before the first). */
-function acceptedSinceCheckpoint(store: SqliteAuthorityStore): boolean {
-  const after = store.eventsAfter(store.checkpoint()?.manifest.position ?? 0)[Symbol.iterator]()
-  try {
-    return after.next().done !== true
-  } finally {
-    // A statement iterator holds its connection until it is finished or returned.
-    after.return?.()
   }
 }
 
