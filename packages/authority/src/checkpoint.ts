@@ -40,7 +40,7 @@ import type { EventReducers } from './gen/reducers.js'
 import type { ActorRef, AuthorityState } from './model.js'
 import { snapshotArtifactHash, snapshotImage, verifySnapshotImage } from './snapshots.js'
 import type { AuthorityStore, CheckpointManifest, CheckpointSnapshotRef, SnapshotRecord, StateCheckpoint } from './store.js'
-import { applyEvents, frozenJson } from './transact.js'
+import { applyEvents, storedEvent } from './transact.js'
 
 /** The checkpoint profile: the manifest `format` and the domain-separation tag of its signature. */
 export const CHECKPOINT_FORMAT = 'weft-authority-checkpoint/1'
@@ -212,7 +212,7 @@ export function resumeFromCheckpoint(store: AuthorityStore, reducers: EventReduc
     const known = new Set(state.groups.keys())
     for (let next = tail.next(); next.done !== true; next = tail.next()) {
       const stored = next.value
-      applyEvents(state, [Object.isFrozen(stored) ? stored : (frozenJson(stored) as Event)], reducers)
+      applyEvents(state, [storedEvent(stored)], reducers)
     }
     for (const groupId of state.groups.keys()) if (!known.has(groupId) && store.snapshot?.(groupId) !== undefined) return stale(options, `Group ${groupId} was created and compacted after the checkpoint`)
     return state

@@ -33,7 +33,7 @@ import { createOnlineLog, type EventPage } from './compaction.js'
 import { restoreState } from './restore.js'
 import { emitWarning, keepsCheckpoints, saveCheckpoint, type AuthorityWarning } from './checkpoint.js'
 import type { CheckpointManifest } from './store.js'
-import { applyEvents, applyEventsKeyed, createDraftCheck, createEventSealer, frozenJson, materializeKeyed, type MaterializeOptions, type TransactionCause } from './transact.js'
+import { applyEvents, applyEventsKeyed, createDraftCheck, createEventSealer, frozenJson, materializeKeyed, storedEvent, type MaterializeOptions, type TransactionCause } from './transact.js'
 
 /** The Authority's own identity: the service Principal that accepts Events (`acceptedBy`) and its signing key. */
 export interface AuthorityKeys {
@@ -387,7 +387,7 @@ export function createPipeline(options: PipelineOptions): Authority {
   function ingest(transactions: Iterable<AcceptedTransaction>): void {
     for (const transaction of transactions) {
       // §4.6: the same deep-frozen sharing as on acceptance; a parsed row is copied once and frozen.
-      const events = Object.freeze(transaction.events.map((event) => (Object.isFrozen(event) ? event : (frozenJson(event) as Event))))
+      const events = Object.freeze(transaction.events.map(storedEvent))
       const receipt = Object.freeze({ ...transaction.receipt, events }) as StoredReceipt
       append(events, receipt)
       notify(events)

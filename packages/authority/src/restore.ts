@@ -23,7 +23,7 @@ import type { EventReducers } from './gen/reducers.js'
 import { emptyState, type ActorRef, type AuthorityState, type GroupState } from './model.js'
 import { snapshotArtifactHash, snapshotImage, verifyGroupSnapshot } from './snapshots.js'
 import type { AuthorityStore, SnapshotRecord } from './store.js'
-import { applyEvents, frozenJson } from './transact.js'
+import { applyEvents, storedEvent } from './transact.js'
 
 /** A compacted Group whose snapshot the fold has not reached yet, with the Group's Events so far. */
 interface PendingCheck {
@@ -69,7 +69,7 @@ function foldHistory(store: AuthorityStore, reducers: EventReducers, registry: K
   const pending = new Map<string, PendingCheck>()
   const seen = new Set<string>()
   for (const stored of store.allEvents()) {
-    const event = Object.isFrozen(stored) ? stored : (frozenJson(stored) as Event)
+    const event = storedEvent(stored)
     applyEvents(state, [event], reducers)
     const groupId = event.groupId
     if (snapshotOf === undefined || groupId === undefined) continue

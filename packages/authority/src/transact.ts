@@ -589,6 +589,14 @@ export function frozenJson(value: unknown): unknown {
   }
 }
 
+/**
+ * A stored Event as the reducers and readers take it (§4.6): the Event itself when it is frozen
+ * already (the memory store keeps the accepted objects), else a deep-frozen copy (a parsed row).
+ */
+export function storedEvent(stored: Event): Event {
+  return Object.isFrozen(stored) ? stored : (frozenJson(stored) as Event)
+}
+
 /** A string without unpaired surrogates (native `String.prototype.isWellFormed`, in every Node this package supports). */
 function wellFormed(text: string): boolean {
   return (text as unknown as { isWellFormed(): boolean }).isWellFormed()
