@@ -39,15 +39,30 @@ export const systemRandom: RandomSource = (n) => {
 }
 
 const DAY_MS = 86_400_000
-/** The UTC day {@link timestampOf} formatted last, as its first millisecond and its `YYYY-MM-DDT` text. */
+/** The UTC day {@link timestampOf} formatted last, as its first millisecond; its `YYYY-MM-DDT` text is in {@link stampCodes}. */
 let dayStart = Number.NaN
-let dayText = ''
+/**
+ * The character codes of the last text {@link timestampOf} wrote (`YYYY-MM-DDTHH:MM:SS.sssZ`): the
+ * day's part stays for the day, the time's digits are overwritten. Writing codes and making the
+ * string once allocates one flat string; a template of padded parts allocates a rope of a dozen
+ * pieces, which the first reader flattens into a second copy.
+ */
+const stampCodes = new Array<number>(24).fill(0x30)
+/** The instant {@link timestampOf} formatted last, and its text: `now` is asked for several times per Command. */
+let lastStampMs = Number.NaN
+let lastStamp = ''
 
-const pad2 = (n: number): string => (n < 10 ? '0' : '') + n
-const pad3 = (n: number): string => (n < 10 ? '00' : n < 100 ? '0' : '') + n
+/** Writes `n` (below 10^width) as `width` decimal digits into {@link stampCodes} at `at`. */
+function writeDigits(at: number, width: number, n: number): void {
+  for (let i = at + width - 1; i >= at; i--) {
+    stampCodes[i] = 0x30 + (n % 10)
+    n = Math.floor(n / 10)
+  }
+}
 
 /** An instant as RFC 3339 UTC text with millisecond precision and the uppercase `Z` that §6.4 asks of signed times. */
 export function timestampOf(ms: number): string {
+  if (ms === lastStampMs) return lastStamp
   // The same text as `toISOString`, which only runs once per UTC day: the Authority formats
   // several instants per Command (now, lease and offer expiries), nearly always on the same day.
   if (!Number.isSafeInteger(ms)) return new Date(ms).toISOString()
@@ -56,11 +71,17 @@ export function timestampOf(ms: number): string {
     const text = new Date(ms).toISOString()
     if (text.length !== 24) return text
     dayStart = ms - (((ms % DAY_MS) + DAY_MS) % DAY_MS)
-    dayText = text.slice(0, 11)
+    for (let i = 0; i < 24; i++) stampCodes[i] = text.charCodeAt(i)
     inDay = ms - dayStart
   }
   const seconds = Math.floor(inDay / 1000)
-  return `${dayText}${pad2(Math.floor(seconds / 3600))}:${pad2(Math.floor(seconds / 60) % 60)}:${pad2(seconds % 60)}.${pad3(inDay % 1000)}Z`
+  writeDigits(11, 2, Math.floor(seconds / 3600))
+  writeDigits(14, 2, Math.floor(seconds / 60) % 60)
+  writeDigits(17, 2, seconds % 60)
+  writeDigits(20, 3, inDay % 1000)
+  lastStampMs = ms
+  lastStamp = String.fromCharCode.apply(null, stampCodes)
+  return lastStamp
 }
 
 const HEX_DIGITS = '0123456789abcdef'

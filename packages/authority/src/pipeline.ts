@@ -301,7 +301,8 @@ export function createPipeline(options: PipelineOptions): Authority {
   }
 
   // The aggregate key of each Event of the transaction being committed, for `applyEventsKeyed`:
-  // one array for the pipeline's life, read before the next Command can start.
+  // one array for the pipeline's life, overwritten from index 0 by each transaction and read before
+  // the next Command can start (entries past its Events are stale and never read).
   const eventKeys: (string | undefined)[] = []
 
   // Where the Command being handled is, for the audit record of a refusal. Commands run one at a
@@ -352,7 +353,6 @@ export function createPipeline(options: PipelineOptions): Authority {
     // Event signatures, that is when a reader first needs it, not in the transaction.
     sealing.hashSource = decoded
     // §4.6: accepted Events are immutable; the log, the readers and the reducers share the deep-frozen Events.
-    eventKeys.length = 0
     const events = Object.freeze(materializeKeyed(state, cause, drafts, sealing, eventKeys))
     sealing.hashSource = undefined
     const receipt: StoredReceipt = receiptOf(command, actor, events, now, decoded)

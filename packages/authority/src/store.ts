@@ -204,7 +204,10 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): AuthoritySt
       let group: string | undefined
       let head = 0
       let others: Map<string, number> | undefined
-      for (const event of events) {
+      // Indexed loops: the frozen Event arrays are walked on every Command, and `for of` makes an
+      // iterator result per Event wherever the loop is not optimized away.
+      for (let i = 0; i < events.length; i++) {
+        const event = events[i]!
         const groupId = event.groupId
         if (groupId === undefined) continue
         if (groupId !== group) {
@@ -216,7 +219,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): AuthoritySt
         head++
       }
       let log: OnlineLog | undefined
-      for (const event of events) {
+      for (let i = 0; i < events.length; i++) {
+        const event = events[i]!
         all.push(event)
         const groupId = event.groupId
         if (groupId === undefined) {

@@ -90,7 +90,9 @@ export function materialize<E = Event>(state: AuthorityState, cause: Transaction
 
 /**
  * {@link materialize}, also writing each Event's aggregate key (`aggregateKey`; `undefined` for an
- * Organization Event) to `keys`, for {@link applyEventsKeyed}: the pipeline derives each key once.
+ * Organization Event) to `keys` at the Event's index, for {@link applyEventsKeyed}: the pipeline
+ * derives each key once. Entries past the transaction's last Event are left as they were, so one
+ * array serves every transaction without being emptied (which would drop its backing store).
  */
 export function materializeKeyed<E>(state: AuthorityState, cause: TransactionCause, drafts: readonly AnyEventDraft[], options: MaterializeOptions<E>, keys: (string | undefined)[] | undefined): E[] {
   // The Group Events of this transaction so far, heads and revisions alike (kept only for the
@@ -157,7 +159,7 @@ export function materializeKeyed<E>(state: AuthorityState, cause: TransactionCau
     const sealed = options.sign(event as UnsignedEvent)
     if (last === 0) events[0] = sealed
     else events.push(sealed)
-    keys?.push(key)
+    if (keys !== undefined) keys[i] = key
   }
   return events
 }
