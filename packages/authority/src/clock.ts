@@ -43,11 +43,11 @@ const DAY_MS = 86_400_000
 let dayStart = Number.NaN
 /**
  * The character codes of the last text {@link timestampOf} wrote (`YYYY-MM-DDTHH:MM:SS.sssZ`): the
- * day's part stays for the day, the time's digits are overwritten. Writing codes and making the
- * string once allocates one flat string; a template of padded parts allocates a rope of a dozen
- * pieces, which the first reader flattens into a second copy.
+ * day's part stays for the day, the time's digits are overwritten. Making the string from codes
+ * allocates one flat string; a template of padded parts allocates a rope of a dozen pieces, which
+ * its first reader flattens into a second copy.
  */
-const stampCodes = new Array<number>(24).fill(0x30)
+const stampCodes: number[] = Array.from('0000-00-00T00:00:00.000Z', (c) => c.charCodeAt(0))
 /** The instant {@link timestampOf} formatted last, and its text: `now` is asked for several times per Command. */
 let lastStampMs = Number.NaN
 let lastStamp = ''
@@ -80,7 +80,9 @@ export function timestampOf(ms: number): string {
   writeDigits(17, 2, seconds % 60)
   writeDigits(20, 3, inDay % 1000)
   lastStampMs = ms
-  lastStamp = String.fromCharCode.apply(null, stampCodes)
+  const c = stampCodes
+  // The codes as arguments, not through `apply`, which would copy them into an argument list first.
+  lastStamp = String.fromCharCode(c[0]!, c[1]!, c[2]!, c[3]!, c[4]!, c[5]!, c[6]!, c[7]!, c[8]!, c[9]!, c[10]!, c[11]!, c[12]!, c[13]!, c[14]!, c[15]!, c[16]!, c[17]!, c[18]!, c[19]!, c[20]!, c[21]!, c[22]!, c[23]!)
   return lastStamp
 }
 
