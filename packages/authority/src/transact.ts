@@ -70,7 +70,8 @@ interface Running {
   readonly value: number
 }
 
-function runningOf(running: readonly Running[], groupId: string, key: string | undefined): number | undefined {
+function runningOf(running: readonly Running[] | undefined, groupId: string, key: string | undefined): number | undefined {
+  if (running === undefined) return undefined
   for (let i = running.length - 1; i >= 0; i--) {
     const r = running[i]!
     if (r.key === key && r.groupId === groupId) return r.value
@@ -96,8 +97,8 @@ export function materialize<E = Event>(state: AuthorityState, cause: Transaction
  */
 export function materializeKeyed<E>(state: AuthorityState, cause: TransactionCause, drafts: readonly AnyEventDraft[], options: MaterializeOptions<E>, keys: (string | undefined)[] | undefined): E[] {
   // The Group Events of this transaction so far, heads and revisions alike (kept only for the
-  // drafts that follow, so a one-Event transaction keeps none).
-  const running: Running[] = []
+  // drafts that follow, so a one-Event transaction makes no list).
+  let running: Running[] | undefined
   const last = drafts.length - 1
   // A transaction of one Event (nearly all) gets an array of exactly one slot: the log keeps it
   // frozen in the receipt, where a pushed array would hold its grown, mostly empty backing store.
@@ -120,7 +121,7 @@ export function materializeKeyed<E>(state: AuthorityState, cause: TransactionCau
       key = aggregateKey(info.aggregate as AggregateType, aggregateIdFrom(info.aggregate, groupId, d.workItemId, d.payload as Record<string, unknown>))
       sequence = head + 1
       revision = (runningOf(running, groupId, key) ?? group?.revisions.get(key) ?? 0) + 1
-      if (i < last) running.push({ groupId, key: undefined, value: sequence }, { groupId, key, value: revision })
+      if (i < last) (running ??= []).push({ groupId, key: undefined, value: sequence }, { groupId, key, value: revision })
     }
     const actor = d.actor ?? cause.actor
     const eventId = options.newId()

@@ -121,7 +121,6 @@ export function noncriticalExtensions(extensions: Extensions | undefined): Exten
   return kept.length === 0 ? undefined : Object.fromEntries(kept)
 }
 
-
 /** The lease named `leaseId` among `record`'s current and closed Execution Leases. */
 function findExecutionLease(record: WorkItemRecord, leaseId: string): Lease | undefined {
   if (record.executionLease?.leaseId === leaseId) return record.executionLease
