@@ -110,7 +110,8 @@ function domainPass(world) {
 
 /** Each pass, given the recorded world: a function running it once. */
 const PASSES = {
-  signed: (world) => () => replay(world),
+  signed: (world, { signedWindow }) => () => replay(world, { window: signedWindow }),
+  sequential: (world) => () => replay(world),
   ceiling: async (world) => {
     const first = await replay(world)
     const work = cryptoWork(world, first.authority.events(GROUP).slice(-first.events))
@@ -124,11 +125,13 @@ const PASSES = {
 /**
  * One worker per named pass over `world`'s recording. Each returned function runs its pass once in
  * its worker and resolves to `{ commands, events, elapsedMs }`; only one runs at a time, so the
- * passes never compete for the CPU. `close()` ends the workers.
+ * passes never compete for the CPU (a pass may use several threads of its own, as the signed pass
+ * checks signatures on the threadpool). `options.signedWindow`: Commands in flight in the `signed`
+ * pass. `close()` ends the workers.
  */
-export async function startPasses(world, names) {
+export async function startPasses(world, names, options = {}) {
   const shared = { recording: world.recording, bootstrapped: world.bootstrapped }
-  const workers = names.map((pass) => new Worker(new URL(import.meta.url), { workerData: { pass, world: shared } }))
+  const workers = names.map((pass) => new Worker(new URL(import.meta.url), { workerData: { pass, world: shared, options } }))
   const ask = (worker) =>
     new Promise((resolve, reject) => {
       const onError = (error) => reject(error)
@@ -164,7 +167,7 @@ if (!isMainThread && workerData?.pass !== undefined) {
   parentPort.on('message', async () => {
     try {
       if (once === undefined) {
-        once = await PASSES[workerData.pass](world)
+        once = await PASSES[workerData.pass](world, workerData.options)
         for (let i = 1; i < SETTLE_PASSES; i++) {
           // A turn of the event loop between passes, as a serving process has between Commands.
           await new Promise((resolve) => setImmediate(resolve))

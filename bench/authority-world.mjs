@@ -189,7 +189,7 @@ export async function createWorld({ trusted = false, record = false, authority: 
  * replays submit Command objects parsed from the bytes before timing starts.
  * @returns {Promise<{ commands: number, events: number, elapsedMs: number, authority: object }>}
  */
-export async function replay(world, { trusted = false, authority: extra = {} } = {}) {
+export async function replay(world, { trusted = false, window = 1, authority: extra = {} } = {}) {
   const clock = { nowMs: T0_MS }
   const authority = authorityOn(clock, extra)
   const entries = world.recording
@@ -202,11 +202,19 @@ export async function replay(world, { trusted = false, authority: extra = {} } =
   const commands = trusted ? timed.map((e) => JSON.parse(e.bytes)) : undefined
   let events = 0
   const began = performance.now()
+  // Signed Commands are submitted `window` at a time, as by that many clients at once: each waits
+  // for its receipt (in submission order) before the next goes out.
+  const inFlight = []
   for (let i = 0; i < timed.length; i++) {
     clock.nowMs = timed[i].atMs
-    const receipt = trusted ? authority.submitTrusted(commands[i]) : await authority.submit(timed[i].bytes)
-    events += receipt.events.length
+    if (trusted) {
+      events += authority.submitTrusted(commands[i]).events.length
+      continue
+    }
+    inFlight.push(authority.submit(timed[i].bytes))
+    if (inFlight.length >= window) events += (await inFlight.shift()).events.length
   }
+  for (const receipt of inFlight) events += (await receipt).events.length
   const elapsedMs = performance.now() - began
   const expected = timed.reduce((n, e) => n + e.events, 0)
   if (events !== expected) throw new Error(`replay appended ${events} Events where the recording had ${expected}`)

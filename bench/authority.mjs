@@ -3,7 +3,10 @@
 // configuration would run in its own process (see authority-passes.mjs); they take turns.
 //
 //   signed     authority.submit(bytes) end to end (size, strict parse, schema, §6.4 signature,
-//              freshness, idempotency, epochs, handler, signed Events, append, fold)
+//              freshness, idempotency, epochs, handler, signed Events, append, fold), with
+//              SIGNED_WINDOW Commands in flight as from that many clients at once (the Authority
+//              checks their signatures on the threadpool, on the other core)
+//   sequential the same, one Command at a time: each waits for the last one's receipt
 //   ceiling    bare node:crypto over the same Commands: Ed25519 verify of each Command and of each
 //              Signed Document it embeds, Ed25519 sign of each Event it appended
 //   trusted    authority.submitTrusted(command): no parse and no signature verification; Events
@@ -33,6 +36,9 @@ const WARMUP_ROUNDS = 2
 const SMALL_HISTORY = 1_000
 const LARGE_HISTORY = Number(process.env.WEFT_BENCH_HISTORY ?? 100_000)
 const BATCH_CYCLES = 8 // 88 Commands per history round
+
+/** Signed Commands in flight in the `signed` pass, as submitted by that many clients at once. */
+const SIGNED_WINDOW = 16
 
 const TARGETS = { signedPerSec: 2_500, trustedPerSec: 50_000, historyRatio: 1.25 }
 
@@ -123,15 +129,15 @@ export async function run({ log }) {
   const recorded = await createWorld({ trusted: true, record: true })
   for (let i = 0; i < CYCLES; i++) await recorded.cycle()
 
-  log('authority: signed, node:crypto ceiling, trusted, trusted with deferred signatures, domain floor (a worker thread each)')
-  const workers = await startPasses(recorded, ['signed', 'ceiling', 'trusted', 'deferred', 'floor'])
+  log(`authority: signed (${SIGNED_WINDOW} in flight), signed one at a time, node:crypto ceiling, trusted, trusted with deferred signatures, domain floor (a worker thread each)`)
+  const workers = await startPasses(recorded, ['signed', 'sequential', 'ceiling', 'trusted', 'deferred', 'floor'], { signedWindow: SIGNED_WINDOW })
   let figures
   try {
     figures = await rates(THROUGHPUT_ROUNDS, workers.passes, log)
   } finally {
     await workers.close()
   }
-  const { signed, ceiling, trusted, deferred, floor } = figures
+  const { signed, sequential, ceiling, trusted, deferred, floor } = figures
 
   log(`authority: history of Messages, ${SMALL_HISTORY} and ${LARGE_HISTORY} Events`)
   const messageHistory = await historyCost('Messages', (world) => world.post(), log)
@@ -148,7 +154,8 @@ export async function run({ log }) {
   const pct = (x) => `${(100 * x).toFixed(0)}%`
   const us = (x) => `${x.toFixed(0)} µs`
   const rows = [
-    ['signed, submit(bytes) (Commands/s)', fmt(signed.perSec), fmt(ceiling.perSec), pct(signed.perSec / ceiling.perSec), `>= ${fmt(TARGETS.signedPerSec)}`],
+    [`signed, submit(bytes), ${SIGNED_WINDOW} in flight (Commands/s)`, fmt(signed.perSec), fmt(ceiling.perSec), pct(signed.perSec / ceiling.perSec), `>= ${fmt(TARGETS.signedPerSec)}`],
+    ['signed, submit(bytes), one at a time (Commands/s)', fmt(sequential.perSec), fmt(ceiling.perSec), pct(sequential.perSec / ceiling.perSec), ''],
     ['bare node:crypto verify+sign, ceiling (Commands/s)', fmt(ceiling.perSec), '', '', ''],
     ['trusted, Events signed in the transaction (transitions/s)', fmt(trusted.perSec), fmt(floor.perSec), pct(trusted.perSec / floor.perSec), ''],
     ['trusted, deferEventSignatures (transitions/s)', fmt(deferred.perSec), fmt(floor.perSec), pct(deferred.perSec / floor.perSec), `>= ${fmt(TARGETS.trustedPerSec)}`],
@@ -167,10 +174,13 @@ export async function run({ log }) {
   })
   const summary = {
     commandsPerRound: CYCLES * 11,
+    signedWindow: SIGNED_WINDOW,
     signedCommandsPerSec: round(signed.perSec),
     signedEventsPerSec: round(signed.eventsPerSec),
+    signedSequentialCommandsPerSec: round(sequential.perSec),
     nodeCryptoCeilingCommandsPerSec: round(ceiling.perSec),
     signedVsCeiling: +(signed.perSec / ceiling.perSec).toFixed(3),
+    signedSequentialVsCeiling: +(sequential.perSec / ceiling.perSec).toFixed(3),
     trustedTransitionsPerSec: round(trusted.perSec),
     trustedDeferredSignaturesTransitionsPerSec: round(deferred.perSec),
     domainFloorTransitionsPerSec: round(floor.perSec),

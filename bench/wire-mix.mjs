@@ -1,5 +1,5 @@
-// The authority benchmark's signed figure (bench/authority.mjs: `submit(bytes)` over the realistic
-// lifecycle mix, replayed into a fresh log) on each backend of the wire benchmark, so its in-process
+// The authority benchmark's one-at-a-time signed figure (bench/authority.mjs: `submit(bytes)` over
+// the realistic lifecycle mix, replayed into a fresh log, one Command in flight) on each backend of the wire benchmark, so its in-process
 // figures stand beside the authority suite's and the in-memory one is the common baseline.
 import { cast, createWorld, registry, SEED, seeded } from './authority-world.mjs'
 

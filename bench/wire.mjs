@@ -3,8 +3,9 @@
 // (in memory, SQLite at synchronous 'full' as `weft serve` runs it and at 'normal', PostgreSQL),
 // backends side by side. Per backend:
 //
-//   authority mix   the authority suite's signed figure: submit(bytes) over its lifecycle mix,
-//                   replayed into a fresh log (wire-mix.mjs); in memory it is the common baseline
+//   authority mix   the authority suite's one-at-a-time signed figure: submit(bytes) over its
+//                   lifecycle mix, replayed into a fresh log (wire-mix.mjs), each Command awaiting
+//                   the last one's receipt; in memory it is the common baseline
 //   in-process      authority.submit(bytes) of message.post, one caller awaiting each receipt
 //   wire x1         one connection, one Command in flight at a time (receipt latency)
 //   wire x50        50 Agents, one connection each, one Command in flight per connection

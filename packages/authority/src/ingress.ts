@@ -22,6 +22,7 @@ import {
   type KeyResolver,
   type SignedVerifier,
   type Stage,
+  type VerifyResult,
 } from '@weft/codec'
 import { BOUNDED_OFFLINE_EXECUTION, CommandPayloads, type Command, type CommandKind } from '@weft/spec'
 import { validators } from '@weft/validators'
@@ -94,12 +95,31 @@ export function commandVerifier(maxCommandBytes: number): SignedVerifier {
  * failing with its stage's wire code and the one generic message of that code.
  */
 export function decodeSigned(input: string | Uint8Array, verifier: SignedVerifier, registry: KeyResolver, maxCommandBytes: number): Decoded {
+  checkSize(input, maxCommandBytes)
+  return decodedOf(verifier.verify('command', input, registry))
+}
+
+/**
+ * {@link decodeSigned} with the Ed25519 equation on the libuv threadpool: the size limit and §6.4
+ * stages 1–5 run before it returns, stage 6 on another thread (see `verifyAsync` of @weft/codec).
+ * Resolves to the same Decoded, or rejects with the same `ProtocolError`, as {@link decodeSigned}.
+ * @throws ProtocolError when the size limit or a stage before the signature refuses the input.
+ */
+export function decodeSignedAsync(input: string | Uint8Array, verifier: SignedVerifier, registry: KeyResolver, maxCommandBytes: number): Promise<Decoded> {
+  checkSize(input, maxCommandBytes)
+  return verifier.verifyAsync('command', input, registry).then(decodedOf)
+}
+
+/** Ingress step 1: text or bytes within the size limit, else `PROTOCOL_VIOLATION`. */
+function checkSize(input: unknown, maxCommandBytes: number): asserts input is string | Uint8Array {
   if (typeof input !== 'string' && !(input instanceof Uint8Array)) refuse('PROTOCOL_VIOLATION', GENERIC_WIRE_MESSAGES.PROTOCOL_VIOLATION, 'size', 'not-text-or-bytes')
   // A UTF-16 code unit takes at most three UTF-8 bytes, so most texts need no count.
   const size = typeof input !== 'string' ? input.byteLength : input.length * 3 <= maxCommandBytes ? 0 : Buffer.byteLength(input, 'utf8')
   if (size > maxCommandBytes) refuse('PROTOCOL_VIOLATION', 'The Command exceeds the size limit.', 'size', 'command-too-large', { detail: `${size} bytes` })
-  const result = verifier.verify('command', input, registry)
-  // The codec's error already holds the generic wire message and the stage diagnostic as its cause.
+}
+
+/** A verified Command with its signing hash, or the codec's error (generic wire message, stage diagnostic as cause). */
+function decodedOf(result: VerifyResult): Decoded {
   if (!result.ok) throw result.error
   const commandHash = result.verified.signingHash
   return { command: result.verified.document as unknown as Command, commandHash, knownHash: commandHash }

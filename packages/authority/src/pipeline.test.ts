@@ -1,7 +1,7 @@
 import { signedVerifier } from '@weft/validators/signed'
 import { describe, expect, it } from 'vitest'
-import { agentCard, cast, GROUP, testClock, testRegistry, type TestClock } from '../test/fixtures.js'
-import { AGENTS, inGroup, missionCreatePayload, seededRandom, signed, started, testHandlers, testReducers, workerMembership } from '../test/fixtures-pipeline.js'
+import { cast, GROUP, testClock, testRegistry, type TestClock } from '../test/fixtures.js'
+import { bootstrapCommands, inGroup, missionCreatePayload, seededRandom, signed, started, testHandlers, testReducers, workerMembership } from '../test/fixtures-pipeline.js'
 import type { CommandHandlers } from './gen/handlers.js'
 import { draft } from './handler.js'
 import { createPipeline, type Authority, type PipelineOptions } from './pipeline.js'
@@ -24,15 +24,7 @@ describe('deferEventSignatures', () => {
   it('appends the same signed Events, byte for byte, as signing in the transaction, and replays to the same state', async () => {
     const clock = testClock()
     const open = (deferEventSignatures: boolean): Authority => testPipeline(clock, { deferEventSignatures })
-    const commands = [
-      ...AGENTS.flatMap((who) => [
-        signed('ext.missionweaveprotocol.registry.agent_card_register', { card: agentCard(who) }, cast.controlPlane, {}, clock),
-        signed('ext.missionweaveprotocol.identity.session_open', { agentId: who.actor.id }, cast.controlPlane, {}, clock),
-      ]),
-      signed('mission.create', missionCreatePayload(), cast.owner, { groupId: GROUP }, clock),
-      signed('membership.change', workerMembership(cast.worker1), cast.coordinator, inGroup(cast.coordinator), clock),
-      signed('mission.renew_coordinator', { leaseSeconds: 600 }, cast.coordinator, inGroup(cast.coordinator, { coordinatorEpoch: 1 }), clock),
-    ]
+    const commands = bootstrapCommands(clock)
     const eager = open(false)
     const deferred = open(true)
     // The trusted path computes the Command's signing hash on first read: the same hash either way.

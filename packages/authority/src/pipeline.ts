@@ -17,6 +17,7 @@ import {
   admit,
   commandVerifier,
   decodeSigned,
+  decodeSignedAsync,
   decodeTrusted,
   diagnosticOf,
   documentVerifier,
@@ -108,10 +109,12 @@ export interface AuditEntry {
 /**
  * A running Group Authority.
  *
- * Commands are processed one at a time: each runs to completion, from ingress to commit, before the
- * next one starts. That is what makes the compare-and-set of §15.3 (first accept of an offer, lease
- * renewal, Membership change, Approval) atomic: a handler's decision and its Events see exactly the
- * state no other Command can change in between.
+ * Commands are admitted and committed one at a time, in the order submitted: each one's checks past
+ * the signature, its handler and its commit run to completion before the next one's start. That is
+ * what makes the compare-and-set of §15.3 (first accept of an offer, lease renewal, Membership
+ * change, Approval) atomic: a handler's decision and its Events see exactly the state no other
+ * Command can change in between. Only the Ed25519 check of signed Commands submitted together
+ * overlaps (see {@link Authority.submit}).
  */
 export interface Authority {
   /**
@@ -119,6 +122,13 @@ export interface Authority {
    * schema, §6.4 signature, freshness, idempotency, epochs, role, `expectedRevision`, then the
    * kind's handler and one atomic transaction. Resolves to the {@link Receipt}; an exact retry of
    * an accepted Command resolves to its original receipt with `duplicate: true`.
+   *
+   * The Command is judged at the Authority time of the call, and nothing changes before the call
+   * returns: the Command runs once the caller's synchronous code is done (a microtask), after every
+   * Command submitted before it. When other signed Commands are in flight, the size limit and §6.4
+   * stages 1–5 run then and the signature's Ed25519 equation on the libuv threadpool, so Commands
+   * submitted together have their signatures checked on several cores; the outcome is the same as
+   * submitting them one by one.
    * @returns Rejects only with a `ProtocolError` (§19), after which nothing was appended or changed.
    */
   submit(bytes: string | Uint8Array): Promise<Receipt>
@@ -310,16 +320,16 @@ export function createPipeline(options: PipelineOptions): Authority {
   let stage = 'ingress' as IngressStage
 
   /**
-   * One Command from decoding to receipt: `input` is the Command object when `trusted`, else its
-   * bytes. Throws only the caller's `ProtocolError`, recorded in audit.
+   * One Command received at `nowMs`, from decoding to receipt: `input` is the Command object when
+   * `trusted`, else its bytes, and `decode` its ingress up to the signature (`decodeTrusted`, or the
+   * outcome of `decodeSignedAsync`). Throws only the caller's `ProtocolError`, recorded in audit.
    */
-  function handle(input: unknown, trusted: boolean): Receipt {
-    const nowMs = clock.now()
+  function run(input: unknown, trusted: boolean, nowMs: number, decode: (input: unknown) => Decoded): Receipt {
     const now = timestampOf(nowMs)
     let decoded: Decoded | undefined
     stage = 'ingress' as IngressStage
     try {
-      decoded = trusted ? decodeTrusted(input) : decodeSigned(input as string | Uint8Array, verifier, registry, policy.maxCommandBytes)
+      decoded = decode(input)
       const admitted = admit(decoded, ingress, nowMs)
       if (admitted.duplicate !== undefined) return { ...admitted.duplicate, duplicate: true }
       return commit(admitted, decoded, nowMs, now, trusted)
@@ -417,20 +427,80 @@ export function createPipeline(options: PipelineOptions): Authority {
     })
   }
 
-  const submitBytes = (bytes: string | Uint8Array): Receipt => handle(bytes, false)
-  const settle = (run: () => Receipt): Promise<Receipt> =>
-    new Promise((resolve, reject) => {
-      try {
-        resolve(run())
-      } catch (error) {
-        reject(ProtocolError.from(error))
-      }
+  // Signed Commands submitted in this turn of the event loop and not yet started, in order.
+  let intake: Intake[] = []
+  // Signed Commands whose Ed25519 check went to the threadpool and whose turn has not ended.
+  let inFlight = 0
+  // The turn of the last of them: each one's admission and commit wait for it.
+  let turn: Promise<void> = Promise.resolve()
+  const decodeNow = (bytes: unknown): Decoded => decodeSigned(bytes as string | Uint8Array, verifier, registry, policy.maxCommandBytes)
+
+  /**
+   * `submit`: the Command joins the intake, which is drained once the caller's synchronous run
+   * ends (a microtask), so the Commands submitted together are seen together (see {@link drain}).
+   */
+  function submitSigned(bytes: string | Uint8Array): Promise<Receipt> {
+    return new Promise((resolve, reject) => {
+      if (intake.length === 0) queueMicrotask(drain)
+      intake.push({ bytes, nowMs: clock.now(), resolve, reject })
     })
+  }
+
+  /**
+   * Starts the Commands of the intake. Each is admitted and committed alone and in the order
+   * submitted, at the Authority time of its submission, exactly as if it ran at once; what may
+   * overlap is the Ed25519 check of its signature (§6.4 stage 6), which depends on nothing the
+   * Authority holds. A Command submitted alone, with none in flight, runs at once on this thread:
+   * the threadpool's round trip would only add its latency. Otherwise each one's size limit and
+   * stages 1–5 run now, its equation goes to the libuv threadpool, and its turn comes when the
+   * Command before it is done and its own check is back; when none was in flight, the first of the
+   * batch runs at once on this thread while the threadpool checks the others.
+   */
+  function drain(): void {
+    const batch = intake
+    intake = []
+    const alone = inFlight === 0
+    for (let i = alone ? 1 : 0; i < batch.length; i++) schedule(batch[i]!)
+    if (alone) settle(batch[0]!, decodeNow)
+  }
+
+  /** The Command's stages up to the equation now, the equation on the threadpool, the rest in its turn. */
+  function schedule(command: Intake): void {
+    inFlight++
+    let verified: Promise<Decoded>
+    try {
+      verified = decodeSignedAsync(command.bytes, verifier, registry, policy.maxCommandBytes)
+    } catch (refusal) {
+      verified = Promise.reject(refusal)
+    }
+    // Settled either way before its turn, so a refusal is not reported as unhandled while it waits.
+    const outcome = verified.then(
+      (decoded) => () => decoded,
+      (refusal: unknown) => () => {
+        throw refusal
+      },
+    )
+    turn = turn
+      .then(() => outcome)
+      .then((decode) => {
+        inFlight--
+        settle(command, decode)
+      })
+  }
+
+  /** Runs a signed Command to its receipt, or its refusal, for its caller. */
+  function settle(command: Intake, decode: (input: unknown) => Decoded): void {
+    try {
+      command.resolve(run(command.bytes, false, command.nowMs, decode))
+    } catch (refusal) {
+      command.reject(refusal)
+    }
+  }
 
   const authority: Authority = {
-    submit: (bytes) => settle(() => submitBytes(bytes)),
-    submitCommand: (command) => settle(() => submitBytes(jsonText(command) as string)),
-    submitTrusted: (command) => handle(command, true),
+    submit: submitSigned,
+    submitCommand: (command) => submitSigned(jsonText(command) as string),
+    submitTrusted: (command) => run(command, true, clock.now(), decodeTrusted),
     connect: () => ({ submit: (_command, bytes) => authority.submit(bytes) }),
     state,
     group: (groupId) => state.groups.get(groupId),
@@ -504,6 +574,15 @@ const LAZY_COMMAND_HASH: PropertyDescriptor = {
  * Moves the contents of `source` into `target` in place, so the `state` object handed out keeps its
  * identity: Maps and arrays are refilled, nested records recursed into, other members replaced.
  */
+/** A signed Command submitted and not yet started. */
+interface Intake {
+  readonly bytes: string | Uint8Array
+  /** The Authority clock when it was submitted: its time through the whole ingress. */
+  readonly nowMs: number
+  readonly resolve: (receipt: Receipt) => void
+  readonly reject: (refusal: unknown) => void
+}
+
 function refill(target: object, source: object): void {
   const to = target as Record<string, unknown>
   for (const [key, value] of Object.entries(source)) {

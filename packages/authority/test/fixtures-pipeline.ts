@@ -181,6 +181,22 @@ export function workerMembership(who: Cast): CommandOf<'membership.change'>['pay
 }
 
 /**
+ * The Commands of {@link bootstrap} as texts, then a first worker Membership and a Coordinator
+ * renewal: a short log with Organization and Group Events, for tests that replay it several ways.
+ */
+export function bootstrapCommands(clock: TestClock): string[] {
+  return [
+    ...AGENTS.flatMap((who) => [
+      signed('ext.missionweaveprotocol.registry.agent_card_register', { card: agentCard(who) }, cast.controlPlane, {}, clock),
+      signed('ext.missionweaveprotocol.identity.session_open', { agentId: who.actor.id }, cast.controlPlane, {}, clock),
+    ]),
+    signed('mission.create', missionCreatePayload(), cast.owner, { groupId: GROUP }, clock),
+    signed('membership.change', workerMembership(cast.worker1), cast.coordinator, inGroup(cast.coordinator), clock),
+    signed('mission.renew_coordinator', { leaseSeconds: 600 }, cast.coordinator, inGroup(cast.coordinator, { coordinatorEpoch: 1 }), clock),
+  ]
+}
+
+/**
  * Registers and opens a session for every agent of {@link AGENTS} (control plane), then has the
  * owner create {@link GROUP} (Coordinator `cast.coordinator` at epoch 1): the state `seedGroup`
  * hand-builds, reached through real Commands.

@@ -14,6 +14,7 @@ import {
   precheckSignatureEncoding,
   subgroupCheckCount,
   verifyEd25519,
+  verifyEd25519Async,
   type VerifiedPublicKey,
 } from './ed25519.js'
 import { UsageError } from './errors.js'
@@ -173,6 +174,17 @@ describe('signatures (§6.4 stage 3 and stage 6)', () => {
     }
     const edge = Uint8Array.from([...good.subarray(0, 32), ...le32(L - 1n)])
     expect(checkSignatureEncoding(edge)).toEqual({ ok: true })
+  })
+
+  it('gives the same answers on the threadpool (verifyEd25519Async)', async () => {
+    const S = fromLe(good.subarray(32))
+    const tampered = Uint8Array.from(good, (b, i) => (i === 5 ? b ^ 1 : b))
+    const cases = [good, tampered, good.subarray(0, 63), Uint8Array.from([...good.subarray(0, 32), ...le32(S + L)])]
+    const expected = cases.map((sig) => verifyEd25519(key, message, sig))
+    expect(expected).toEqual([true, false, false, false])
+    expect(await Promise.all(cases.map((sig) => verifyEd25519Async(key, message, sig)))).toEqual(expected)
+    expect(await verifyEd25519Async(key, new TextEncoder().encode('other'), good)).toBe(false)
+    expect(() => verifyEd25519Async({ bytes: pair.publicKey }, message, good)).toThrow(UsageError)
   })
 
   it('permits the identity R in the encoding check (the equation decides)', () => {

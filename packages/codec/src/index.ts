@@ -33,6 +33,7 @@ export type { JcsFailure, JcsResult } from './jcs.js'
 // Signed documents (§6.4): the six stages, signing, and the signing hash.
 export {
   verify,
+  verifyAsync,
   verifyOrThrow,
   createVerifier,
   sign,
@@ -107,6 +108,7 @@ export {
   importPublicKey,
   isVerifiedPublicKey,
   verifyEd25519,
+  verifyEd25519Async,
   keyPairFromSeed,
   subgroupCheckCount,
 } from './ed25519.js'

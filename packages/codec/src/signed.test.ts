@@ -17,6 +17,7 @@ import {
   signingHash,
   signingInput,
   verify,
+  verifyAsync,
   verifyOrThrow,
   type DocumentKind,
   type SchemaCheck,
@@ -361,5 +362,53 @@ describe('property: any single-byte mutation of signed bytes is rejected', () =>
       }),
       { numRuns: 400 },
     )
+  })
+})
+
+describe('verifyAsync: stage 6 on the threadpool, the same results as verify', () => {
+  const command = signed('command')
+  const text = JSON.stringify(command)
+  const envelope = command['signature'] as Record<string, string>
+  const summary = (x: VerifyResult) => (x.ok ? `complete ${x.verified.signingHash} ${x.verified.key.keyId}` : `${x.stage}/${x.reason}/${x.detail ?? ''}`)
+  // One input failing at each stage, a lazily found stage-3 fault behind a stage-6 one, and passes.
+  const offCurveR = encodeBase64url(Buffer.concat([offCurveEncoding(), Buffer.from(envelope['value']!, 'base64url').subarray(32)]))
+  const inputs: [string, string | Uint8Array][] = [
+    ['complete', text],
+    ['complete as bytes', bytesOf(command)],
+    ['parse', `${text} {}`],
+    ['schema', '[]'],
+    ['signature envelope', JSON.stringify({ ...command, signature: { ...envelope, createdAt: '2026-07-15T00:00:00.0Z' } })],
+    ['key resolution', JSON.stringify(signed('command', {}, 'owner'))],
+    ['canonicalization', text.replace('"n":[1,2.5,-3]', '"n":[1e400,2.5,-3]')],
+    ['signature', text.replace('"nested"', '"tampered"')],
+    ['deferred stage 3', JSON.stringify({ ...command, kind: 'tampered', signature: { ...envelope, value: offCurveR } })],
+  ]
+
+  it.each(inputs)('%s', async (_name, input) => {
+    const sync = verify('command', input, registry, options)
+    const pending = verifyAsync('command', input, registry, options)
+    expect(pending).toBeInstanceOf(Promise)
+    expect(summary(await pending)).toBe(summary(sync))
+  })
+
+  it('resolves several verifications in flight, each to its own result', async () => {
+    const many = Array.from({ length: 24 }, (_, i) => (i % 3 === 2 ? text.replace('"nested"', `"tampered ${i}"`) : text))
+    const results = await Promise.all(many.map((input) => verifyAsync('command', input, registry, options)))
+    expect(results.map((r) => r.ok)).toEqual(many.map((_, i) => i % 3 !== 2))
+  })
+
+  it('runs stages 1-5 before it returns: the schema check and the resolver are called synchronously', () => {
+    const validate = vi.fn<SchemaCheck>(() => true)
+    const resolve = vi.fn<KeyResolver['resolve']>((id) => registry.resolve(id))
+    const pending = verifyAsync('command', text, { resolve }, { validate })
+    expect(validate).toHaveBeenCalledOnce()
+    expect(resolve).toHaveBeenCalledOnce()
+    return pending
+  })
+
+  it('is bound by createVerifier', async () => {
+    const verifier = createVerifier(options)
+    expect((await verifier.verifyAsync('command', text, registry)).ok).toBe(true)
+    expect(summary(await verifier.verifyAsync('command', text.replace('"nested"', '"x"'), registry))).toBe('signature/signature-mismatch/')
   })
 })

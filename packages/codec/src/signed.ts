@@ -31,7 +31,7 @@
  */
 import type { AdmissionDocumentKind } from '@weft/spec'
 import { encodeBase64url, decodeBase64url, sha256Tagged } from './bytes.js'
-import { checkSignatureEncoding, precheckSignatureEncoding, verifyEd25519, type Ed25519KeyPair } from './ed25519.js'
+import { checkSignatureEncoding, precheckSignatureEncoding, verifyEd25519, verifyEd25519Async, type Ed25519KeyPair } from './ed25519.js'
 import { ProtocolError, UsageError } from './errors.js'
 import type { ErrorCode } from './gen/error-codes.js'
 import { canonicalize, canonicalizeOrThrow, type JcsResult } from './jcs.js'
@@ -356,6 +356,72 @@ export function samePrincipal(a: Principal, b: Principal): boolean {
  * @param options - The injected schema check, parser limits and stage order.
  */
 export function verify(kind: DocumentKind, input: Uint8Array | string, resolver: KeyResolver, options: VerifyOptions): VerifyResult {
+  const prepared = prepare(kind, input, resolver, options)
+  if (!prepared.ok) return prepared
+  // Stage 6: pure Ed25519. Acceptance under the prime-order key implies the deferred R rules.
+  let valid: boolean
+  try {
+    valid = verifyEd25519(prepared.key.publicKey, prepared.signingBytes, prepared.signatureBytes)
+  } catch (cause) {
+    return later(prepared, 'signature', 'ed25519-verifier-threw', String(cause))
+  }
+  return conclude(prepared, valid)
+}
+
+/**
+ * {@link verify} with stage 6 on the libuv threadpool: stages 1–5 run before it returns (the
+ * document is parsed, checked and its key resolved now, as {@link verify} would), and the Ed25519
+ * equation runs on another thread while the caller goes on. Several verifications in flight use
+ * several cores. Resolves to exactly what {@link verify} returns for the same input and resolver;
+ * never rejects.
+ */
+export function verifyAsync(kind: DocumentKind, input: Uint8Array | string, resolver: KeyResolver, options: VerifyOptions): Promise<VerifyResult> {
+  const prepared = prepare(kind, input, resolver, options)
+  if (!prepared.ok) return Promise.resolve(prepared)
+  let pending: Promise<boolean>
+  try {
+    pending = verifyEd25519Async(prepared.key.publicKey, prepared.signingBytes, prepared.signatureBytes)
+  } catch (cause) {
+    return Promise.resolve(later(prepared, 'signature', 'ed25519-verifier-threw', String(cause)))
+  }
+  return pending.then((valid) => conclude(prepared, valid))
+}
+
+/** A document that passed stages 1–5: what stage 6 checks, and what a pass reports. */
+interface Prepared {
+  readonly ok: true
+  readonly kind: DocumentKind
+  readonly document: JsonObject
+  readonly signingBytes: Uint8Array
+  readonly signatureBytes: Uint8Array
+  readonly key: ResolvedKey
+  readonly protectedTime: ProtocolTimestamp
+  readonly signatureValue: string
+  /** {@link VerifyOptions.strictStageOrder}: whether stage 3 already ran its subgroup test. */
+  readonly strict: boolean
+}
+
+/** The part of a stage-3 failure check a later failure needs: the signature bytes and whether the full test already ran. */
+type SignatureBytes = Pick<Prepared, 'signatureBytes' | 'strict'>
+
+/** A failure after stage 3, reported only once the deferred stage-3 test has passed (see {@link verify}). */
+function later(signature: SignatureBytes, stage: Stage, reason: string, detail?: string): VerifyFailure {
+  if (!signature.strict) {
+    const full = checkSignatureEncoding(signature.signatureBytes)
+    if (!full.ok) return fail('signature-envelope', 'signature-encoding-invalid', full.reason)
+  }
+  return fail(stage, reason, detail)
+}
+
+/** Stage 6's outcome as the result of {@link verify}. */
+function conclude(p: Prepared, valid: boolean): VerifyResult {
+  if (!valid) return later(p, 'signature', 'signature-mismatch')
+  const { kind, document, signingBytes, key, protectedTime, signatureValue } = p
+  return { ok: true, verified: { kind, document, signingBytes, signingHash: sha256Tagged(signingBytes), key, protectedTime, signatureValue } }
+}
+
+/** Stages 1–5 of {@link verify}, stopping at the first failure. */
+function prepare(kind: DocumentKind, input: Uint8Array | string, resolver: KeyResolver, options: VerifyOptions): Prepared | VerifyFailure {
   const profile = profileOf(kind)
 
   // Stage 1: exactly one strict JSON value.
@@ -395,50 +461,29 @@ export function verify(kind: DocumentKind, input: Uint8Array | string, resolver:
   const strict = options.strictStageOrder === true
   const encoding = strict ? checkSignatureEncoding(signatureBytes) : precheckSignatureEncoding(signatureBytes)
   if (!encoding.ok) return fail('signature-envelope', 'signature-encoding-invalid', encoding.reason)
-  // A later-stage failure is reported only once the deferred stage-3 test has passed.
-  const later = (stage: Stage, reason: string, detail?: string): VerifyFailure => {
-    if (!strict) {
-      const full = checkSignatureEncoding(signatureBytes)
-      if (!full.ok) return fail('signature-envelope', 'signature-encoding-invalid', full.reason)
-    }
-    return fail(stage, reason, detail)
-  }
+  const sig: SignatureBytes = { signatureBytes, strict }
 
   // Stage 4: the pinned key under the expected signer, valid at the protected time.
   let resolution: ReturnType<KeyResolver['resolve']>
   try {
     resolution = resolver.resolve(keyId)
   } catch (cause) {
-    return later('key-resolution', 'resolver-threw', String(cause))
+    return later(sig, 'key-resolution', 'resolver-threw', String(cause))
   }
-  if (!resolution.ok) return later('key-resolution', 'key-unresolved', resolution.reason)
+  if (!resolution.ok) return later(sig, 'key-resolution', 'key-unresolved', resolution.reason)
   const key = resolution.key
-  if (key.keyId !== keyId) return later('key-resolution', 'resolved-other-key-id')
+  if (key.keyId !== keyId) return later(sig, 'key-resolution', 'resolved-other-key-id')
   if ('exact' in signer) {
-    if (!samePrincipal(key.principal, signer.exact)) return later('key-resolution', 'key-bound-to-other-principal')
+    if (!samePrincipal(key.principal, signer.exact)) return later(sig, 'key-resolution', 'key-bound-to-other-principal')
   } else if (key.principal.type !== 'service') {
-    return later('key-resolution', 'agent-card-signer-not-service')
+    return later(sig, 'key-resolution', 'agent-card-signer-not-service')
   }
-  if (!withinInterval(protectedTime, key)) return later('key-resolution', 'key-not-valid-at-protected-time')
+  if (!withinInterval(protectedTime, key)) return later(sig, 'key-resolution', 'key-not-valid-at-protected-time')
 
   // Stage 5: exactly the top-level signature omitted, then RFC 8785.
   const jcs = canonicalize(withoutSignature(document))
-  if (!jcs.ok) return later('canonicalization', `jcs-${jcs.reason}`, jcs.path)
-  const signingBytes = jcs.bytes
-
-  // Stage 6: pure Ed25519. Acceptance under the prime-order key implies the deferred R rules.
-  let valid: boolean
-  try {
-    valid = verifyEd25519(key.publicKey, signingBytes, signatureBytes)
-  } catch (cause) {
-    return later('signature', 'ed25519-verifier-threw', String(cause))
-  }
-  if (!valid) return later('signature', 'signature-mismatch')
-
-  return {
-    ok: true,
-    verified: { kind, document, signingBytes, signingHash: sha256Tagged(signingBytes), key, protectedTime, signatureValue: value },
-  }
+  if (!jcs.ok) return later(sig, 'canonicalization', `jcs-${jcs.reason}`, jcs.path)
+  return { ok: true, kind, document, signingBytes: jcs.bytes, signatureBytes, key, protectedTime, signatureValue: value, strict }
 }
 
 /**
@@ -458,6 +503,8 @@ export interface SignedVerifier {
   verify(kind: DocumentKind, input: Uint8Array | string, resolver: KeyResolver): VerifyResult
   /** {@link verifyOrThrow} with the bound options. */
   verifyOrThrow(kind: DocumentKind, input: Uint8Array | string, resolver: KeyResolver): Verified
+  /** {@link verifyAsync} with the bound options: stages 1–5 now, the Ed25519 equation on the threadpool. */
+  verifyAsync(kind: DocumentKind, input: Uint8Array | string, resolver: KeyResolver): Promise<VerifyResult>
   /** The bound options (the admission layer reuses the schema check for records). */
   readonly options: VerifyOptions
 }
@@ -478,6 +525,7 @@ export function createVerifier(options: VerifyOptions): SignedVerifier {
     options: bound,
     verify: (kind: DocumentKind, input: Uint8Array | string, resolver: KeyResolver) => verify(kind, input, resolver, bound),
     verifyOrThrow: (kind: DocumentKind, input: Uint8Array | string, resolver: KeyResolver) => verifyOrThrow(kind, input, resolver, bound),
+    verifyAsync: (kind: DocumentKind, input: Uint8Array | string, resolver: KeyResolver) => verifyAsync(kind, input, resolver, bound),
   })
 }
 
