@@ -570,10 +570,6 @@ const LAZY_COMMAND_HASH: PropertyDescriptor = {
   },
 }
 
-/**
- * Moves the contents of `source` into `target` in place, so the `state` object handed out keeps its
- * identity: Maps and arrays are refilled, nested records recursed into, other members replaced.
- */
 /** A signed Command submitted and not yet started. */
 interface Intake {
   readonly bytes: string | Uint8Array
@@ -583,6 +579,10 @@ interface Intake {
   readonly reject: (refusal: unknown) => void
 }
 
+/**
+ * Moves the contents of `source` into `target` in place, so the `state` object handed out keeps its
+ * identity: Maps and arrays are refilled, nested records recursed into, other members replaced.
+ */
 function refill(target: object, source: object): void {
   const to = target as Record<string, unknown>
   for (const [key, value] of Object.entries(source)) {
