@@ -1,6 +1,7 @@
 // The authority benchmark's one-at-a-time signed figure (bench/authority.mjs: `submit(bytes)` over
-// the realistic lifecycle mix, replayed into a fresh log, one Command in flight) on each backend of the wire benchmark, so its in-process
-// figures stand beside the authority suite's and the in-memory one is the common baseline.
+// the realistic lifecycle mix, replayed into a fresh log, one Command in flight) on each backend of
+// the wire benchmark, so its in-process figures stand beside the authority suite's and the
+// in-memory one is the common baseline.
 import { cast, createWorld, registry, SEED, seeded } from './authority-world.mjs'
 
 const CYCLES = 150 // 1,650 timed Commands per replay, as in bench/authority.mjs
