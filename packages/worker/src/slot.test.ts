@@ -3,6 +3,7 @@ import type { BuiltCommand, Receipt } from '@weft/client'
 import type { Command, WorkContract } from '@weft/spec'
 import { describe, expect, it } from 'vitest'
 import { createMemoryWorkerStore } from './memory-store.js'
+import { contractEvent } from './store-contract.js'
 import { BOUNDED_OFFLINE_EXECUTION, createOfflineBuffer } from './offline.js'
 import { ExecutorFailure } from './retry.js'
 import { createSlot, Preempted, PreemptionRequested, type ExecutorFn, type SlotContext, type SlotHost, type SlotWork } from './slot.js'
@@ -33,16 +34,23 @@ function work(id = 'a'): SlotWork {
   }
 }
 
-/** A host whose "Authority" answers every Command, issues leases on start and renewal, and can be cut off or refuse a kind. */
+/**
+ * A host whose "Authority" answers every Command, issues leases on start and renewal, and can be cut
+ * off, lose its replies, or refuse a kind. Like the real one, it refuses a Command issued over 300 s
+ * ago (before idempotency), answers a repeated Action ID with its first receipt, and refuses a usage
+ * record that cites a lease other than the current one.
+ */
 function fakeHost() {
   const store = createMemoryWorkerStore()
   const offline = createOfflineBuffer({ store, graceSeconds: 300 })
   const sent: Command[] = []
+  const answered = new Map<string, Receipt>()
   const refusals = new Map<string, ProtocolError>()
   let ids = 0
   let leases = 0
   let lease = ''
-  const link = { up: true }
+  // `up: false`: nothing arrives; `dropReplies`: Commands arrive and are applied, their answers are lost.
+  const link = { up: true, dropReplies: false }
   const clock = { now: T0 }
   const newId = () => `urn:uuid:00000000-0000-4000-8000-${(++ids).toString(16).padStart(12, '0')}`
   const receiptOf = (command: Command): Receipt => {
@@ -74,15 +82,42 @@ function fakeHost() {
         offline.markDisconnected(clock.now)
         throw new Error('ECONNREFUSED')
       }
-      const refusal = refusals.get(built.command.kind)
-      if (refusal !== undefined) throw refusal
-      sent.push(built.command)
-      return receiptOf(built.command)
+      const command = built.command as Command & { payload: Record<string, unknown> }
+      if (clock.now - Date.parse(command.issuedAt) > 300_000) throw new ProtocolError('AUTH_INVALID_SIGNATURE', 'stale')
+      let receipt = answered.get(command.actionId)
+      if (receipt === undefined) {
+        const refusal = refusals.get(command.kind)
+        if (refusal !== undefined) throw refusal
+        if (command.kind === USAGE && command.payload['executionLeaseId'] !== lease) throw new ProtocolError('WORK_LEASE_EXPIRED', 'not the current lease')
+        sent.push(command)
+        receipt = receiptOf(command)
+        answered.set(command.actionId, receipt)
+      }
+      if (link.dropReplies) {
+        offline.markDisconnected(clock.now)
+        throw new Error('ECONNRESET')
+      }
+      return receipt
     },
     expectedDurationMs: () => 60_000,
   }
-  return { host, store, offline, sent, refusals, link, clock, kinds: () => sent.map((c) => c.kind) }
+  /** The usage the "Authority" charged: the deltas of the usage records it applied and of the offline bindings (§11.5), nonzero dimensions. */
+  const charged = () => {
+    const total: Record<string, number> = {}
+    const add = (delta: Record<string, number>) => {
+      for (const [k, v] of Object.entries(delta)) if (v !== 0) total[k] = (total[k] ?? 0) + v
+    }
+    for (const c of sent) {
+      if (c.kind === USAGE) add((c.payload as { usageDelta: Record<string, number> }).usageDelta)
+      const binding = c.extensions?.[BOUNDED_OFFLINE_EXECUTION] as { data: { usageDelta: Record<string, number> } } | undefined
+      if (binding !== undefined) add(binding.data.usageDelta)
+    }
+    return total
+  }
+  return { host, store, offline, sent, refusals, link, clock, charged, kinds: () => sent.map((c) => c.kind) }
 }
+
+const USAGE = 'ext.missionweaveprotocol.core.resource_usage_record'
 
 /** A slot of WorkItem `id` started on a fresh fake host. */
 async function started(id = 'a') {
@@ -288,6 +323,92 @@ describe('a slot offline (§11.5)', () => {
     expect(await run).toEqual({ kind: 'submitted' })
     expect(f.kinds()).toEqual(['work.start', 'work.checkpoint', 'work.start', 'artifact.publish', 'work.submit'])
   })
+
+  /** Reconnects `f`'s link and `slot` as the Worker does: buffered Commands first, then the slot. */
+  async function reconnect(f: ReturnType<typeof fakeHost>, slot: ReturnType<typeof createSlot>, checkpointed = false) {
+    f.link.up = true
+    f.link.dropReplies = false
+    expect((await f.offline.reconcile(async (c) => f.host.submit({ command: c, bytes: JSON.stringify(c) } as unknown as BuiltCommand))).complete).toBe(true)
+    await slot.reconnected(checkpointed)
+  }
+
+  const usageRecords = (f: ReturnType<typeof fakeHost>) => f.sent.filter((c) => c.kind === USAGE)
+
+  /** A started slot whose run reports each delta with the answers lost from the first on (offline after it), then finishes. */
+  async function reportingUnanswered(deltas: readonly Record<string, number>[]) {
+    const { f, slot } = await started()
+    const run = slot.run(async (_item, ctx) => {
+      f.link.dropReplies = true
+      for (const delta of deltas) await ctx.reportUsage(delta)
+      return finish(ctx)
+    })
+    await settle()
+    return { f, slot, run }
+  }
+
+  it('retries a usage record whose answer was lost unchanged, so the Authority charges it once (§19)', async () => {
+    // The second delta is reported offline and carried to the reconnection.
+    const { f, slot, run } = await reportingUnanswered([{ toolCalls: 2 }, { modelTokens: 5 }])
+    expect(f.offline.offline).toBe(true)
+    expect(f.charged()).toEqual({ toolCalls: 2 })
+    await reconnect(f, slot)
+    expect(await run).toEqual({ kind: 'submitted' })
+    expect(f.charged()).toEqual({ toolCalls: 2, modelTokens: 5 })
+    expect(usageRecords(f).map((c) => c.payload)).toMatchObject([{ usageDelta: { toolCalls: 2 } }, { usageDelta: { modelTokens: 5 } }])
+  })
+
+  it('charges a usage record that never arrived once, under the lease that replaced the one it cited', async () => {
+    const { f, slot } = await started()
+    const first = slot.lease!.leaseId
+    const run = slot.run(async (_item, ctx) => {
+      f.link.up = false
+      await ctx.reportUsage({ toolCalls: 2 })
+      await ctx.checkpoint({ step: 1 })
+      return finish(ctx)
+    })
+    await settle()
+    expect(f.charged()).toEqual({})
+    // The buffered checkpoint releases the lease: the unchanged retry cites a closed one and is refused.
+    await reconnect(f, slot, true)
+    expect(await run).toEqual({ kind: 'submitted' })
+    expect(f.charged()).toEqual({ toolCalls: 2 })
+    const [record] = usageRecords(f)
+    expect(record!.payload).toMatchObject({ executionLeaseId: expect.not.stringMatching(first) })
+  })
+
+  it('keeps a usage record unanswered across a second drop, and sends the same Command again', async () => {
+    const { f, slot, run } = await reportingUnanswered([{ toolCalls: 1 }, { toolCalls: 4 }])
+    // The link comes back only to lose the answers again: the reconnection does not complete.
+    f.link.up = true
+    await slot.reconnected(false)
+    expect(slot.lease).toBeDefined()
+    await reconnect(f, slot)
+    expect(await run).toEqual({ kind: 'submitted' })
+    expect(f.charged()).toEqual({ toolCalls: 5 })
+    expect(usageRecords(f).map((c) => c.payload)).toMatchObject([{ usageDelta: { toolCalls: 1 } }, { usageDelta: { toolCalls: 4 } }])
+  })
+
+  for (const inLog of [true, false]) {
+    it(`past the freshness window, looks in the Worker's log: ${inLog ? 'a charge found there is not repeated' : 'a charge not found is made anew'}`, async () => {
+      const { f, slot } = await started()
+      const run = slot.run(async (_item, ctx) => {
+        if (!inLog) f.link.up = false
+        else f.link.dropReplies = true
+        await ctx.reportUsage({ toolCalls: 3 })
+        return finish(ctx)
+      })
+      await settle()
+      const lost = f.sent.find((c) => c.kind === USAGE)
+      expect(lost !== undefined).toBe(inLog)
+      if (lost !== undefined) f.store.appendEvents(work().groupId, [{ ...contractEvent(work().groupId, 1), kind: 'ext.missionweaveprotocol.core.resource_usage_recorded', cause: { type: 'command', id: lost.actionId } }])
+      // 400 s later: within the lease (600 s), past the Authority's freshness window (300 s).
+      f.clock.now += 400_000
+      await reconnect(f, slot)
+      expect(await run).toEqual({ kind: 'submitted' })
+      expect(f.charged()).toEqual({ toolCalls: 3 })
+      expect(usageRecords(f)).toHaveLength(1)
+    })
+  }
 
   it('stops at the end of the grace', async () => {
     const { f, slot } = await started()

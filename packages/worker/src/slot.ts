@@ -287,6 +287,12 @@ export interface CheckpointEnvelope {
   readonly state: unknown
 }
 
+/** A usage record sent without an answer (§12): its signed Command, kept to be retried unchanged, and its delta. */
+interface UnansweredUsage {
+  readonly built: BuiltCommand
+  readonly delta: UsageDelta
+}
+
 /** The current Execution Lease as the slot knows it. */
 export interface SlotLease {
   readonly leaseId: string
@@ -389,6 +395,9 @@ export function createSlot(host: SlotHost, work: SlotWork): Slot {
   let lost: ProtocolError | undefined
   let ended: SlotOutcome | undefined
   let offlineUsage: UsageTotals = zeroUsage()
+  // Usage records sent whose answer never came (the link dropped): the Authority may have charged
+  // them. They are retried unchanged on reconnection, never rebuilt, so none is charged twice (§19).
+  let unanswered: UnansweredUsage[] = []
   let usage: UsageTotals = zeroUsage()
   let token: { leaseId: string; value: unknown } | undefined
   const controller = new AbortController()
@@ -674,16 +683,64 @@ export function createSlot(host: SlotHost, work: SlotWork): Slot {
     if (isZeroUsage(delta)) return
     const l = requireLive()
     usage = addUsage(usage, delta)
-    if (!offlineNow()) {
-      try {
-        await host.submit(host.build('ext.missionweaveprotocol.core.resource_usage_record', { workItemId, ownershipEpoch: work.ownershipEpoch, executionLeaseId: l.leaseId, usageDelta: delta }, { groupId: work.groupId, workItemId }))
-        return
-      } catch (error) {
-        if (!isTransportUnavailable(error)) refused(error)
-      }
+    if (offlineNow()) {
+      // §11.5: usage consumed offline rides in the next buffered checkpoint, or is recorded after reconnection.
+      offlineUsage = addUsage(offlineUsage, delta)
+      return
     }
-    // §11.5: usage consumed offline rides in the next buffered checkpoint, or is recorded after reconnection.
-    offlineUsage = addUsage(offlineUsage, delta)
+    const built = usageRecord(l, delta)
+    try {
+      await host.submit(built)
+    } catch (error) {
+      if (!isTransportUnavailable(error)) refused(error)
+      // Whether it arrived, nobody knows. It waits for reconnection, kept apart from the offline
+      // usage: a buffered checkpoint carries that, and would charge this a second time.
+      unanswered.push({ built, delta })
+    }
+  }
+
+  function usageRecord(l: SlotLease, delta: UsageDelta): BuiltCommand {
+    return host.build('ext.missionweaveprotocol.core.resource_usage_record', { workItemId, ownershipEpoch: work.ownershipEpoch, executionLeaseId: l.leaseId, usageDelta: delta }, { groupId: work.groupId, workItemId })
+  }
+
+  /**
+   * §11.5, §19: after reconnection, each unanswered usage record is sent again unchanged; the
+   * Authority returns the original receipt when it had charged it. A refusal means it had not,
+   * except `AUTH_INVALID_SIGNATURE`: freshness is checked before idempotency, so a retry past the
+   * window is refused either way, and only this Worker's log tells (the charge's Event names the
+   * Action ID as its cause). What was not charged is charged now as one record under the live lease,
+   * itself unanswered until its receipt comes. A refusal of that record is the lease's end.
+   * @throws the transport's error when the link drops again: the rest waits for the next reconnection
+   */
+  async function settleUsage(l: SlotLease | undefined): Promise<void> {
+    while (unanswered.length > 0) {
+      const { built, delta } = unanswered[0]!
+      try {
+        await host.submit(built)
+      } catch (error) {
+        if (isTransportUnavailable(error)) throw error
+        if (!(ProtocolError.from(error).code === 'AUTH_INVALID_SIGNATURE' && chargedInLog(built.command.actionId))) offlineUsage = addUsage(offlineUsage, delta)
+      }
+      unanswered.shift()
+    }
+    if (isZeroUsage(offlineUsage) || l === undefined) return
+    const delta = Object.fromEntries(Object.entries(offlineUsage).filter(([, v]) => v > 0)) as UsageDelta
+    const built = usageRecord(l, delta)
+    unanswered = [{ built, delta }]
+    offlineUsage = zeroUsage()
+    try {
+      await host.submit(built)
+    } catch (error) {
+      if (isTransportUnavailable(error)) throw error
+      unanswered = []
+      throw error
+    }
+    unanswered = []
+  }
+
+  /** Whether this Worker's log of the Group holds the Event a Command with `actionId` caused. */
+  function chargedInLog(actionId: string): boolean {
+    return host.store.events(work.groupId).some((event) => event.cause.type === 'command' && event.cause.id === actionId)
   }
 
   function makeContext(): SlotContext {
@@ -845,15 +902,10 @@ export function createSlot(host: SlotHost, work: SlotWork): Slot {
           needsStart = false
         }
         else if (lease !== undefined && now() >= lease.expiresAtMs) throw new ProtocolError('WORK_LEASE_EXPIRED', `the Execution Lease of WorkItem ${workItemId} expired while offline`, { retryable: false })
-        const l = lease
-        if (!isZeroUsage(offlineUsage) && l !== undefined) {
-          // §11.5: the offline usage is charged once, now, under the live lease. Not through
-          // sendOnline, which would wait for a reconnection this very call is completing; a link
-          // that drops again keeps the usage for the next reconnection (the catch below).
-          const delta = Object.fromEntries(Object.entries(offlineUsage).filter(([, v]) => v > 0)) as UsageDelta
-          await host.submit(host.build('ext.missionweaveprotocol.core.resource_usage_record', { workItemId, ownershipEpoch: work.ownershipEpoch, executionLeaseId: l.leaseId, usageDelta: delta }, { groupId: work.groupId, workItemId }))
-          offlineUsage = zeroUsage()
-        }
+        // §11.5: the offline usage is charged once, now, under the live lease. Not through
+        // sendOnline, which would wait for a reconnection this very call is completing; a link
+        // that drops again keeps what is unanswered for the next reconnection (the catch below).
+        await settleUsage(lease)
       } catch (error) {
         if (isTransportUnavailable(error)) return
         lose(ProtocolError.from(error))
