@@ -2,18 +2,18 @@
  * The seeded fault simulator (`weft simulate`): a sweep of seeds under every kind of fault with
  * the §4 invariants checked after each step, byte-for-byte determinism of a seed (and of its
  * `--steps` prefix), deliberately corrupted states caught and reported with their replay
- * command, the invariant checks on hand-made logs, the faulty feed, and the command line.
+ * command, the invariant checks on hand-made logs, the faulty feed and link, and the command line.
  *
  * `WEFT_SIM_SEEDS` raises the number of seeds of the sweep (default and minimum 200).
  */
 import { createHash } from 'node:crypto'
 import type { Authority } from '@weft/authority'
-import type { EventFeed, FeedGroup, FeedHandlers } from '@weft/client'
-import { canonicalizeOrThrow, UsageError } from '@weft/codec'
+import type { EventFeed, FeedGroup, FeedHandlers, Receipt, Transport } from '@weft/client'
+import { canonicalizeOrThrow, ProtocolError, UsageError } from '@weft/codec'
 import type { Event } from '@weft/spec'
 import { describe, expect, it } from 'vitest'
 import { EXIT, main, type CliIo } from '../src/bin.js'
-import { faultyFeed } from '../src/simulate/faults.js'
+import { faultyFeed, linkedTransport, type SimLink } from '../src/simulate/faults.js'
 import { createInvariantChecker, type InvariantName } from '../src/simulate/invariants.js'
 import { createPrng, type Prng } from '../src/simulate/prng.js'
 import { REPLAY_EVERY, runSimulation, simulateSeed, worldEvents, type SeedResult } from '../src/simulate/run.js'
@@ -22,8 +22,8 @@ import type { SimWorld } from '../src/simulate/world.js'
 
 const SEEDS = Math.max(200, Number(process.env['WEFT_SIM_SEEDS'] ?? 200))
 
-/** A seed whose run sees crashes with and without local state, a Coordinator replacement, a race and a lease jump. */
-const RICH_SEED = 39
+/** A seed whose run sees crashes with and without local state, a Coordinator replacement, a race, a lease jump and lost answers. */
+const RICH_SEED = 157
 
 /**
  * Known failures (STYLE §11), each with its reason. The sweep fails on any other violation, and
@@ -65,7 +65,7 @@ describe('runSimulation', () => {
     const first = await simulateSeed(RICH_SEED, { keepWorld: true, hooks: { afterStep } })
     const second = await simulateSeed(RICH_SEED, { keepWorld: true })
     expect(first.violation).toBeUndefined()
-    for (const kind of ['crash', 'crash-state-lost', 'coordinator-replacement', 'concurrent-accept', 'clock-jump-lease'] as const) expect(first.faults[kind], kind).toBeGreaterThan(0)
+    for (const kind of ['crash', 'crash-state-lost', 'coordinator-replacement', 'concurrent-accept', 'clock-jump-lease', 'reply-lost'] as const) expect(first.faults[kind], kind).toBeGreaterThan(0)
     const digest = (r: SeedResult): string => logDigest(worldEvents(r.world!))
     expect(second.events).toBe(first.events)
     expect(digest(second)).toBe(digest(first))
@@ -131,6 +131,7 @@ const accept = (assigneeId: string, epoch: number, minute = 1): Draft => ['work.
 const start = (epoch: number, leaseId: string): Draft => ['work.started', { workItemId: W, ownershipEpoch: epoch, executionLease: { leaseId } }]
 const submit = (epoch: number, leaseId: string): Draft => ['work.submitted', { workItemId: W, ownershipEpoch: epoch, executionLeaseId: leaseId }]
 const verified: Draft = ['work.result.accepted', { workItemId: W, evidence: [{}] }]
+const used = (usageDelta: Record<string, number>): Draft => ['ext.missionweaveprotocol.core.resource_usage_recorded', { workItemId: W, ownershipEpoch: 1, executionLeaseId: 'L1', usageDelta }]
 
 /** An Authority stand-in serving `drafts` as one Group's log; `owner` is the live WorkItem's owner epoch. */
 function logAuthority(drafts: readonly Draft[], options: { readonly sequences?: readonly number[]; readonly state?: string; readonly ownerEpoch?: number } = {}): Authority {
@@ -141,7 +142,7 @@ function logAuthority(drafts: readonly Draft[], options: { readonly sequences?: 
 }
 
 describe('createInvariantChecker', () => {
-  const cases: readonly { readonly name: string; readonly log: readonly Draft[]; readonly sequences?: readonly number[]; readonly state?: string; readonly ownerEpoch?: number; readonly breaks?: InvariantName }[] = [
+  const cases: readonly { readonly name: string; readonly log: readonly Draft[]; readonly sequences?: readonly number[]; readonly state?: string; readonly ownerEpoch?: number; readonly reported?: Record<string, number>; readonly breaks?: InvariantName }[] = [
     { name: 'a clean lifecycle', log: [offer(['a']), accept('a', 1), start(1, 'L1'), submit(1, 'L1'), verified] },
     { name: 'a reassignment after a lapse, the new owner completing', log: [offer(['a']), accept('a', 1), start(1, 'L1'), offer(['b'], 30, 20), accept('b', 2, 21), start(2, 'L2'), submit(2, 'L2'), verified] },
     { name: 'a gap in the sequence', log: [offer(['a']), accept('a', 1)], sequences: [1, 3], breaks: 'contiguous-sequences' },
@@ -153,9 +154,13 @@ describe('createInvariantChecker', () => {
     { name: 'a submission from a fenced epoch', log: [offer(['a']), accept('a', 1), start(1, 'L1'), offer(['b'], 30, 20), accept('b', 2, 21), submit(1, 'L1')], breaks: 'no-stale-completion' },
     { name: 'a submission under an older Execution Lease', log: [offer(['a']), accept('a', 1), start(1, 'L1'), start(1, 'L2'), submit(1, 'L1')], breaks: 'no-stale-completion' },
     { name: 'a result accepted with no pending submission', log: [offer(['a']), accept('a', 1), start(1, 'L1'), verified], breaks: 'no-stale-completion' },
+    { name: 'usage charged up to what was reported', log: [offer(['a']), accept('a', 1), start(1, 'L1'), used({ toolCalls: 2 }), used({ toolCalls: 3, modelTokens: 9 })], reported: { toolCalls: 5, modelTokens: 10 } },
+    { name: 'usage charged twice', log: [offer(['a']), accept('a', 1), start(1, 'L1'), used({ toolCalls: 2 }), used({ modelTokens: 9 }), used({ toolCalls: 2 })], reported: { toolCalls: 2, modelTokens: 9 }, breaks: 'usage-charged-once' },
+    { name: 'usage charged that nobody reported', log: [offer(['a']), accept('a', 1), start(1, 'L1'), used({ toolCalls: 1 })], reported: {}, breaks: 'usage-charged-once' },
   ]
-  it.each(cases)('$name', ({ log, sequences, state, ownerEpoch, breaks }) => {
-    const checker = createInvariantChecker(logAuthority(log, { ...(sequences === undefined ? {} : { sequences }), ...(state === undefined ? {} : { state }), ...(ownerEpoch === undefined ? {} : { ownerEpoch }) }))
+  it.each(cases)('$name', ({ log, sequences, state, ownerEpoch, reported, breaks }) => {
+    const authority = logAuthority(log, { ...(sequences === undefined ? {} : { sequences }), ...(state === undefined ? {} : { state }), ...(ownerEpoch === undefined ? {} : { ownerEpoch }) })
+    const checker = createInvariantChecker(authority, reported === undefined ? undefined : (id) => (id === W ? reported : undefined))
     expect(checker.check()?.invariant).toBe(breaks)
   })
 })
@@ -200,6 +205,32 @@ describe('faultyFeed', () => {
     void feed.ack('g', 4)
     feed.reconnect()
     expect(subscribed.at(-1)).toEqual([{ groupId: 'g', afterSequence: 4 }])
+  })
+})
+
+describe('linkedTransport', () => {
+  it('fails with a plain Error while the link is down, and applies a Command whose answer it then loses (§11.5, §19)', async () => {
+    const applied: string[] = []
+    const inner: Transport = {
+      submit: async (command) => {
+        applied.push(String(command['actionId']))
+        return { actionId: command['actionId'] } as unknown as Receipt
+      },
+    }
+    const link: SimLink = { up: true, refused: 0 }
+    const transport = linkedTransport(inner, link)
+    const command = (actionId: string) => ({ actionId })
+    await expect(transport.submit(command('a'), '{}')).resolves.toEqual({ actionId: 'a' })
+    link.loseNextReply = true
+    const lost = await transport.submit(command('b'), '{}').catch((e: unknown) => e)
+    // Applied, unanswered, and the link is down from then on; the error is no ProtocolError.
+    expect(applied).toEqual(['a', 'b'])
+    expect(lost).toBeInstanceOf(Error)
+    expect(lost).not.toBeInstanceOf(ProtocolError)
+    expect(link).toMatchObject({ up: false, loseNextReply: false })
+    await expect(transport.submit(command('c'), '{}')).rejects.toThrow(/unreachable/)
+    expect(applied).toEqual(['a', 'b'])
+    expect(link.refused).toBe(1)
   })
 })
 

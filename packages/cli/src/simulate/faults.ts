@@ -142,20 +142,30 @@ export function faultyFeed(inner: EventFeed, prng: Prng, rates: DeliveryFaultRat
 /** The state of one actor's connection to the Group service. */
 export interface SimLink {
   up: boolean
+  /** Set: the next submission reaches the Authority, which accepts or refuses it, but the connection drops before the answer. */
+  loseNextReply?: boolean
   /** Submissions that failed because the link was down. */
   refused: number
 }
 
 /**
  * `inner` behind `link`: while the link is down, every submission fails with a plain `Error`,
- * as an unreachable socket does, never a `ProtocolError` (§11.5 tells the two apart).
+ * as an unreachable socket does, never a `ProtocolError` (§11.5 tells the two apart). With
+ * `loseNextReply`, the next submission is applied and then fails the same way, the link down from
+ * then on: the sender cannot tell whether its Command was accepted (§19: it retries unchanged).
  */
 export function linkedTransport(inner: Transport, link: SimLink): Transport {
   return {
     submit(command, bytes) {
-      if (link.up) return inner.submit(command, bytes)
-      link.refused++
-      return Promise.reject(new Error('ECONNRESET: the Group service is unreachable (simulated)'))
+      if (!link.up) {
+        link.refused++
+        return Promise.reject(new Error('ECONNRESET: the Group service is unreachable (simulated)'))
+      }
+      if (link.loseNextReply !== true) return inner.submit(command, bytes)
+      link.loseNextReply = false
+      link.up = false
+      const lost = (): Promise<never> => Promise.reject(new Error('ECONNRESET: the connection dropped before the answer (simulated)'))
+      return inner.submit(command, bytes).then(lost, lost)
     },
   }
 }

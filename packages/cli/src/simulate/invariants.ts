@@ -10,6 +10,8 @@
  * - `no-stale-completion` (§4.5, §11.5): every owner report cites the current epoch, a submission
  *   also the current Execution Lease, and a result is accepted only for a submission of the
  *   epoch that is still current;
+ * - `usage-charged-once` (§12, §19): no WorkItem is charged more usage, in any dimension, than its
+ *   executors reported; a Command retried after a lost answer must not be charged a second time;
  * - `fold-equals-live-state` (§4.6, ARCHITECTURE step 5): folding the whole log again gives the
  *   live state, deep-equal. This one costs a full replay, so the simulator runs it every few
  *   steps and at the end.
@@ -17,7 +19,7 @@
  * Besides these, the simulator reports `actors-return`: an agent runtime whose round never
  * returned (a deadlock). It is no §4 invariant, but a run that hangs proves nothing.
  *
- * The first three are incremental: each step reads only the Events appended since the last one.
+ * The first four are incremental: each step reads only the Events appended since the last one.
  * @module
  */
 import { isDeepStrictEqual } from 'node:util'
@@ -25,7 +27,7 @@ import type { Authority } from '@weft/authority'
 import type { Event, EventPayload } from '@weft/spec'
 
 /** The name of a checked invariant. */
-export type InvariantName = 'contiguous-sequences' | 'one-current-epoch' | 'no-stale-completion' | 'fold-equals-live-state' | 'actors-return'
+export type InvariantName = 'contiguous-sequences' | 'one-current-epoch' | 'no-stale-completion' | 'usage-charged-once' | 'fold-equals-live-state' | 'actors-return'
 
 /** A broken invariant, with what broke it. */
 export interface InvariantBreach {
@@ -148,19 +150,42 @@ function advance(fence: Fence, event: Event): InvariantBreach | undefined {
   }
 }
 
+/** What the executors reported of a WorkItem's usage (see `SimWorld.reportedUsage`). */
+export type ReportedUsage = (workItemId: string) => Readonly<Record<string, number>> | undefined
+
+const USAGE_RECORDED = 'ext.missionweaveprotocol.core.resource_usage_recorded'
+
 /**
- * A checker over `authority`, starting from an empty log.
+ * A checker over `authority`, starting from an empty log; with `reported`, it also checks
+ * `usage-charged-once` against what the executors reported.
  * @example
  * ```ts
- * const invariants = createInvariantChecker(authority)
+ * const invariants = createInvariantChecker(authority, world.reportedUsage)
  * // after every step:
  * const breach = invariants.check() ?? (step % 10 === 0 ? invariants.replay() : undefined)
  * ```
  */
-export function createInvariantChecker(authority: Authority): InvariantChecker {
+export function createInvariantChecker(authority: Authority, reported?: ReportedUsage): InvariantChecker {
   const heads = new Map<string, number>()
   const fences = new Map<string, Fence>()
+  const charged = new Map<string, Record<string, number>>()
   let read = 0
+
+  /** Adds a charge to its WorkItem's sum; a dimension above what the executors reported is a breach. */
+  function charge(workItemId: string, event: Event): InvariantBreach | undefined {
+    if (reported === undefined) return undefined
+    const sum = charged.get(workItemId) ?? {}
+    charged.set(workItemId, sum)
+    const { usageDelta } = event.payload as EventPayload<typeof USAGE_RECORDED>
+    const told = reported(workItemId) ?? {}
+    for (const [dimension, n] of Object.entries(usageDelta)) {
+      sum[dimension] = (sum[dimension] ?? 0) + (n ?? 0)
+      if (sum[dimension]! > (told[dimension] ?? 0)) {
+        return { invariant: 'usage-charged-once', detail: `${event.kind} #${event.sequence} brings ${dimension} to ${sum[dimension]}; the executors reported ${told[dimension] ?? 0}` }
+      }
+    }
+    return undefined
+  }
 
   function logOf(groupId: string): InvariantBreach | undefined {
     const group = authority.group(groupId)!
@@ -174,7 +199,7 @@ export function createInvariantChecker(authority: Authority): InvariantChecker {
       if (workItemId === undefined) continue
       let fence = fences.get(workItemId)
       if (fence === undefined) fences.set(workItemId, (fence = { highest: 0 }))
-      const breach = advance(fence, event)
+      const breach = advance(fence, event) ?? (event.kind === USAGE_RECORDED ? charge(workItemId, event) : undefined)
       if (breach !== undefined) return { invariant: breach.invariant, detail: `${workItemId}: ${breach.detail}` }
     }
     if (group.head !== last) return { invariant: 'contiguous-sequences', detail: `Group ${groupId}: the state's head is ${group.head}, the log ends at ${last}` }

@@ -2,9 +2,9 @@
  * `weft simulate`: the seeded fault simulator. Each seed builds a small world (an Authority, two
  * Missions with their Coordinators, three reference Workers, all on one virtual clock) and runs
  * it for a number of steps under a fault schedule drawn from the seed: lost, repeated and
- * reordered deliveries, cut links, Worker crashes with and without local state, clock jumps past
- * offer, execution and ownership expiry, Coordinator replacement and two Workers accepting one
- * offer at once. After every step the §4 invariants are checked ({@link createInvariantChecker});
+ * reordered deliveries, cut links, answers lost after the Command was applied, Worker crashes
+ * with and without local state, clock jumps past offer, execution and ownership expiry,
+ * Coordinator replacement and two Workers accepting one offer at once. After every step the §4 invariants are checked ({@link createInvariantChecker});
  * the first breach ends the seed and is reported with the command that replays it.
  *
  * A seed is a pure function of its number: same seed, same Events, byte for byte, and a run cut
@@ -132,7 +132,7 @@ export async function simulateSeed(seed: number, options: SeedOptions = {}): Pro
   const steps = positive(options.steps, DEFAULT_STEPS, 'steps')
   const world = await createSimWorld(seed)
   const schedule = createFaultSchedule(world, createPrng(seed, 'schedule'))
-  const invariants = createInvariantChecker(world.authority)
+  const invariants = createInvariantChecker(world.authority, world.reportedUsage)
   const breachAt = (step: number, breach: InvariantBreach): SimulationViolation => ({ seed, step, ...breach, replay: replayCommand(seed, step) })
   let violation: SimulationViolation | undefined
   let step = 0

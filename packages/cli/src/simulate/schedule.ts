@@ -10,7 +10,7 @@ import type { Prng } from './prng.js'
 import { SIM_LEASES, SIM_OFFER_SECONDS, type SimWorld } from './world.js'
 
 /** The kinds of fault the schedule injects. */
-export const FAULT_KINDS = ['disconnect', 'crash', 'crash-state-lost', 'clock-jump-offer', 'clock-jump-lease', 'clock-jump-ownership', 'coordinator-replacement', 'concurrent-accept', 'feed-reconnect'] as const
+export const FAULT_KINDS = ['disconnect', 'reply-lost', 'crash', 'crash-state-lost', 'clock-jump-offer', 'clock-jump-lease', 'clock-jump-ownership', 'coordinator-replacement', 'concurrent-accept', 'feed-reconnect'] as const
 
 /** A kind of injected fault. */
 export type FaultKind = (typeof FAULT_KINDS)[number]
@@ -18,6 +18,7 @@ export type FaultKind = (typeof FAULT_KINDS)[number]
 /** Relative weights of the kinds when a step draws a fault. */
 const WEIGHTS: Readonly<Record<FaultKind, number>> = {
   disconnect: 4,
+  'reply-lost': 3,
   crash: 2,
   'crash-state-lost': 2,
   'clock-jump-offer': 2,
@@ -143,13 +144,20 @@ export function createFaultSchedule(world: SimWorld, prng: Prng): FaultSchedule 
 
   async function inject(kind: FaultKind, step: number): Promise<boolean> {
     switch (kind) {
-      case 'disconnect': {
+      case 'disconnect':
+      case 'reply-lost': {
         const targets = [...workerNames.map((n) => `worker:${n}`), ...[...world.coordinatorLinks.keys()].map((g) => `coordinator:${g}`)].filter((k) => !linksDown.has(k))
         if (targets.length === 0) return false
         const key = prng.pick(targets)
         const link = key.startsWith('worker:') ? world.workers.get(key.slice('worker:'.length))!.link : world.coordinatorLinks.get(key.slice('coordinator:'.length))!
-        link.up = false
-        linksDown.set(key, { up: () => (link.up = true), atStep: step + prng.between(1, 6) })
+        // A lost reply cuts the link at the next submission, which then reaches the Authority unanswered.
+        if (kind === 'disconnect') link.up = false
+        else link.loseNextReply = true
+        const up = (): void => {
+          link.up = true
+          link.loseNextReply = false
+        }
+        linksDown.set(key, { up, atStep: step + prng.between(1, 6) })
         return true
       }
       case 'crash':

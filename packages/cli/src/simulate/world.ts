@@ -14,8 +14,8 @@ import { createHash } from 'node:crypto'
 import { createAuthority, createDelivery, createMemoryBlobStore, deliveryFeed, type Authority, type Delivery } from '@weft/authority'
 import { createClient, type Client, type Transport } from '@weft/client'
 import type { Registry } from '@weft/codec'
-import type { AgentCard, EventPayload } from '@weft/spec'
-import { createMemoryWorkerStore, createWorker, type Worker, type WorkerStore } from '@weft/worker'
+import type { AgentCard, EventPayload, UsageDelta } from '@weft/spec'
+import { createMemoryWorkerStore, createWorker, type ExecutorSpec, type Worker, type WorkerStore } from '@weft/worker'
 import { createVirtualClock, seededRandom, type VirtualClock } from '../demo/clock.js'
 import { createCoordinator, type Coordinator, type DirectoryEntry, type MissionPlan, type StageSpec } from '../demo/coordinator.js'
 import { agentCard, agentPrincipal, humanPrincipal, registryOf, servicePrincipal, type AgentPrincipal, type HumanPrincipal, type ServicePrincipal } from '../demo/organization.js'
@@ -83,6 +83,12 @@ export interface SimWorld {
   /** Each Coordinator's link, by Group ID. */
   readonly coordinatorLinks: Map<string, SimLink>
   readonly workers: ReadonlyMap<string, SimWorkerSlot>
+  /**
+   * The usage the executors reported for `workItemId` so far (§12), summed over every run and
+   * every Worker: each `ctx.reportUsage` call that returned. The Authority may charge less (a
+   * refusal, a lease lost offline, state lost in a crash), never more.
+   */
+  reportedUsage(workItemId: string): Readonly<Record<string, number>> | undefined
   /** Accepted transactions so far (one per Command that appended Events). */
   commits(): number
   /**
@@ -235,7 +241,25 @@ export async function createSimWorld(seed: number): Promise<SimWorld> {
     external: (operationId, key) => `receipt:${operationId}:${key.slice(-12)}`,
     pace: (workItemId) => 0.15 + (createHash('sha256').update(`${seed}\u0000${workItemId}`).digest()[0]! / 255) * 0.15,
   }
-  const executors = demoExecutors(env)
+  // Each executor's reported usage is summed, for the check that nothing is charged twice.
+  const reported = new Map<string, Record<string, number>>()
+  const metered = (spec: ExecutorSpec): ExecutorSpec => ({
+    ...spec,
+    run: (item, ctx) =>
+      spec.run(
+        item,
+        Object.freeze({
+          ...ctx,
+          reportUsage: async (delta: UsageDelta) => {
+            await ctx.reportUsage(delta)
+            const sum = reported.get(item.workItemId) ?? {}
+            for (const [dimension, n] of Object.entries(delta)) sum[dimension] = (sum[dimension] ?? 0) + (n ?? 0)
+            reported.set(item.workItemId, sum)
+          },
+        }),
+      ),
+  })
+  const executors = Object.fromEntries(Object.entries(demoExecutors(env)).map(([id, spec]) => [id, metered(spec)]))
 
   const missions = simPlans(SIM_START)
   const missionOwner = createMissionOwner({ actor: owner.actor, signingKey: owner.key, transport: trustedTransport(authority), feed: deliveryFeed(delivery, owner.actor), decide: approveAll(), clock: now, random: seededRandom(seed, 'olga') })
@@ -337,6 +361,7 @@ export async function createSimWorld(seed: number): Promise<SimWorld> {
     coordinators,
     coordinatorLinks,
     workers,
+    reportedUsage: (workItemId) => reported.get(workItemId),
     commits: () => commits,
     stuck: () => [...stuck],
     async round(between) {
