@@ -209,12 +209,30 @@ async function simulate(args: readonly string[], io: CliIo): Promise<number> {
   }
 }
 
+/** The lines of {@link USAGE} about `command`: its line and its indented options; `undefined` for no such command. */
+function commandUsage(command: string): string | undefined {
+  const lines = USAGE.split('\n')
+  const first = lines.findIndex((line) => line.startsWith(`  ${command} `))
+  if (first < 0) return undefined
+  let end = first + 1
+  while (end < lines.length && lines[end]!.startsWith('    ')) end++
+  return `Usage: weft ${command} [options]\n\n${lines.slice(first, end).join('\n')}\n`
+}
+
 /**
  * Runs the `weft` command with `argv` (without the node and script paths).
  * @returns The exit code ({@link EXIT}).
  */
 export async function main(argv: readonly string[], io: CliIo = processIo()): Promise<number> {
   const [command, ...rest] = argv
+  // `weft <command> --help`: that command's part of the usage (conformance passes it on to its tool).
+  if (command !== 'conformance' && (rest.includes('--help') || rest.includes('-h'))) {
+    const section = commandUsage(command ?? '')
+    if (section !== undefined) {
+      io.stdout(section)
+      return EXIT.ok
+    }
+  }
   try {
     switch (command) {
       case 'demo':

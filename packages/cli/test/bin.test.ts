@@ -1,5 +1,5 @@
 /**
- * The `weft` command in memory: help, argument errors, the demo with `--yes` and `--report`,
+ * The `weft` command in memory: help (also per command), argument errors, the demo with `--yes` and `--report`,
  * the interactive MissionOwner prompt, and delegation to `weft-conformance`.
  */
 import { FAULT_NAMES } from '../src/demo/faults.js'
@@ -31,6 +31,22 @@ describe('weft', () => {
     const badSeed = io()
     expect(await main(['demo', '--seed', 'x'], badSeed)).toBe(EXIT.usage)
     expect(badSeed.err.join('')).toContain('--seed must be a non-negative integer')
+  })
+
+  it("prints a command's own usage for --help or -h after it, and runs nothing", async () => {
+    const expected: Record<string, string> = { demo: '--faults', simulate: '--steps K', serve: '--tls-cert', inspect: '--last N' }
+    for (const [command, option] of Object.entries(expected)) {
+      for (const flag of ['--help', '-h']) {
+        const x = io()
+        expect(await main([command, '--seed', 'x', flag], x), `${command} ${flag}`).toBe(EXIT.ok)
+        const text = x.out.join('')
+        expect(text).toContain(`Usage: weft ${command} [options]`)
+        expect(text).toContain(option)
+        // Only its own part: no other command's options.
+        for (const other of Object.keys(expected).filter((c) => c !== command)) expect(text).not.toContain(expected[other])
+        expect(x.err).toEqual([])
+      }
+    }
   })
 
   it('runs the demo with --yes, prints progress and a summary, writes the report and exits 0', async () => {
