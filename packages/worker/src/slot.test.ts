@@ -37,8 +37,9 @@ function work(id = 'a'): SlotWork {
 /**
  * A host whose "Authority" answers every Command, issues leases on start and renewal, and can be cut
  * off, lose its replies, or refuse a kind. Like the real one, it refuses a Command issued over 300 s
- * ago (before idempotency), answers a repeated Action ID with its first receipt, and refuses a usage
- * record that cites a lease other than the current one.
+ * ago (before idempotency), answers a repeated Action ID with its first receipt, refuses a Command
+ * that cites a lease other than the current one, and releases the lease on a checkpoint, block or
+ * submission.
  */
 function fakeHost() {
   const store = createMemoryWorkerStore()
@@ -49,8 +50,9 @@ function fakeHost() {
   let ids = 0
   let leases = 0
   let lease = ''
-  // `up: false`: nothing arrives; `dropReplies`: Commands arrive and are applied, their answers are lost.
-  const link = { up: true, dropReplies: false }
+  // `up: false`: nothing arrives; `dropReplies`: Commands arrive and are applied, their answers are
+  // lost; `dropRepliesTo`: the next answer to each of these kinds only.
+  const link = { up: true, dropReplies: false, dropRepliesTo: new Set<string>() }
   const clock = { now: T0 }
   const newId = () => `urn:uuid:00000000-0000-4000-8000-${(++ids).toString(16).padStart(12, '0')}`
   const receiptOf = (command: Command): Receipt => {
@@ -88,12 +90,15 @@ function fakeHost() {
       if (receipt === undefined) {
         const refusal = refusals.get(command.kind)
         if (refusal !== undefined) throw refusal
-        if (command.kind === USAGE && command.payload['executionLeaseId'] !== lease) throw new ProtocolError('WORK_LEASE_EXPIRED', 'not the current lease')
+        const cited = command.payload['executionLeaseId']
+        if (cited !== undefined && cited !== lease) throw new ProtocolError('WORK_LEASE_EXPIRED', 'not the current lease')
+        // §10.2: a checkpoint, block or submission releases the lease.
+        if (command.kind === 'work.checkpoint' || command.kind === 'work.block' || command.kind === 'work.submit') lease = ''
         sent.push(command)
         receipt = receiptOf(command)
         answered.set(command.actionId, receipt)
       }
-      if (link.dropReplies) {
+      if (link.dropReplies || link.dropRepliesTo.delete(command.kind)) {
         offline.markDisconnected(clock.now)
         throw new Error('ECONNRESET')
       }
@@ -114,7 +119,7 @@ function fakeHost() {
     }
     return total
   }
-  return { host, store, offline, sent, refusals, link, clock, charged, kinds: () => sent.map((c) => c.kind) }
+  return { host, store, offline, sent, answered, refusals, link, clock, charged, kinds: () => sent.map((c) => c.kind) }
 }
 
 const USAGE = 'ext.missionweaveprotocol.core.resource_usage_record'
@@ -228,6 +233,90 @@ describe('a slot losing its lease (§11.3)', () => {
     expect(f.kinds()).toEqual(['work.start', 'ext.missionweaveprotocol.core.work_execution_lease_renew'])
   })
 })
+
+describe('answers lost with the link (§19)', () => {
+  /** Reconnects `f`'s link and `slot` as the Worker does: buffered Commands first, then the slot. */
+  async function reconnect(f: ReturnType<typeof fakeHost>, slot: ReturnType<typeof createSlot>) {
+    f.link.dropReplies = false
+    const report = await f.offline.reconcile(async (c) => f.host.submit({ command: c, bytes: JSON.stringify(c) } as unknown as BuiltCommand))
+    expect(report.complete).toBe(true)
+    await slot.reconnected(report.accepted.some((a) => a.entry.kind === 'work.checkpoint'))
+  }
+
+  /** The Event of `command` as the Worker's feed stores it: its first receipt's, caused by its Action ID. */
+  function logged(f: ReturnType<typeof fakeHost>, command: Command, sequence: number) {
+    const [event] = f.answered.get(command.actionId)!.events
+    f.store.appendEvents(work().groupId, [{ ...contractEvent(work().groupId, sequence), kind: event!.kind, payload: event!.payload, cause: { type: 'command', id: command.actionId } }])
+  }
+
+  it('sends a start whose answer was lost again, unchanged, and takes the lease it names', async () => {
+    const f = fakeHost()
+    const slot = createSlot(f.host, work())
+    f.link.dropReplies = true
+    await expect(slot.start()).rejects.toThrow(/ECONNRESET/)
+    expect(slot.lease).toBeUndefined()
+    f.link.dropReplies = false
+    await slot.start()
+    expect(f.kinds()).toEqual(['work.start'])
+    expect(slot.lease?.leaseId).toBe('urn:weft:test:lease:1')
+  })
+
+  for (const [name, laterMs, leases] of [
+    ['past the freshness window, takes the lease from the log while it lasts', 400_000, ['urn:weft:test:lease:1', 1]],
+    ['past the lease too, starts anew', 700_000, ['urn:weft:test:lease:2', 2]],
+  ] as const) {
+    it(`of a start whose answer was lost, ${name}`, async () => {
+      const f = fakeHost()
+      const slot = createSlot(f.host, work())
+      f.link.dropReplies = true
+      await expect(slot.start()).rejects.toThrow(/ECONNRESET/)
+      f.link.dropReplies = false
+      logged(f, f.sent[0]!, 1)
+      f.clock.now += laterMs
+      await slot.start()
+      expect(slot.lease?.leaseId).toBe(leases[0])
+      expect(f.kinds()).toHaveLength(leases[1])
+    })
+  }
+
+  for (const [lost, name] of [
+    ['work.checkpoint', 'learns on reconnection that a checkpoint whose answer was lost released the lease (its buffered copy refused), and starts a new one'],
+    ['work.start', 'after a checkpoint, waits for reconnection when the new start loses its answer, then goes on under that start'],
+  ] as const) {
+    it(name, async () => {
+      const { f, slot } = await started()
+      f.link.dropRepliesTo.add(lost)
+      const run = slot.run(async (_item, ctx) => {
+        await ctx.checkpoint({ step: 1 })
+        return finish(ctx)
+      })
+      await settle()
+      expect(f.offline.offline).toBe(true)
+      await reconnect(f, slot)
+      expect(await run).toEqual({ kind: 'submitted' })
+      expect(f.kinds()).toEqual(['work.start', 'work.checkpoint', 'work.start', 'artifact.publish', 'work.submit'])
+    })
+  }
+
+  it('learns on reconnection that a renewal whose answer was lost extended the lease, and sends its progress once', async () => {
+    const { f, slot } = await started()
+    f.clock.now += 350_000
+    f.link.dropRepliesTo.add(RENEW)
+    const run = slot.run(async (_item, ctx) => {
+      await ctx.progress({ phase: 'halfway' })
+      return finish(ctx)
+    })
+    await settle()
+    // Past the first expiry (600 s), within the renewed one and the freshness window.
+    f.clock.now += 270_000
+    await reconnect(f, slot)
+    expect(await run).toEqual({ kind: 'submitted' })
+    expect(f.kinds()).toEqual(['work.start', RENEW, 'artifact.publish', 'work.submit'])
+  })
+
+})
+
+const RENEW = 'ext.missionweaveprotocol.core.work_execution_lease_renew'
 
 describe('preemption at safe points (§11.3)', () => {
   it('raises the signal on request, checkpoints only at the safe point, and ends the run as preempted', async () => {

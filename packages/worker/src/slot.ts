@@ -287,10 +287,15 @@ export interface CheckpointEnvelope {
   readonly state: unknown
 }
 
-/** A usage record sent without an answer (§12): its signed Command, kept to be retried unchanged, and its delta. */
-interface UnansweredUsage {
+/**
+ * An owner Command whose answer the link lost: the Authority may or may not have applied it. It is
+ * kept to be sent again unchanged on reconnection (§19); `applied` and `notApplied` carry out what
+ * each outcome means for the slot.
+ */
+interface Unanswered {
   readonly built: BuiltCommand
-  readonly delta: UsageDelta
+  readonly applied: (receipt: Receipt) => void
+  readonly notApplied?: () => void | Promise<void>
 }
 
 /** The current Execution Lease as the slot knows it. */
@@ -300,6 +305,11 @@ export interface SlotLease {
   readonly issuedAtMs: number
   readonly renewedAtMs: number
   readonly expiresAtMs: number
+  /**
+   * The Group sequence of the Event that issued or last renewed the lease, when the receipt gave
+   * one: a view of the log that has not reached it knows nothing of this lease yet.
+   */
+  readonly sequence?: number
 }
 
 /** A running slot, as the Worker drives it. */
@@ -352,6 +362,7 @@ function leaseOf(receipt: Receipt, kind: 'work.started' | 'work.progressed', fal
     issuedAtMs: Date.parse(p.executionLease.issuedAt),
     renewedAtMs: nowMs,
     expiresAtMs: Date.parse(p.executionLeaseExpiresAt),
+    ...(event.sequence === undefined ? {} : { sequence: event.sequence }),
   }
 }
 
@@ -395,9 +406,11 @@ export function createSlot(host: SlotHost, work: SlotWork): Slot {
   let lost: ProtocolError | undefined
   let ended: SlotOutcome | undefined
   let offlineUsage: UsageTotals = zeroUsage()
-  // Usage records sent whose answer never came (the link dropped): the Authority may have charged
-  // them. They are retried unchanged on reconnection, never rebuilt, so none is charged twice (§19).
-  let unanswered: UnansweredUsage[] = []
+  // Checkpoints, renewals and usage records sent whose answer the link lost, in the order sent: each
+  // is retried unchanged on reconnection, never rebuilt, so none is applied twice (§19).
+  let unanswered: Unanswered[] = []
+  // A work.start whose answer was lost: the next start sends it again, so an applied one's lease is this slot's.
+  let unansweredStart: BuiltCommand | undefined
   let usage: UsageTotals = zeroUsage()
   let token: { leaseId: string; value: unknown } | undefined
   const controller = new AbortController()
@@ -432,7 +445,9 @@ export function createSlot(host: SlotHost, work: SlotWork): Slot {
   async function online(): Promise<SlotLease> {
     while (offlineNow()) {
       awaitingReconnect = true
-      requireLive()
+      // Without a lease only when reconnection is to start one (see `restart`).
+      if (!needsStart) requireLive()
+      else if (lost !== undefined) throw lost
       const w = deferred()
       waiters.push(w)
       await w.promise
@@ -448,32 +463,109 @@ export function createSlot(host: SlotHost, work: SlotWork): Slot {
   }
 
   /**
-   * Sends one owner Command that needs a live lease, built once so that a retry after a lost reply
-   * resends the same signed bytes (§15.1); waits out an unreachable service.
+   * Sends one owner Command that needs a live lease; waits out an unreachable service. After a lost
+   * answer the same signed bytes go again (§19), and a new Command is built only when the first
+   * was not applied (under the lease held then, which reconnection may have replaced).
    */
   async function sendOnline<K extends CommandKind>(kind: K, payload: (l: SlotLease) => CommandPayload<K>): Promise<Receipt> {
-    let built: { readonly command: BuiltCommand; readonly leaseId: string } | undefined
+    // The Command last sent, while its answer is unknown.
+    let built: BuiltCommand | undefined
     for (;;) {
       const l = await online()
-      // The same bytes again, unless reconnection replaced the lease they cite.
-      if (built?.leaseId !== l.leaseId) built = { command: host.build(kind, payload(l), { groupId: work.groupId, workItemId }), leaseId: l.leaseId }
       try {
-        return await host.submit(built.command)
+        if (built !== undefined) {
+          const receipt = await retried(built)
+          if (receipt !== undefined) return receipt
+        }
+        built = host.build(kind, payload(l), { groupId: work.groupId, workItemId })
+        return await host.submit(built)
       } catch (error) {
         if (!isTransportUnavailable(error)) refused(error)
       }
     }
   }
 
+  /**
+   * §19: sends again, unchanged, a Command whose answer was lost. The Authority answers a repeated
+   * Action ID with its first receipt, and idempotency is checked before every stage whose outcome
+   * could have changed since, so any other refusal means it never applied it; all but freshness,
+   * which comes first: past the window the retry is refused as `AUTH_INVALID_SIGNATURE` either way,
+   * and the Worker's log tells, the receipt rebuilt from the Events the Command caused.
+   * @returns the receipt when the Command was applied, now or before; `undefined` when it was not
+   * @throws the transport's error when the answer is lost again
+   */
+  async function retried(built: BuiltCommand): Promise<Receipt | undefined> {
+    try {
+      return await host.submit(built)
+    } catch (error) {
+      if (isTransportUnavailable(error)) throw error
+      return ProtocolError.from(error).code === 'AUTH_INVALID_SIGNATURE' ? receiptFromLog(built) : undefined
+    }
+  }
+
+  /** The receipt of `built` as this Worker's log knows it: the Events it caused; `undefined` when the log holds none. */
+  function receiptFromLog(built: BuiltCommand): Receipt | undefined {
+    const { actionId, kind } = built.command
+    const events = host.store.events(work.groupId).filter((e) => e.cause.type === 'command' && e.cause.id === actionId)
+    const first = events[0]
+    if (first === undefined) return undefined
+    return { actionId, actor: host.actor, kind, groupId: work.groupId, commandHash: first.commandHash ?? '', events, acceptedAt: first.occurredAt, duplicate: true }
+  }
+
+  /** Sends `built` and, when the link loses the answer, keeps it in {@link unanswered} with `outcome` before throwing the transport's error. */
+  async function sendKept(built: BuiltCommand, outcome: Omit<Unanswered, 'built'>): Promise<Receipt> {
+    try {
+      return await host.submit(built)
+    } catch (error) {
+      if (isTransportUnavailable(error)) unanswered.push({ built, ...outcome })
+      throw error
+    }
+  }
+
+  /** §19: every unanswered Command again, in the order sent; each outcome is carried out. */
+  async function settleUnanswered(): Promise<void> {
+    while (unanswered.length > 0) {
+      const { built, applied, notApplied } = unanswered[0]!
+      const receipt = await retried(built)
+      unanswered.shift()
+      if (receipt !== undefined) applied(receipt)
+      else await notApplied?.()
+    }
+  }
+
   async function startLease(): Promise<void> {
     transitioning = true
     try {
-      const built = host.build('work.start', { workItemId, ownershipEpoch: work.ownershipEpoch, executionLeaseSeconds: host.timing.leaseSeconds }, { groupId: work.groupId, workItemId })
-      const receipt = await host.submit(built)
+      // A start whose answer was lost goes again first: if it was applied, its lease is this slot's.
+      let receipt = unansweredStart === undefined ? undefined : await retried(unansweredStart)
+      // Its lease may have run out since (the receipt is the first one): then a new start is needed.
+      if (receipt !== undefined && leaseOf(receipt, 'work.started', lease, now()).expiresAtMs <= now()) receipt = undefined
+      if (receipt === undefined) {
+        unansweredStart = host.build('work.start', { workItemId, ownershipEpoch: work.ownershipEpoch, executionLeaseSeconds: host.timing.leaseSeconds }, { groupId: work.groupId, workItemId })
+        receipt = await host.submit(unansweredStart)
+      }
+      unansweredStart = undefined
       lease = leaseOf(receipt, 'work.started', lease, now())
       token = undefined
+    } catch (error) {
+      if (!isTransportUnavailable(error)) unansweredStart = undefined
+      throw error
     } finally {
       transitioning = false
+    }
+  }
+
+  /**
+   * A new lease after an online checkpoint released the last one. When the start's answer is lost,
+   * reconnection sends it again (§19) and the run goes on under the lease it names.
+   */
+  async function restart(): Promise<void> {
+    try {
+      await startLease()
+    } catch (error) {
+      if (!isTransportUnavailable(error)) refused(error)
+      needsStart = true
+      await online()
     }
   }
 
@@ -497,7 +589,6 @@ export function createSlot(host: SlotHost, work: SlotWork): Slot {
     }
   }
 
-  /** Buffers a checkpoint or progress renewal while offline (§11.5); loses the lease past the grace. */
   /** §11.5: offline, work goes on only within the historical lease plus its bounded grace. */
   function requireGrace(): SlotLease {
     const l = requireLive()
@@ -508,6 +599,7 @@ export function createSlot(host: SlotHost, work: SlotWork): Slot {
     return l
   }
 
+  /** Buffers a checkpoint or progress renewal while offline (§11.5); loses the lease past the grace. */
   function bufferOffline<K extends BufferableKind>(kind: K, payload: (l: SlotLease) => CommandPayload<K>): void {
     const l = requireGrace()
     const t = now()
@@ -542,7 +634,8 @@ export function createSlot(host: SlotHost, work: SlotWork): Slot {
     if (!offlineNow()) {
       transitioning = true
       try {
-        await host.submit(host.build('work.checkpoint', payload(requireLive()), { groupId: work.groupId, workItemId }))
+        // Lost with its answer, it may still have released the lease: then reconnection starts a new one.
+        await sendKept(host.build('work.checkpoint', payload(requireLive()), { groupId: work.groupId, workItemId }), { applied: () => (needsStart = true) })
         lease = undefined
         return 'released'
       } catch (error) {
@@ -551,6 +644,7 @@ export function createSlot(host: SlotHost, work: SlotWork): Slot {
         transitioning = false
       }
     }
+    // Offline, or the answer was lost: a buffered copy is applied at reconciliation if the first was not.
     bufferOffline('work.checkpoint', payload)
     return 'buffered'
   }
@@ -576,13 +670,22 @@ export function createSlot(host: SlotHost, work: SlotWork): Slot {
     })
     const l = requireLive()
     if (!offlineNow()) {
+      const extended = (receipt: Receipt): void => {
+        if (lease?.leaseId === l.leaseId) lease = leaseOf(receipt, 'work.progressed', lease, now())
+      }
+      const build = (): BuiltCommand => host.build('ext.missionweaveprotocol.core.work_execution_lease_renew', payload(l), { groupId: work.groupId, workItemId })
+      // Lost with its answer, it may still have extended the lease: reconnection learns the new
+      // expiry. Its progress is not buffered as well, or both copies could be applied; if the
+      // first was not, the progress goes again then, under the lease if it is still held.
+      const again = async (): Promise<void> => {
+        if (progress !== undefined && !needsStart && lease?.leaseId === l.leaseId) await sendKept(build(), { applied: extended })
+      }
       try {
-        const receipt = await host.submit(host.build('ext.missionweaveprotocol.core.work_execution_lease_renew', payload(l), { groupId: work.groupId, workItemId }))
-        lease = leaseOf(receipt, 'work.progressed', lease, now())
-        return
+        extended(await sendKept(build(), { applied: extended, notApplied: again }))
       } catch (error) {
         if (!isTransportUnavailable(error)) refused(error)
       }
+      return
     }
     // §11.5: a plain renewal is pointless offline; a progress report is buffered.
     if (progress !== undefined) bufferOffline('ext.missionweaveprotocol.core.work_execution_lease_renew', payload)
@@ -688,60 +791,31 @@ export function createSlot(host: SlotHost, work: SlotWork): Slot {
       offlineUsage = addUsage(offlineUsage, delta)
       return
     }
-    const built = usageRecord(l, delta)
     try {
-      await host.submit(built)
+      await chargeUsage(l, delta)
     } catch (error) {
       if (!isTransportUnavailable(error)) refused(error)
-      // Whether it arrived, nobody knows. It waits for reconnection, kept apart from the offline
-      // usage: a buffered checkpoint carries that, and would charge this a second time.
-      unanswered.push({ built, delta })
     }
+  }
+
+  /**
+   * Records `delta` under `l`. When the answer is lost, whether it was charged is settled on
+   * reconnection; until then it is kept apart from the offline usage, which a buffered checkpoint
+   * carries and would charge a second time.
+   */
+  async function chargeUsage(l: SlotLease, delta: UsageDelta): Promise<void> {
+    await sendKept(usageRecord(l, delta), {
+      applied: () => {},
+      notApplied: () => {
+        offlineUsage = addUsage(offlineUsage, delta)
+      },
+    })
   }
 
   function usageRecord(l: SlotLease, delta: UsageDelta): BuiltCommand {
     return host.build('ext.missionweaveprotocol.core.resource_usage_record', { workItemId, ownershipEpoch: work.ownershipEpoch, executionLeaseId: l.leaseId, usageDelta: delta }, { groupId: work.groupId, workItemId })
   }
 
-  /**
-   * §11.5, §19: after reconnection, each unanswered usage record is sent again unchanged; the
-   * Authority returns the original receipt when it had charged it. A refusal means it had not,
-   * except `AUTH_INVALID_SIGNATURE`: freshness is checked before idempotency, so a retry past the
-   * window is refused either way, and only this Worker's log tells (the charge's Event names the
-   * Action ID as its cause). What was not charged is charged now as one record under the live lease,
-   * itself unanswered until its receipt comes. A refusal of that record is the lease's end.
-   * @throws the transport's error when the link drops again: the rest waits for the next reconnection
-   */
-  async function settleUsage(l: SlotLease | undefined): Promise<void> {
-    while (unanswered.length > 0) {
-      const { built, delta } = unanswered[0]!
-      try {
-        await host.submit(built)
-      } catch (error) {
-        if (isTransportUnavailable(error)) throw error
-        if (!(ProtocolError.from(error).code === 'AUTH_INVALID_SIGNATURE' && chargedInLog(built.command.actionId))) offlineUsage = addUsage(offlineUsage, delta)
-      }
-      unanswered.shift()
-    }
-    if (isZeroUsage(offlineUsage) || l === undefined) return
-    const delta = Object.fromEntries(Object.entries(offlineUsage).filter(([, v]) => v > 0)) as UsageDelta
-    const built = usageRecord(l, delta)
-    unanswered = [{ built, delta }]
-    offlineUsage = zeroUsage()
-    try {
-      await host.submit(built)
-    } catch (error) {
-      if (isTransportUnavailable(error)) throw error
-      unanswered = []
-      throw error
-    }
-    unanswered = []
-  }
-
-  /** Whether this Worker's log of the Group holds the Event a Command with `actionId` caused. */
-  function chargedInLog(actionId: string): boolean {
-    return host.store.events(work.groupId).some((event) => event.cause.type === 'command' && event.cause.id === actionId)
-  }
 
   function makeContext(): SlotContext {
     const item: WorkSnapshot = deepFreeze(structuredClone({ workItemId, groupId: work.groupId, missionId: work.missionId, ownershipEpoch: work.ownershipEpoch, contract: work.contract, dependencyIds: [...work.dependencyIds] }))
@@ -754,7 +828,7 @@ export function createSlot(host: SlotHost, work: SlotWork): Slot {
       progress: async (report: ProgressReport) => renew(progressOf(report)),
       checkpoint: async (state: unknown, label?: CheckpointLabel) => {
         if (preemption) return preempt(state)
-        if ((await emitCheckpoint({ attempt, state }, label)) === 'released') await startLease().catch(refused)
+        if ((await emitCheckpoint({ attempt, state }, label)) === 'released') await restart()
       },
       safePoint: async (state?: unknown) => {
         requireLive()
@@ -897,6 +971,8 @@ export function createSlot(host: SlotHost, work: SlotWork): Slot {
       if (lost !== undefined || ended !== undefined) return
       needsStart ||= checkpointed
       try {
+        // §19 first: a checkpoint applied without an answer released the lease, a renewal extended it.
+        await settleUnanswered()
         if (needsStart) {
           await startLease()
           needsStart = false
@@ -904,8 +980,13 @@ export function createSlot(host: SlotHost, work: SlotWork): Slot {
         else if (lease !== undefined && now() >= lease.expiresAtMs) throw new ProtocolError('WORK_LEASE_EXPIRED', `the Execution Lease of WorkItem ${workItemId} expired while offline`, { retryable: false })
         // §11.5: the offline usage is charged once, now, under the live lease. Not through
         // sendOnline, which would wait for a reconnection this very call is completing; a link
-        // that drops again keeps what is unanswered for the next reconnection (the catch below).
-        await settleUsage(lease)
+        // that drops again keeps the record unanswered for the next reconnection (the catch below).
+        const l = lease
+        if (!isZeroUsage(offlineUsage) && l !== undefined) {
+          const delta = Object.fromEntries(Object.entries(offlineUsage).filter(([, v]) => v > 0)) as UsageDelta
+          offlineUsage = zeroUsage()
+          await chargeUsage(l, delta)
+        }
       } catch (error) {
         if (isTransportUnavailable(error)) return
         lose(ProtocolError.from(error))

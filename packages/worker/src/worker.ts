@@ -295,6 +295,13 @@ export function createWorker(options: WorkerOptions): Worker {
   const joined = new Set<string>()
   const subscriptions: FeedSubscription[] = []
   const running = new Map<string, Running>()
+  /**
+   * Slots whose work.start lost its answer (§19), by WorkItem: the Authority may have started the
+   * WorkItem under a lease only that start's receipt names. The next launch for the same Ownership
+   * Epoch takes the slot again, and it sends the same start, whose receipt (the first, if it was
+   * applied) gives the lease.
+   */
+  const unstarted = new Map<string, Slot>()
   /** What this Worker put in the Scheduler, by WorkItem: the facts of each queued item. */
   const enqueued = new Map<string, SchedulerItem>()
   /** When each owned WorkItem first became ready: the basis of aging, kept across preemption. */
@@ -435,7 +442,9 @@ export function createWorker(options: WorkerOptions): Worker {
 
   /** Whether `w` may be started now as far as this Worker can tell (§10.4, §11.3). */
   function ready(w: TrackedWork, nowMs: number): boolean {
-    if (w.owner !== self || w.state !== 'queued' || w.contract === undefined || backoff.has(w.workItemId)) return false
+    // An `active` one is ready only with a start whose answer was lost: its slot sends that start again.
+    const startable = w.state === 'queued' || (w.state === 'active' && unstarted.get(w.workItemId)?.work.ownershipEpoch === w.ownershipEpoch)
+    if (w.owner !== self || !startable || w.contract === undefined || backoff.has(w.workItemId)) return false
     const startBy = w.startBy ?? w.ownershipLeaseExpiresAt
     if (startBy !== undefined && nowMs >= Date.parse(startBy)) return false
     const group = projection.group(w.groupId)
@@ -466,6 +475,7 @@ export function createWorker(options: WorkerOptions): Worker {
     else offers.delete(id)
     const run = running.get(id)
     if (run !== undefined) return fence(run.slot, w)
+    if (unstarted.has(id) && (w.owner !== self || unstarted.get(id)!.work.ownershipEpoch !== w.ownershipEpoch)) unstarted.delete(id)
     if (!ready(w, nowMs)) return dequeue(id)
     const contract = w.contract!
     const item: SchedulerItem = {
@@ -487,6 +497,10 @@ export function createWorker(options: WorkerOptions): Worker {
   /** §11.3: a slot whose owner, epoch or lease the log no longer shows has lost its lease. */
   function fence(slot: Slot, w: TrackedWork): void {
     if (slot.transitioning) return
+    // A projection behind the Event that issued or renewed the slot's lease (the feed lags the
+    // receipts) describes an older state: nothing in it can have closed that lease.
+    const issued = slot.lease?.sequence
+    if (issued !== undefined && (projection.group(w.groupId)?.head ?? 0) < issued) return
     if (w.owner !== self || w.ownershipEpoch !== slot.work.ownershipEpoch) {
       slot.lose(new ProtocolError('WORK_STALE_OWNERSHIP', `WorkItem ${w.workItemId} is no longer owned under Ownership Epoch ${slot.work.ownershipEpoch}`, { retryable: false }))
       return
@@ -600,7 +614,10 @@ export function createWorker(options: WorkerOptions): Worker {
       log({ level: 'warn', message: 'cannot start: the assignment or an executor is unknown', workItemId: id })
       return
     }
-    const slot = createSlot(host, {
+    // §19: a slot whose start lost its answer is taken again, so that it sends the same start.
+    const parked = unstarted.get(id)
+    unstarted.delete(id)
+    const slot = parked?.work.ownershipEpoch === w.ownershipEpoch ? parked : createSlot(host, {
       workItemId: id,
       groupId: w.groupId,
       missionId: w.missionId,
@@ -617,7 +634,10 @@ export function createWorker(options: WorkerOptions): Worker {
     } catch (error) {
       running.delete(id)
       scheduler.release(id)
-      if (isTransportUnavailable(error)) return
+      if (isTransportUnavailable(error)) {
+        unstarted.set(id, slot)
+        return
+      }
       const e = ProtocolError.from(error)
       // §12: the Authority's policy may gate work the contract does not; wait for an approval Event.
       if (e.code === 'APPROVAL_REQUIRED') needsApproval.add(id)
