@@ -22,8 +22,8 @@ import type { SimWorld } from '../src/simulate/world.js'
 
 const SEEDS = Math.max(200, Number(process.env['WEFT_SIM_SEEDS'] ?? 200))
 
-/** A seed whose run sees crashes with and without local state, a Coordinator replacement, a race, a lease jump and lost answers. */
-const RICH_SEED = 157
+/** A seed whose run sees crashes with and without local state, a Coordinator replacement, a race, a lease jump, lost answers and repeated requests. */
+const RICH_SEED = 140
 
 /**
  * Known failures (STYLE §11), each with its reason. The sweep fails on any other violation, and
@@ -51,6 +51,7 @@ describe('runSimulation', () => {
     for (const kind of FAULT_KINDS) expect(summary.faults[kind], kind).toBeGreaterThan(0)
     expect(summary.faults['concurrent-accept-won']).toBeGreaterThan(0)
     expect(summary.faults['concurrent-accept-both-won']).toBe(0)
+    expect(summary.faults['duplicate-submit-diverged']).toBe(0)
     for (const kind of ['delivery-dropped', 'delivery-duplicated', 'delivery-reordered'] as const) expect(summary.faults[kind], kind).toBeGreaterThan(0)
     // The worlds did real work: most Missions reached their MissionOwner's approval despite the faults.
     expect(summary.approved).toBe(summary.missions)
@@ -65,7 +66,7 @@ describe('runSimulation', () => {
     const first = await simulateSeed(RICH_SEED, { keepWorld: true, hooks: { afterStep } })
     const second = await simulateSeed(RICH_SEED, { keepWorld: true })
     expect(first.violation).toBeUndefined()
-    for (const kind of ['crash', 'crash-state-lost', 'coordinator-replacement', 'concurrent-accept', 'clock-jump-lease', 'reply-lost'] as const) expect(first.faults[kind], kind).toBeGreaterThan(0)
+    for (const kind of ['crash', 'crash-state-lost', 'coordinator-replacement', 'concurrent-accept', 'clock-jump-lease', 'reply-lost', 'duplicate-submit'] as const) expect(first.faults[kind], kind).toBeGreaterThan(0)
     const digest = (r: SeedResult): string => logDigest(worldEvents(r.world!))
     expect(second.events).toBe(first.events)
     expect(digest(second)).toBe(digest(first))
@@ -231,6 +232,32 @@ describe('linkedTransport', () => {
     await expect(transport.submit(command('c'), '{}')).rejects.toThrow(/unreachable/)
     expect(applied).toEqual(['a', 'b'])
     expect(link.refused).toBe(1)
+  })
+
+  it('delivers a duplicated request twice, answers with the second, and counts two different answers', async () => {
+    let n = 0
+    // An Authority stand-in that answers a repeated Action ID with the first receipt, or not (`forgetful`).
+    const authority = (forgetful: boolean): Transport => {
+      const first = new Map<string, Receipt>()
+      return {
+        submit: async (command) => {
+          const id = String(command['actionId'])
+          const receipt = (!forgetful && first.get(id)) || ({ actionId: id, events: [{ eventId: `e${++n}` }] } as unknown as Receipt)
+          first.set(id, first.get(id) ?? receipt)
+          return receipt
+        },
+      }
+    }
+    for (const forgetful of [false, true]) {
+      const link: SimLink = { up: true, refused: 0, duplicateNext: true }
+      const transport = linkedTransport(authority(forgetful), link)
+      const before = n
+      const answer = await transport.submit({ actionId: `a-${forgetful}` }, '{}')
+      expect(n - before).toBe(forgetful ? 2 : 1)
+      expect(answer.events[0]!.eventId).toBe(`e${n}`)
+      expect(link.duplicateNext).toBe(false)
+      expect(link.diverged ?? 0).toBe(forgetful ? 1 : 0)
+    }
   })
 })
 

@@ -6,7 +6,7 @@
  * @module
  */
 import { ProtocolError } from '@weft/codec'
-import type { EventFeed, FeedGroup, FeedHandlers, FeedSubscription, Transport } from '@weft/client'
+import type { EventFeed, FeedGroup, FeedHandlers, FeedSubscription, Receipt, Transport } from '@weft/client'
 import type { Event } from '@weft/spec'
 import type { Prng } from './prng.js'
 
@@ -144,8 +144,30 @@ export interface SimLink {
   up: boolean
   /** Set: the next submission reaches the Authority, which accepts or refuses it, but the connection drops before the answer. */
   loseNextReply?: boolean
+  /** Set: the network delivers the next submission twice; the sender gets the second answer. */
+  duplicateNext?: boolean
   /** Submissions that failed because the link was down. */
   refused: number
+  /** Duplicated submissions whose two answers differed (§19: a repeated Action ID must get the first answer again). */
+  diverged?: number
+}
+
+/** What an answer says, for comparing two: the Events' IDs of a receipt, or a refusal's code. */
+async function answerOf(answer: Promise<Receipt>): Promise<{ readonly answer: Promise<Receipt>; readonly said: string }> {
+  try {
+    const receipt = await answer
+    return { answer, said: `receipt ${receipt.events.map((e) => e.eventId).join(' ')}` }
+  } catch (error) {
+    return { answer, said: `refusal ${ProtocolError.from(error).code}` }
+  }
+}
+
+/** Submits one Command twice, as a network that repeats a request does; answers with the second, counting a difference in `link.diverged`. */
+async function duplicated(inner: Transport, link: SimLink, command: Readonly<Record<string, unknown>>, bytes: string): Promise<Receipt> {
+  const first = await answerOf(inner.submit(command, bytes))
+  const second = await answerOf(inner.submit(command, bytes))
+  if (first.said !== second.said) link.diverged = (link.diverged ?? 0) + 1
+  return second.answer
 }
 
 /**
@@ -153,6 +175,7 @@ export interface SimLink {
  * as an unreachable socket does, never a `ProtocolError` (§11.5 tells the two apart). With
  * `loseNextReply`, the next submission is applied and then fails the same way, the link down from
  * then on: the sender cannot tell whether its Command was accepted (§19: it retries unchanged).
+ * With `duplicateNext`, the next submission reaches the Authority twice.
  */
 export function linkedTransport(inner: Transport, link: SimLink): Transport {
   return {
@@ -160,6 +183,10 @@ export function linkedTransport(inner: Transport, link: SimLink): Transport {
       if (!link.up) {
         link.refused++
         return Promise.reject(new Error('ECONNRESET: the Group service is unreachable (simulated)'))
+      }
+      if (link.duplicateNext === true) {
+        link.duplicateNext = false
+        return duplicated(inner, link, command, bytes)
       }
       if (link.loseNextReply !== true) return inner.submit(command, bytes)
       link.loseNextReply = false

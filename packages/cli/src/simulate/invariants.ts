@@ -17,7 +17,9 @@
  *   steps and at the end.
  *
  * Besides these, the simulator reports `actors-return`: an agent runtime whose round never
- * returned (a deadlock). It is no §4 invariant, but a run that hangs proves nothing.
+ * returned (a deadlock). It is no §4 invariant, but a run that hangs proves nothing. And
+ * `action-applied-once` (§15.1, §19): a request the network delivered twice got the same answer
+ * both times (the same Events, or the same refusal), as a repeated Action ID must.
  *
  * The first four are incremental: each step reads only the Events appended since the last one.
  * @module
@@ -27,7 +29,7 @@ import type { Authority } from '@weft/authority'
 import type { Event, EventPayload } from '@weft/spec'
 
 /** The name of a checked invariant. */
-export type InvariantName = 'contiguous-sequences' | 'one-current-epoch' | 'no-stale-completion' | 'usage-charged-once' | 'fold-equals-live-state' | 'actors-return'
+export type InvariantName = 'contiguous-sequences' | 'one-current-epoch' | 'no-stale-completion' | 'usage-charged-once' | 'action-applied-once' | 'fold-equals-live-state' | 'actors-return'
 
 /** A broken invariant, with what broke it. */
 export interface InvariantBreach {

@@ -2,9 +2,10 @@
  * `weft simulate`: the seeded fault simulator. Each seed builds a small world (an Authority, two
  * Missions with their Coordinators, three reference Workers, all on one virtual clock) and runs
  * it for a number of steps under a fault schedule drawn from the seed: lost, repeated and
- * reordered deliveries, cut links, answers lost after the Command was applied, Worker crashes
- * with and without local state, clock jumps past offer, execution and ownership expiry,
- * Coordinator replacement and two Workers accepting one offer at once. After every step the §4 invariants are checked ({@link createInvariantChecker});
+ * reordered deliveries, cut links, answers lost after the Command was applied, requests delivered
+ * twice, Worker crashes with and without local state, clock jumps past offer, execution and
+ * ownership expiry, Coordinator replacement and two Workers accepting one offer at once. After
+ * every step the §4 invariants are checked ({@link createInvariantChecker});
  * the first breach ends the seed and is reported with the command that replays it.
  *
  * A seed is a pure function of its number: same seed, same Events, byte for byte, and a run cut
@@ -146,7 +147,13 @@ export async function simulateSeed(seed: number, options: SeedOptions = {}): Pro
     if (world.commits() === before && fault?.startsWith('clock-jump') !== true) await world.advanceQuietly()
     await options.hooks?.afterStep?.(world, step)
     const stuck = world.stuck()
-    let breach: InvariantBreach | undefined = stuck.length > 0 ? { invariant: 'actors-return', detail: `the round of ${stuck.join(', ')} never returned` } : invariants.check()
+    const diverged = schedule.tally()['duplicate-submit-diverged']
+    let breach: InvariantBreach | undefined =
+      stuck.length > 0
+        ? { invariant: 'actors-return', detail: `the round of ${stuck.join(', ')} never returned` }
+        : diverged > 0
+          ? { invariant: 'action-applied-once', detail: `a request the network delivered twice got two different answers (${diverged} so far)` }
+          : invariants.check()
     if (breach === undefined && step % REPLAY_EVERY === 0) {
       replayedAt = step
       breach = invariants.replay()

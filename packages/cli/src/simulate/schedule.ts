@@ -5,12 +5,12 @@
  * reorder) are drawn by each Worker's {@link faultyFeed} from a stream of its own.
  * @module
  */
-import type { DeliveryTally } from './faults.js'
+import type { DeliveryTally, SimLink } from './faults.js'
 import type { Prng } from './prng.js'
 import { SIM_LEASES, SIM_OFFER_SECONDS, type SimWorld } from './world.js'
 
 /** The kinds of fault the schedule injects. */
-export const FAULT_KINDS = ['disconnect', 'reply-lost', 'crash', 'crash-state-lost', 'clock-jump-offer', 'clock-jump-lease', 'clock-jump-ownership', 'coordinator-replacement', 'concurrent-accept', 'feed-reconnect'] as const
+export const FAULT_KINDS = ['disconnect', 'reply-lost', 'duplicate-submit', 'crash', 'crash-state-lost', 'clock-jump-offer', 'clock-jump-lease', 'clock-jump-ownership', 'coordinator-replacement', 'concurrent-accept', 'feed-reconnect'] as const
 
 /** A kind of injected fault. */
 export type FaultKind = (typeof FAULT_KINDS)[number]
@@ -19,6 +19,7 @@ export type FaultKind = (typeof FAULT_KINDS)[number]
 const WEIGHTS: Readonly<Record<FaultKind, number>> = {
   disconnect: 4,
   'reply-lost': 3,
+  'duplicate-submit': 2,
   crash: 2,
   'crash-state-lost': 2,
   'clock-jump-offer': 2,
@@ -33,12 +34,12 @@ const WEIGHTS: Readonly<Record<FaultKind, number>> = {
 const FAULT_RATE = 0.22
 
 /** Counts of faults injected (and of their effects) over one or more seeds. */
-export type FaultTally = Record<FaultKind | 'concurrent-accept-won' | 'concurrent-accept-both-won' | 'delivery-dropped' | 'delivery-duplicated' | 'delivery-reordered', number>
+export type FaultTally = Record<FaultKind | 'duplicate-submit-diverged' | 'concurrent-accept-won' | 'concurrent-accept-both-won' | 'delivery-dropped' | 'delivery-duplicated' | 'delivery-reordered', number>
 
 /** An empty {@link FaultTally}. */
 export function emptyTally(): FaultTally {
   const tally = Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as FaultTally
-  return { ...tally, 'concurrent-accept-won': 0, 'concurrent-accept-both-won': 0, 'delivery-dropped': 0, 'delivery-duplicated': 0, 'delivery-reordered': 0 }
+  return { ...tally, 'duplicate-submit-diverged': 0, 'concurrent-accept-won': 0, 'concurrent-accept-both-won': 0, 'delivery-dropped': 0, 'delivery-duplicated': 0, 'delivery-reordered': 0 }
 }
 
 /** Adds `from` into `into`. */
@@ -92,6 +93,12 @@ export function createFaultSchedule(world: SimWorld, prng: Prng): FaultSchedule 
   /** Step at which a feed with lost Events reconnects (§16: the client notices the gap and resubscribes). */
   const reconnects = new Map<string, number>()
   const workerNames = [...world.workers.keys()]
+  /** Every link a duplicated submission was armed on: their `diverged` counts are summed in {@link FaultSchedule.tally}. */
+  const duplicating = new Set<SimLink>()
+
+  /** The link of `key` (`worker:w1`, `coordinator:<group>`). */
+  const linkOf = (key: string): SimLink => (key.startsWith('worker:') ? world.workers.get(key.slice('worker:'.length))!.link : world.coordinatorLinks.get(key.slice('coordinator:'.length))!)
+  const linkKeys = (): string[] => [...workerNames.map((n) => `worker:${n}`), ...[...world.coordinatorLinks.keys()].map((g) => `coordinator:${g}`)]
 
   async function heal(step: number): Promise<void> {
     for (const [key, down] of linksDown) {
@@ -144,12 +151,19 @@ export function createFaultSchedule(world: SimWorld, prng: Prng): FaultSchedule 
 
   async function inject(kind: FaultKind, step: number): Promise<boolean> {
     switch (kind) {
+      case 'duplicate-submit': {
+        // §19: the network repeats the next request; the Authority must answer it as the first.
+        const link = linkOf(prng.pick(linkKeys()))
+        link.duplicateNext = true
+        duplicating.add(link)
+        return true
+      }
       case 'disconnect':
       case 'reply-lost': {
-        const targets = [...workerNames.map((n) => `worker:${n}`), ...[...world.coordinatorLinks.keys()].map((g) => `coordinator:${g}`)].filter((k) => !linksDown.has(k))
+        const targets = linkKeys().filter((k) => !linksDown.has(k))
         if (targets.length === 0) return false
         const key = prng.pick(targets)
-        const link = key.startsWith('worker:') ? world.workers.get(key.slice('worker:'.length))!.link : world.coordinatorLinks.get(key.slice('coordinator:'.length))!
+        const link = linkOf(key)
         // A lost reply cuts the link at the next submission, which then reaches the Authority unanswered.
         if (kind === 'disconnect') link.up = false
         else link.loseNextReply = true
@@ -214,6 +228,7 @@ export function createFaultSchedule(world: SimWorld, prng: Prng): FaultSchedule 
     },
     tally() {
       const out = { ...tally }
+      for (const link of duplicating) out['duplicate-submit-diverged'] += link.diverged ?? 0
       // The running runtimes' feeds; a crashed runtime's counts were added when it stopped.
       for (const slot of world.workers.values()) if (slot.feed !== undefined) addDeliveries(out, slot.feed.tally)
       return out
