@@ -15,7 +15,7 @@
  */
 export { runSimulation, simulateSeed, simulateSeeds, simulationReport, replayCommand, worldEvents, DEFAULT_STEPS, REPLAY_EVERY } from './run.js'
 export type { SimulationOptions, SimulationSummary, SimulationViolation, SimulationHooks, SeedOptions, SeedResult } from './run.js'
-export type { InvariantName, InvariantBreach } from './invariants.js'
+export type { InvariantName, InvariantBreach, ReportedUsage } from './invariants.js'
 export type { FaultKind, FaultTally } from './schedule.js'
 export type { SimWorld, SimWorkerSlot } from './world.js'
 
