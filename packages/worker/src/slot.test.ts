@@ -6,7 +6,7 @@ import { createMemoryWorkerStore } from './memory-store.js'
 import { contractEvent } from './store-contract.js'
 import { BOUNDED_OFFLINE_EXECUTION, createOfflineBuffer } from './offline.js'
 import { ExecutorFailure } from './retry.js'
-import { createSlot, Preempted, PreemptionRequested, type ExecutorFn, type SlotContext, type SlotHost, type SlotWork } from './slot.js'
+import { createSlot, Preempted, PreemptionRequested, type ExecutorFn, type Slot, type SlotContext, type SlotHost, type SlotWork } from './slot.js'
 
 const T0 = Date.parse('2026-07-15T00:00:00.000Z')
 const iso = (ms: number) => new Date(ms).toISOString()
@@ -124,6 +124,18 @@ function fakeHost() {
 
 const USAGE = 'ext.missionweaveprotocol.core.resource_usage_record'
 
+/**
+ * Brings `f`'s link back and reconnects `slot` as the Worker does: the buffered Commands first, then
+ * the slot, told whether a buffered checkpoint of it was applied.
+ */
+async function reconnect(f: ReturnType<typeof fakeHost>, slot: Slot) {
+  f.link.up = true
+  f.link.dropReplies = false
+  const report = await f.offline.reconcile(async (c) => f.host.submit({ command: c, bytes: JSON.stringify(c) } as unknown as BuiltCommand))
+  expect(report.complete).toBe(true)
+  await slot.reconnected(report.accepted.some((a) => a.entry.kind === 'work.checkpoint'))
+}
+
 /** A slot of WorkItem `id` started on a fresh fake host. */
 async function started(id = 'a') {
   const f = fakeHost()
@@ -235,14 +247,6 @@ describe('a slot losing its lease (§11.3)', () => {
 })
 
 describe('answers lost with the link (§19)', () => {
-  /** Reconnects `f`'s link and `slot` as the Worker does: buffered Commands first, then the slot. */
-  async function reconnect(f: ReturnType<typeof fakeHost>, slot: ReturnType<typeof createSlot>) {
-    f.link.dropReplies = false
-    const report = await f.offline.reconcile(async (c) => f.host.submit({ command: c, bytes: JSON.stringify(c) } as unknown as BuiltCommand))
-    expect(report.complete).toBe(true)
-    await slot.reconnected(report.accepted.some((a) => a.entry.kind === 'work.checkpoint'))
-  }
-
   /** The Event of `command` as the Worker's feed stores it: its first receipt's, caused by its Action ID. */
   function logged(f: ReturnType<typeof fakeHost>, command: Command, sequence: number) {
     const [event] = f.answered.get(command.actionId)!.events
@@ -405,21 +409,10 @@ describe('a slot offline (§11.5)', () => {
     expect(command.extensions?.[BOUNDED_OFFLINE_EXECUTION]).toMatchObject({ critical: true, data: { usageDelta: { toolCalls: 3, modelTokens: 10 }, bufferedAt: iso(f.clock.now) } })
     expect(effects).toHaveLength(1)
     expect(refused).toMatchObject({ code: 'WORK_LEASE_EXPIRED', details: { offline: true } })
-    f.link.up = true
-    const report = await f.offline.reconcile(async (c) => f.host.submit({ command: c, bytes: JSON.stringify(c) } as unknown as BuiltCommand))
-    expect(report.complete).toBe(true)
-    await slot.reconnected(true)
+    await reconnect(f, slot)
     expect(await run).toEqual({ kind: 'submitted' })
     expect(f.kinds()).toEqual(['work.start', 'work.checkpoint', 'work.start', 'artifact.publish', 'work.submit'])
   })
-
-  /** Reconnects `f`'s link and `slot` as the Worker does: buffered Commands first, then the slot. */
-  async function reconnect(f: ReturnType<typeof fakeHost>, slot: ReturnType<typeof createSlot>, checkpointed = false) {
-    f.link.up = true
-    f.link.dropReplies = false
-    expect((await f.offline.reconcile(async (c) => f.host.submit({ command: c, bytes: JSON.stringify(c) } as unknown as BuiltCommand))).complete).toBe(true)
-    await slot.reconnected(checkpointed)
-  }
 
   const usageRecords = (f: ReturnType<typeof fakeHost>) => f.sent.filter((c) => c.kind === USAGE)
 
@@ -458,7 +451,7 @@ describe('a slot offline (§11.5)', () => {
     await settle()
     expect(f.charged()).toEqual({})
     // The buffered checkpoint releases the lease: the unchanged retry cites a closed one and is refused.
-    await reconnect(f, slot, true)
+    await reconnect(f, slot)
     expect(await run).toEqual({ kind: 'submitted' })
     expect(f.charged()).toEqual({ toolCalls: 2 })
     const [record] = usageRecords(f)
