@@ -13,6 +13,7 @@ import type { Client } from '@weft/client'
 import type { Event } from '@weft/spec'
 import { testServer } from '../../store-postgres/test/pg-server.js'
 import { startServe, WEFT, type Load, type ServeProcess } from './serve-world.js'
+export { until } from '../../store-postgres/test/pg-server.js'
 
 const CLI = fileURLToPath(new URL('..', import.meta.url))
 
@@ -61,11 +62,6 @@ export async function storedLog(url: string, schema: string, groupId: string): P
 export async function storedCursor(url: string, schema: string, agentId: string, groupId: string): Promise<number | undefined> {
   const rows = await pgQuery<{ sequence: number }>(url, `SELECT sequence::int FROM "${schema}".cursors WHERE subscriber = $1 AND group_id = $2`, [`agent:${agentId}`, groupId])
   return rows[0]?.sequence
-}
-
-/** Polls `check` until it holds (the test's own timeout bounds the wait). */
-export async function until(check: () => boolean | Promise<boolean>): Promise<void> {
-  while (!(await check())) await new Promise((resolve) => setTimeout(resolve, 25))
 }
 
 /**

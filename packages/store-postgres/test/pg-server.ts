@@ -26,3 +26,8 @@ export function testServer(): { readonly url: string; stop(): void } {
   }
   return { url, stop: () => execFileSync(script, ['stop', dir], { stdio: 'ignore' }) }
 }
+
+/** Polls `check` until it holds (the test's own timeout bounds the wait): a shared log reaches each process by notification, not at once. */
+export async function until(check: () => boolean | Promise<boolean>): Promise<void> {
+  while (!(await check())) await new Promise((resolve) => setTimeout(resolve, 20))
+}

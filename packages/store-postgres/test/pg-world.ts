@@ -11,6 +11,7 @@ import { inject } from 'vitest'
 import { cast, GROUP, testClock, testRegistry, type TestClock } from '../../authority/test/fixtures.js'
 import { boot, enrol, MEMBERS, openMission, worldOver, type World } from '../../authority/test/world.js'
 import { createPostgresAuthority, type PostgresAuthority, type PostgresAuthorityOptions } from '../src/index.js'
+export { until } from './pg-server.js'
 
 /** The URL of the test server (see `global-setup.ts`). */
 export const pgUrl = (): string => inject('pgUrl')
@@ -125,11 +126,6 @@ export async function logShape(schema: string): Promise<{ transactions: number; 
 /** Every Group in `shape` runs 1..count: no gap, no fork. */
 export function contiguous(shape: Awaited<ReturnType<typeof logShape>>): boolean {
   return Object.values(shape.groups).every(([n, lo, hi]) => lo === 1 && hi === n)
-}
-
-/** Polls `check` until it holds (the test's own timeout bounds the wait). */
-export async function until(check: () => boolean | Promise<boolean>): Promise<void> {
-  while (!(await check())) await new Promise((resolve) => setTimeout(resolve, 20))
 }
 
 /** Worker `who` of `w` posts Message number `n` in the Group's Main Conversation. */
