@@ -6,19 +6,23 @@
  * 2. `npm run build` of each package in dependency order, then every `exports`/`bin` target exists.
  * 3. `npm pack` of each: no tests, no node_modules, dist present, every export target packed, and
  *    the built code imports only what the package declares.
- * 4. A fresh consumer project outside the workspace installs the five tarballs, type-checks a small
+ * 4. A fresh consumer project outside the workspace installs the tarballs, type-checks a small
  *    TypeScript file against the packed declarations (no `@types/node`), runs it, and runs the
- *    `weft-conformance` bin.
+ *    `weft-conformance` bin and `weft demo`.
+ * 5. The README examples: every ```ts block of a package's README occurs verbatim in one of the
+ *    package's `examples/*.ts` programs (setup, the block, then checks of what the block claims),
+ *    and each program compiles strictly against the packed declarations and runs to exit 0.
  *
  * The steps share state and run in order; a failing step makes the later ones fail too.
  */
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { builtinModules } from 'node:module'
 import { tmpdir } from 'node:os'
 import { delimiter, dirname, join, relative, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
+import { testServer } from '../../../packages/store-postgres/test/pg-server.js'
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../../..')
 const tscBin = join(repo, 'node_modules', 'typescript', 'bin', 'tsc')
@@ -100,8 +104,8 @@ interface RunResult {
   readonly stderr: string
 }
 
-function run(command: string, args: readonly string[], cwd: string, options: { check?: boolean; timeout?: number } = {}): RunResult {
-  const result = spawnSync(command, args, { cwd, env: childEnv(), encoding: 'utf8', timeout: options.timeout ?? 300_000, maxBuffer: 64 * 1024 * 1024 })
+function run(command: string, args: readonly string[], cwd: string, options: { check?: boolean; timeout?: number; env?: NodeJS.ProcessEnv } = {}): RunResult {
+  const result = spawnSync(command, args, { cwd, env: { ...childEnv(), ...options.env }, encoding: 'utf8', timeout: options.timeout ?? 300_000, maxBuffer: 64 * 1024 * 1024 })
   const out: RunResult = { status: result.status, stdout: result.stdout ?? '', stderr: result.stderr ?? '' }
   if ((options.check ?? true) && (result.error !== undefined || result.status !== 0)) {
     throw new Error(
@@ -230,7 +234,7 @@ afterAll(() => {
 
 describe('release packaging', () => {
   it('has publishable package.json metadata', () => {
-    log('step 1/7: package.json metadata')
+    log('step 1/8: package.json metadata')
     const spec = manifest(PACKAGES[0]!)
     const versions = new Map(PACKAGES.map((p) => [p.name, manifest(p).version]))
     for (const pkg of PACKAGES) {
@@ -272,7 +276,7 @@ describe('release packaging', () => {
       // working.
       const pruned = pruneStale(join(repo, pkg.dir))
       if (pruned.length > 0) log(`  ${pkg.dir}: removed ${pruned.length} stale dist files (${pruned.slice(0, 3).join(', ')}${pruned.length > 3 ? ', ...' : ''})`)
-      log(`step 2/7: npm run build -w ${pkg.dir} (${i + 1}/${PACKAGES.length})`)
+      log(`step 2/8: npm run build -w ${pkg.dir} (${i + 1}/${PACKAGES.length})`)
       run('npm', ['run', 'build', '-w', pkg.dir], repo)
     }
     // Packing needs the builds; the checks below report on their own.
@@ -291,7 +295,7 @@ describe('release packaging', () => {
   it('packs each package with dist, without tests or node_modules', () => {
     requireStep('build')
     for (const pkg of PACKAGES) {
-      log(`step 3/7: npm pack -w ${pkg.dir}`)
+      log(`step 3/8: npm pack -w ${pkg.dir}`)
       const m = manifest(pkg)
       const { stdout } = run('npm', ['pack', '-w', pkg.dir, '--pack-destination', packDir, '--json'], repo)
       const info = JSON.parse(stdout.slice(stdout.indexOf('['))) as { filename: string; name: string }[]
@@ -330,12 +334,14 @@ describe('release packaging', () => {
   })
 
   it('installs the tarballs into a fresh consumer project', () => {
-    log(`step 4/7: npm install in ${consumerDir}`)
+    log(`step 4/8: npm install in ${consumerDir}`)
     requireStep('pack')
     // Outside the workspace: no ancestor node_modules can satisfy an import by accident.
     expect(realpathSync(consumerDir).startsWith(realpathSync(repo) + sep)).toBe(false)
     expect(tarballs.size, 'every package was packed').toBe(PACKAGES.length)
-    const dependencies = Object.fromEntries(PACKAGES.map((p) => [p.name, `file:${tarballs.get(p.name)!}`]))
+    // The README examples (step 8) are Node programs, so they compile with Node's types; consumer.ts does not use them.
+    const nodeTypes = (JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as Manifest).devDependencies?.['@types/node'] ?? '^20.19.0'
+    const dependencies = { ...Object.fromEntries(PACKAGES.map((p) => [p.name, `file:${tarballs.get(p.name)!}`])), '@types/node': nodeTypes }
     writeFileSync(join(consumerDir, 'package.json'), `${JSON.stringify({ name: 'weft-release-consumer', version: '0.0.0', private: true, type: 'module', dependencies }, null, 2)}\n`)
     run('npm', ['install', '--no-audit', '--no-fund', '--offline=false', '--prefer-offline'], consumerDir)
     for (const pkg of PACKAGES) {
@@ -349,7 +355,7 @@ describe('release packaging', () => {
   })
 
   it('type-checks and runs a TypeScript consumer against the packed declarations', () => {
-    log('step 5/7: type-check and run consumer.ts')
+    log('step 5/8: type-check and run consumer.ts')
     requireStep('install')
     writeFileSync(
       join(consumerDir, 'tsconfig.json'),
@@ -401,7 +407,7 @@ describe('release packaging', () => {
   })
 
   it('runs the weft-conformance bin from the consumer', () => {
-    log('step 6/7: npx weft-conformance --help')
+    log('step 6/8: npx weft-conformance --help')
     requireStep('install')
     expect(existsSync(join(consumerDir, 'node_modules', '.bin', 'weft-conformance')), 'bin linked into the consumer').toBe(true)
     const { stdout } = run('npx', ['--no-install', 'weft-conformance', '--help'], consumerDir)
@@ -409,13 +415,62 @@ describe('release packaging', () => {
   })
 
   it('runs `weft demo` from the packed @weft/cli: both Missions approved', () => {
-    log('step 7/7: npx weft demo --yes --quiet')
+    log('step 7/8: npx weft demo --yes --quiet')
     requireStep('install')
     const { stdout } = run('npx', ['--no-install', 'weft', 'demo', '--yes', '--quiet'], consumerDir)
     expect(stdout).toContain('Both Missions were approved.')
+  })
+
+  it('compiles and runs every README example against the packed packages', () => {
+    log('step 8/8: README examples')
+    requireStep('install')
+    const weft = new Set(PACKAGES.map((p) => p.name))
+    const programs: { readonly source: string; readonly compiled: string }[] = []
+    for (const pkg of PACKAGES) {
+      const dir = join(repo, pkg.dir, 'examples')
+      const files = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.ts')).sort() : []
+      expect.soft(files.length, `${pkg.name}: a runnable example in ${pkg.dir}/examples/`).toBeGreaterThan(0)
+      const texts = files.map((f) => readFileSync(join(dir, f), 'utf8'))
+      readmeBlocks(readFileSync(join(repo, pkg.dir, 'README.md'), 'utf8')).forEach((block, i) => {
+        expect.soft(texts.some((t) => t.includes(block)), `${pkg.name}: README block ${i + 1} occurs verbatim in ${pkg.dir}/examples/*.ts\n${block}`).toBe(true)
+      })
+      // What a user of the package can import next to it: the Weft packages and the package's own dependencies.
+      const allowed = new Set([...weft, ...Object.keys(manifest(pkg).dependencies ?? {})])
+      files.forEach((file, i) => {
+        const source = `${pkg.dir}/examples/${file}`
+        expect.soft([...bareImports(texts[i]!)].filter((name) => !allowed.has(name)), `${source}: imports beyond the Weft packages and its package's dependencies`).toEqual([])
+        const target = join(pkg.dir.replace(/\//g, '-'), file)
+        mkdirSync(dirname(join(consumerDir, 'examples', target)), { recursive: true })
+        writeFileSync(join(consumerDir, 'examples', target), texts[i]!)
+        programs.push({ source, compiled: join(consumerDir, 'out-examples', target.replace(/\.ts$/, '.js')) })
+      })
+    }
+    const compilerOptions = { target: 'es2022', module: 'nodenext', moduleResolution: 'nodenext', strict: true, types: ['node'], outDir: 'out-examples', rootDir: 'examples' }
+    writeFileSync(join(consumerDir, 'tsconfig.examples.json'), `${JSON.stringify({ compilerOptions, include: ['examples/**/*.ts'] }, null, 2)}\n`)
+    run('node', [tscBin, '-p', 'tsconfig.examples.json'], consumerDir)
+    // The examples that need them read the protocol bundle and a PostgreSQL server from the environment, as the tests do.
+    const bundle = process.env.MWP_PROTOCOL_DIR ?? resolve(repo, '../shared/protocol')
+    const pg = testServer()
+    try {
+      for (const program of programs) {
+        const cwd = mkdtempSync(join(tmpdir(), 'weft-example-'))
+        const began = Date.now()
+        const result = run('node', [program.compiled], cwd, { check: false, timeout: 120_000, env: { MWP_PROTOCOL_DIR: bundle, WEFT_PG_URL: pg.url } })
+        log(`  ${program.source}: exit ${String(result.status)} in ${((Date.now() - began) / 1000).toFixed(1)}s`)
+        expect.soft(result.status, `${program.source} exits 0\n--- stdout\n${result.stdout.slice(-3000)}\n--- stderr\n${result.stderr.slice(-3000)}`).toBe(0)
+        rmSync(cwd, { recursive: true, force: true })
+      }
+    } finally {
+      pg.stop()
+    }
     log(`done in ${((Date.now() - started) / 1000).toFixed(1)}s`)
   })
 })
+
+/** The text of each ```ts block of a README, in order; a block indented in a list item keeps its indentation. */
+function readmeBlocks(markdown: string): string[] {
+  return [...markdown.matchAll(/^( *)```ts\n([\s\S]*?)^\1```/gm)].map((match) => match[2]!)
+}
 
 /** The consumer: the public surface a user of the packages writes against. */
 const CONSUMER = `import { ProtocolError, validators } from '@weft/validators'
