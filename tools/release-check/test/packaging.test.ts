@@ -22,6 +22,7 @@ import { tmpdir } from 'node:os'
 import { delimiter, dirname, join, relative, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
+import { locateBundle } from '@weft/spec/bundle'
 import { testServer } from '../../../packages/store-postgres/test/pg-server.js'
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../../..')
@@ -449,13 +450,13 @@ describe('release packaging', () => {
     writeFileSync(join(consumerDir, 'tsconfig.examples.json'), `${JSON.stringify({ compilerOptions, include: ['examples/**/*.ts'] }, null, 2)}\n`)
     run('node', [tscBin, '-p', 'tsconfig.examples.json'], consumerDir)
     // The examples that need them read the protocol bundle and a PostgreSQL server from the environment, as the tests do.
-    const bundle = process.env.MWP_PROTOCOL_DIR ?? resolve(repo, '../shared/protocol')
+    const bundle = locateBundle()
     const pg = testServer()
     try {
       for (const program of programs) {
         const cwd = mkdtempSync(join(tmpdir(), 'weft-example-'))
         const began = Date.now()
-        const result = run('node', [program.compiled], cwd, { check: false, timeout: 120_000, env: { MWP_PROTOCOL_DIR: bundle, WEFT_PG_URL: pg.url } })
+        const result = run('node', [program.compiled], cwd, { check: false, timeout: 120_000, env: { ...(bundle.found ? { MWP_PROTOCOL_DIR: bundle.dir } : {}), WEFT_PG_URL: pg.url } })
         log(`  ${program.source}: exit ${String(result.status)} in ${((Date.now() - began) / 1000).toFixed(1)}s`)
         expect.soft(result.status, `${program.source} exits 0\n--- stdout\n${result.stdout.slice(-3000)}\n--- stderr\n${result.stderr.slice(-3000)}`).toBe(0)
         rmSync(cwd, { recursive: true, force: true })
