@@ -366,6 +366,9 @@ export function createPipeline(options: PipelineOptions): Authority {
     const events = Object.freeze(materializeKeyed(state, cause, drafts, sealing, eventKeys))
     sealing.hashSource = undefined
     const receipt: StoredReceipt = receiptOf(command, actor, events, now, decoded)
+    // Deferred signatures: the receipt holds the Events and their `commandHash`, so it is what the
+    // sealer keeps until a reader (the store's serialization among them) first needs a signature.
+    seal.commit(receipt)
     append(events, receipt, eventKeys)
     notify(events)
     return receiptOf(command, actor, events, now, decoded, false)

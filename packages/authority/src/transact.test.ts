@@ -7,7 +7,7 @@ import { cast, T0 } from '../test/fixtures.js'
 import { COMMAND_RULES } from './gen/rules.js'
 import type { AnyEventDraft } from './handler.js'
 import { emptyState, type ActorRef, type GroupState } from './model.js'
-import { createDraftCheck, createEventSealer, frozenJson, materialize, type UnsignedEvent } from './transact.js'
+import { createDraftCheck, createEventSealer, frozenJson, materialize, type CommandHashSource, type EventSealer, type UnsignedEvent } from './transact.js'
 
 /** An unsigned `message.posted` envelope, as `materialize` builds it. */
 function unsigned(text = 'hello'): UnsignedEvent {
@@ -36,10 +36,21 @@ function countingKey(): { key: SigningKey; signs: () => number } {
 
 const expected = (event: UnsignedEvent): Event => sign('event', event, cast.authority.key) as unknown as Event
 
+/**
+ * Seals one envelope as a transaction of its own and commits it, as the pipeline does with a
+ * receipt: a deferring sealer computes the Event's signature and `commandHash` from there.
+ */
+function sealOne(sealer: EventSealer, event: UnsignedEvent, commandHash?: CommandHashSource): Event {
+  const sealed = sealer(event, commandHash)
+  const transaction = { events: [sealed] }
+  sealer.commit(commandHash === undefined ? transaction : { ...transaction, get commandHash() { return commandHash.commandHash } })
+  return sealed
+}
+
 describe('createEventSealer', () => {
   it('signs in the transaction exactly as the codec signs under the event profile', () => {
     const { key, signs } = countingKey()
-    const stored = createEventSealer(key)(unsigned())
+    const stored = sealOne(createEventSealer(key), unsigned())
     expect(signs()).toBe(1)
     expect(stored.signature).toEqual(expected(unsigned()).signature)
     expect(stored).toEqual(expected(unsigned()))
@@ -50,7 +61,7 @@ describe('createEventSealer', () => {
       const event = unsigned()
       const shared = { type: 'text', text: 'hello', weight: -0 }
       ;(event.payload as { content: object[] }).content = [shared]
-      const stored = createEventSealer(cast.authority.key, { deferSignatures })(event)
+      const stored = sealOne(createEventSealer(cast.authority.key, { deferSignatures }), event)
       expect(stored).toBe(event)
       const content = (stored.payload as { content: { text: string; weight: number }[] }).content
       expect([stored, stored.payload, stored.actor, stored.cause, stored.signature, content, content[0]].every((o) => Object.isFrozen(o))).toBe(true)
@@ -66,7 +77,7 @@ describe('createEventSealer', () => {
     const frozen = Object.freeze({ n: -0, s: 'kept' })
     const untouched = Object.freeze({ n: 1 })
     const event = { ...unsigned(), payload: { messageId: 'urn:weft:test:message:1', a: frozen, b: untouched } } as unknown as UnsignedEvent
-    const stored = createEventSealer(cast.authority.key)(event)
+    const stored = sealOne(createEventSealer(cast.authority.key), event)
     const payload = stored.payload as unknown as { a: { n: number }; b: object }
     expect(payload.a).not.toBe(frozen)
     expect(Object.is(payload.a.n, 0) && Object.isFrozen(payload.a)).toBe(true)
@@ -75,7 +86,7 @@ describe('createEventSealer', () => {
 
   it('with deferSignatures, signs once, on the first read of the signature, with the same signature', () => {
     const { key, signs } = countingKey()
-    const stored = createEventSealer(key, { deferSignatures: true })(unsigned())
+    const stored = sealOne(createEventSealer(key, { deferSignatures: true }), unsigned())
     expect(stored.kind).toBe('message.posted')
     expect(signs()).toBe(0)
     expect(JSON.parse(JSON.stringify(stored))).toEqual(expected(unsigned()))
@@ -92,11 +103,13 @@ describe('createEventSealer', () => {
     const { key } = countingKey()
     // A second sealer stays alive and unread throughout, as another Authority of the process would.
     const other = createEventSealer(key, { deferSignatures: true })
-    const kept = other(unsigned('kept'))
+    const kept = sealOne(other, unsigned('kept'))
     let dropped: WeakRef<object> | undefined
     ;(() => {
       const sealer = createEventSealer(key, { deferSignatures: true })
-      dropped = new WeakRef(sealer(unsigned('dropped')))
+      // As in the pipeline, the dropped Authority's Events name its own copy of its Principal.
+      const event = { ...unsigned('dropped'), acceptedBy: { ...cast.authority.actor } } as UnsignedEvent
+      dropped = new WeakRef(sealOne(sealer, event))
     })()
     // WeakRef targets live to the end of the job that made them; the collection comes after.
     await new Promise((resolve) => setTimeout(resolve, 0))
@@ -106,12 +119,27 @@ describe('createEventSealer', () => {
     expect(kept.signature).toEqual(expected(unsigned('kept')).signature)
   })
 
+  it('with deferSignatures, signs an Event only once its transaction is committed, reading its commandHash there', () => {
+    const hash = `sha256:${'12'.repeat(32)}`
+    const sealer = createEventSealer(cast.authority.key, { deferSignatures: true })
+    const first = sealer(unsigned('first'), { commandHash: hash })
+    const second = sealer(unsigned('second'), { commandHash: hash })
+    expect(() => first.signature).toThrow(/never committed/)
+    sealer.commit({ events: [first, second], commandHash: hash })
+    expect(second.commandHash).toBe(hash)
+    expect(first.signature).toEqual(expected({ ...unsigned('first'), commandHash: hash } as UnsignedEvent).signature)
+    expect(second.signature).toEqual(expected({ ...unsigned('second'), commandHash: hash } as UnsignedEvent).signature)
+    const orphan = sealer(unsigned('orphan'), { commandHash: hash })
+    sealer.commit({ events: [orphan] })
+    expect(() => orphan.commandHash).toThrow(/without one/)
+  })
+
   it('adds a lazily supplied commandHash after the other members, read once and only with the signature when deferred', () => {
     const hash = `sha256:${'ab'.repeat(32)}`
     for (const deferSignatures of [false, true]) {
       let reads = 0
       const { key, signs } = countingKey()
-      const stored = createEventSealer(key, { deferSignatures })(unsigned(), { get commandHash() { return reads++, hash } })
+      const stored = sealOne(createEventSealer(key, { deferSignatures }), unsigned(), { get commandHash() { return reads++, hash } })
       expect([reads, signs()]).toEqual(deferSignatures ? [0, 0] : [1, 1])
       expect(JSON.parse(JSON.stringify(stored))).toEqual(expected({ ...unsigned(), commandHash: hash }))
       expect(Object.keys(stored).slice(0, 3)).toEqual(['protocolVersion', 'eventId', 'kind'])
@@ -128,7 +156,7 @@ describe('createEventSealer', () => {
     expect(seen[0]?.signature).toMatchObject({ algorithm: 'Ed25519', keyId: key.keyId, createdAt: T0 })
     const nonFinite = { ...unsigned(), payload: { n: Number.NaN } } as unknown as UnsignedEvent
     for (const deferSignatures of [false, true]) {
-      expect(() => createEventSealer(key, { deferSignatures })(nonFinite)).toThrow(ProtocolError)
+      expect(() => sealOne(createEventSealer(key, { deferSignatures }), nonFinite)).toThrow(ProtocolError)
     }
     expect(signs()).toBe(0)
   })
@@ -183,9 +211,9 @@ describe('signing input', () => {
     for (const payload of tricky) {
       const event = { ...unsigned(), payload } as UnsignedEvent
       for (const deferSignatures of [false, true]) {
-        const plain = createEventSealer(cast.authority.key, { deferSignatures })(event)
+        const plain = sealOne(createEventSealer(cast.authority.key, { deferSignatures }), event)
         expect(JSON.parse(JSON.stringify(plain))).toEqual(JSON.parse(JSON.stringify(expected(event))))
-        const hashed = createEventSealer(cast.authority.key, { deferSignatures })(event, { commandHash: hash })
+        const hashed = sealOne(createEventSealer(cast.authority.key, { deferSignatures }), event, { commandHash: hash })
         expect(hashed.signature).toEqual(expected({ ...event, commandHash: hash } as UnsignedEvent).signature)
       }
     }
@@ -194,7 +222,7 @@ describe('signing input', () => {
   it('lets a deferred check read placeholders, then the real members', () => {
     const seen: unknown[] = []
     const hash = `sha256:${'ef'.repeat(32)}`
-    const stored = createEventSealer(cast.authority.key, { deferSignatures: true, check: (e) => (seen.push(e.commandHash, e.signature.value), true) })(unsigned(), { commandHash: hash })
+    const stored = sealOne(createEventSealer(cast.authority.key, { deferSignatures: true, check: (e) => (seen.push(e.commandHash, e.signature.value), true) }), unsigned(), { commandHash: hash })
     expect(seen).toEqual([`sha256:${'0'.repeat(64)}`, 'A'.repeat(86)])
     expect(stored.commandHash).toBe(hash)
     expect(stored.signature).toEqual(expected({ ...unsigned(), commandHash: hash } as UnsignedEvent).signature)
