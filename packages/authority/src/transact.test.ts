@@ -132,6 +132,9 @@ describe('createEventSealer', () => {
     const orphan = sealer(unsigned('orphan'), { commandHash: hash })
     sealer.commit({ events: [orphan] })
     expect(() => orphan.commandHash).toThrow(/without one/)
+    // The accessors find their sealer through `acceptedBy`: an envelope without an object there is refused, every time.
+    const unbound = { ...unsigned('unbound'), acceptedBy: cast.authority.actor.id } as unknown as UnsignedEvent
+    for (let i = 0; i < 2; i++) expect(() => sealer(unbound)).toThrow(/needs an acceptedBy object/)
   })
 
   it('adds a lazily supplied commandHash after the other members, read once and only with the signature when deferred', () => {

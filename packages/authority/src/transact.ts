@@ -319,7 +319,10 @@ export function createEventSealer(key: SigningKey, options: SealerOptions = {}):
     const sealer = (event: UnsignedEvent, commandHash?: CommandHashSource): Event => {
       const top = ownEnvelope(event)
       // Nearly always the same object, the pipeline's Principal: registered once.
-      if (top['acceptedBy'] !== registered) registerBatch((registered = top['acceptedBy']), batch)
+      if (top['acceptedBy'] !== registered) {
+        registerBatch(top['acceptedBy'], batch)
+        registered = top['acceptedBy']
+      }
       // The seal checks and freezes; the signing form is found again when the Event is signed, so
       // nothing per Event is kept on the commit path.
       sealMembers(top)
