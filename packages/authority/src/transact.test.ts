@@ -137,6 +137,15 @@ describe('createEventSealer', () => {
     for (let i = 0; i < 2; i++) expect(() => sealer(unbound)).toThrow(/needs an acceptedBy object/)
   })
 
+  it('with deferSignatures, finds the sealer of an Event whose acceptedBy the seal replaced with a frozen copy', () => {
+    // Someone else froze it with a -0 inside, which the signed text writes as 0: the seal copies it.
+    const frozen = Object.freeze({ ...cast.authority.actor, weight: -0 })
+    const event = { ...unsigned('copied'), acceptedBy: frozen } as unknown as UnsignedEvent
+    const stored = sealOne(createEventSealer(cast.authority.key, { deferSignatures: true }), event)
+    expect(stored.acceptedBy).not.toBe(frozen)
+    expect(stored.signature).toEqual(expected({ ...event, acceptedBy: { ...cast.authority.actor, weight: 0 } } as unknown as UnsignedEvent).signature)
+  })
+
   it('adds a lazily supplied commandHash after the other members, read once and only with the signature when deferred', () => {
     const hash = `sha256:${'ab'.repeat(32)}`
     for (const deferSignatures of [false, true]) {

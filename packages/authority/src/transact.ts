@@ -318,14 +318,15 @@ export function createEventSealer(key: SigningKey, options: SealerOptions = {}):
     let registered: unknown
     const sealer = (event: UnsignedEvent, commandHash?: CommandHashSource): Event => {
       const top = ownEnvelope(event)
-      // Nearly always the same object, the pipeline's Principal: registered once.
+      // The seal checks and freezes; the signing form is found again when the Event is signed, so
+      // nothing per Event is kept on the commit path.
+      sealMembers(top)
+      // After the seal, which may replace a member with a frozen copy. Nearly always the same
+      // object, the pipeline's Principal: registered once.
       if (top['acceptedBy'] !== registered) {
         registerBatch(top['acceptedBy'], batch)
         registered = top['acceptedBy']
       }
-      // The seal checks and freezes; the signing form is found again when the Event is signed, so
-      // nothing per Event is kept on the commit path.
-      sealMembers(top)
       // The accessors are in place before the check, which reads placeholders through them, so the
       // Event keeps one shape from birth (no member changes from data to accessor).
       if (commandHash !== undefined) Object.defineProperty(top, 'commandHash', LAZY_HASH)
