@@ -274,6 +274,11 @@ describe('materialize', () => {
     const [event] = materialize(state, cause, drafts, { now: T0, newId: () => 'urn:weft:test:event:1', authority: cast.authority.actor as ActorRef, sign: (e) => seal(e) })
     const { signature: _signature, ...envelope } = event!
     expect(Object.keys(envelope)).toEqual(Object.keys(envelope).sort())
+    // Plain objects, as literals would be; the payload a shallow copy of the draft's, sharing what it holds.
+    expect([event, event!.cause].map((o) => Object.getPrototypeOf(o))).toEqual([Object.prototype, Object.prototype])
+    expect(event!.payload).not.toBe(drafts[0]!.payload)
+    expect(event!.payload).toEqual(drafts[0]!.payload)
+    expect((event!.payload as { content: unknown }).content).toBe((drafts[0]!.payload as { content: unknown }).content)
     expect(event!.signature).toEqual(expected(envelope as UnsignedEvent).signature)
   })
 })

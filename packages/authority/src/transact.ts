@@ -79,9 +79,87 @@ function runningOf(running: readonly Running[] | undefined, groupId: string, key
   return undefined
 }
 
+/** The templates `materializeKeyed` copies its Events arrays from. */
+const ONE_SLOT: readonly unknown[] = [undefined]
+const NO_SLOT: readonly unknown[] = []
+
+/** The frozen-to-be members of an Event envelope, as the constructors below take them. */
+type Member = unknown
+
+/** `{ acceptedBy, actor }`: the start of an envelope built member by member. */
+function initEnvelopeStart(this: Record<string, Member>, acceptedBy: Member, actor: Member): void {
+  this['acceptedBy'] = acceptedBy
+  this['actor'] = actor
+}
+
+/**
+ * A Group Event of a Command: its members in RFC 8785 order, `conversationId` and `workItemId` only
+ * when present (one constructor, four shapes).
+ */
+function initGroupEvent(
+  this: Record<string, Member>,
+  acceptedBy: Member,
+  actor: Member,
+  aggregateRevision: Member,
+  cause: Member,
+  conversationId: Member,
+  correlationId: Member,
+  eventId: Member,
+  groupId: Member,
+  kind: Member,
+  occurredAt: Member,
+  payload: Member,
+  sequence: Member,
+  workItemId: Member,
+): void {
+  this['acceptedBy'] = acceptedBy
+  this['actor'] = actor
+  this['aggregateRevision'] = aggregateRevision
+  this['cause'] = cause
+  if (conversationId !== undefined) this['conversationId'] = conversationId
+  this['correlationId'] = correlationId
+  this['eventId'] = eventId
+  this['groupId'] = groupId
+  this['kind'] = kind
+  this['occurredAt'] = occurredAt
+  this['payload'] = payload
+  this['protocolVersion'] = '0.1'
+  this['sequence'] = sequence
+  if (workItemId !== undefined) this['workItemId'] = workItemId
+}
+
+/** An Event's `cause` (§15.2): `{ type, id }`. */
+function initCauseRef(this: Record<string, Member>, type: Member, id: Member): void {
+  this['type'] = type
+  this['id'] = id
+}
+
+/**
+ * `init` as a constructor of plain objects: its prototype becomes `Object.prototype`, so what it
+ * builds is a plain object as a literal is, for JCS, JSON, copies and equality alike.
+ *
+ * Why constructors instead of object literals for Events, and a copy of each draft's payload: an
+ * Authority keeps every Event, and V8 allocates the objects of a literal site whose objects mostly
+ * survive straight into its old generation ("allocation-site pretenuring"). The handlers' payload
+ * literals and the envelope literals went there, pointing at the young parts of the Command they
+ * were made from. Built this way, Events and their top-level payloads start young like the Command
+ * (checked with V8's `%InYoungGeneration`), and the trusted path measured 11–22% faster in the
+ * benchmark's own worker passes (`bench/authority-passes.mjs`, old and new builds alternating, 40
+ * rounds each, four runs). Running Node with `--no-allocation-site-pretenuring` has a like effect.
+ */
+function plainConstructor<A extends Member[]>(init: (this: Record<string, Member>, ...args: A) => void): new (...args: A) => Record<string, unknown> {
+  ;(init as unknown as { prototype: object }).prototype = Object.prototype
+  return init as unknown as new (...args: A) => Record<string, unknown>
+}
+
+const EnvelopeStart = plainConstructor(initEnvelopeStart)
+const GroupEvent = plainConstructor(initGroupEvent)
+const CauseRef = plainConstructor(initCauseRef)
+
 /**
  * Builds the signed envelopes of one transaction without mutating `state`. Sequences continue each
- * Group's head; revisions continue each aggregate's current revision, draft by draft.
+ * Group's head; revisions continue each aggregate's current revision, draft by draft. Each Event's
+ * `payload` is a shallow copy of its draft's, sharing what the draft's holds.
  * @throws Error when a draft names a Group that does not exist and is not created earlier in the
  * same transaction (a handler bug: the pipeline reports it as `INTERNAL_ERROR`).
  */
@@ -102,8 +180,9 @@ export function materializeKeyed<E>(state: AuthorityState, cause: TransactionCau
   const last = drafts.length - 1
   // A transaction of one Event (nearly all) gets an array of exactly one slot: the log keeps it
   // frozen in the receipt, where a pushed array would hold its grown, mostly empty backing store.
-  const events: E[] = last === 0 ? [undefined as E] : []
-  const causeRef = { type: cause.type, id: cause.id }
+  // Copies of templates and a constructor rather than literals: see {@link plainConstructor}.
+  const events = (last === 0 ? ONE_SLOT.slice() : NO_SLOT.slice()) as E[]
+  const causeRef = new CauseRef(cause.type, cause.id)
   for (let i = 0; i <= last; i++) {
     const d = drafts[i]!
     const info = catalog.get(d.kind)
@@ -126,12 +205,14 @@ export function materializeKeyed<E>(state: AuthorityState, cause: TransactionCau
     const actor = d.actor ?? cause.actor
     const eventId = options.newId()
     // Members in RFC 8785 order, so a sealer finds the envelope's own members sorted (see
-    // `signingBytes`). A Group Event of a Command takes one of four literals, each of one shape,
-    // built in one allocation; the rest is built member by member.
+    // `signingBytes`). A Group Event of a Command is built by one constructor, in one allocation;
+    // the rest is built member by member. The payload is a shallow
+    // copy of the draft's (see {@link plainConstructor}); what it holds is shared, and frozen by the seal.
     const { conversationId, workItemId } = d
+    const payload = { ...d.payload }
     let event: Record<string, unknown>
     if (groupId === undefined || cause.commandHash !== undefined) {
-      event = { acceptedBy: options.authority, actor }
+      event = new EnvelopeStart(options.authority, actor)
       if (groupId !== undefined) event['aggregateRevision'] = revision
       // One cause object per transaction: every Event of it has the same cause (§15.2), and the sealer freezes it.
       event['cause'] = causeRef
@@ -142,20 +223,12 @@ export function materializeKeyed<E>(state: AuthorityState, cause: TransactionCau
       if (groupId !== undefined) event['groupId'] = groupId
       event['kind'] = d.kind
       event['occurredAt'] = options.now
-      event['payload'] = d.payload
+      event['payload'] = payload
       event['protocolVersion'] = '0.1'
       if (groupId !== undefined) event['sequence'] = sequence
       if (workItemId !== undefined) event['workItemId'] = workItemId
-    } else if (workItemId === undefined) {
-      event =
-        conversationId === undefined
-          ? { acceptedBy: options.authority, actor, aggregateRevision: revision, cause: causeRef, correlationId: cause.correlationId, eventId, groupId, kind: d.kind, occurredAt: options.now, payload: d.payload, protocolVersion: '0.1', sequence }
-          : { acceptedBy: options.authority, actor, aggregateRevision: revision, cause: causeRef, conversationId, correlationId: cause.correlationId, eventId, groupId, kind: d.kind, occurredAt: options.now, payload: d.payload, protocolVersion: '0.1', sequence }
     } else {
-      event =
-        conversationId === undefined
-          ? { acceptedBy: options.authority, actor, aggregateRevision: revision, cause: causeRef, correlationId: cause.correlationId, eventId, groupId, kind: d.kind, occurredAt: options.now, payload: d.payload, protocolVersion: '0.1', sequence, workItemId }
-          : { acceptedBy: options.authority, actor, aggregateRevision: revision, cause: causeRef, conversationId, correlationId: cause.correlationId, eventId, groupId, kind: d.kind, occurredAt: options.now, payload: d.payload, protocolVersion: '0.1', sequence, workItemId }
+      event = new GroupEvent(options.authority, actor, revision, causeRef, conversationId, cause.correlationId, eventId, groupId, d.kind, options.now, payload, sequence, workItemId)
     }
     const sealed = options.sign(event as UnsignedEvent)
     if (last === 0) events[0] = sealed
