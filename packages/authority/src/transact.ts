@@ -206,8 +206,8 @@ export function materializeKeyed<E>(state: AuthorityState, cause: TransactionCau
     const eventId = options.newId()
     // Members in RFC 8785 order, so a sealer finds the envelope's own members sorted (see
     // `signingBytes`). A Group Event of a Command is built by one constructor, in one allocation;
-    // the rest is built member by member. The payload is a shallow
-    // copy of the draft's (see {@link plainConstructor}); what it holds is shared, and frozen by the seal.
+    // the rest is built member by member. The payload is a shallow copy of the draft's (see
+    // {@link plainConstructor}); what it holds is shared, and frozen by the seal.
     const { conversationId, workItemId } = d
     const payload = { ...d.payload }
     let event: Record<string, unknown>
@@ -506,11 +506,8 @@ function freezeInPlace(value: unknown, depth: number): unknown {
   // the order of Object.keys, without allocating their list.
   for (const name in record) {
     if (!wellFormed(name)) throw OUTSIDE_JCS
-    if (name < previous) sawUnsorted = true
+    noteMemberName(name, previous)
     previous = name
-    // Array-index names ("0", "17") iterate first in JavaScript whatever the order of insertion.
-    const first = name.charCodeAt(0)
-    if (first >= 0x30 && first <= 0x39) sawIndexName = true
     const member = record[name]
     const sealed = freezeInPlace(member, depth + 1)
     if (sealed === member && !isNegativeZero(member)) continue
@@ -685,12 +682,21 @@ function scanForm(value: unknown): void {
   const record = value as Record<string, unknown>
   let previous = ''
   for (const name in record) {
-    if (name < previous) sawUnsorted = true
+    noteMemberName(name, previous)
     previous = name
-    const first = name.charCodeAt(0)
-    if (first >= 0x30 && first <= 0x39) sawIndexName = true
     scanForm(record[name])
   }
+}
+
+/**
+ * Notes in {@link sawUnsorted} and {@link sawIndexName} what the name of a nested object's member,
+ * after `previous`, says of the object's signing form ({@link freezeInPlace} and {@link scanForm}).
+ */
+function noteMemberName(name: string, previous: string): void {
+  if (name < previous) sawUnsorted = true
+  // Array-index names ("0", "17") iterate first in JavaScript whatever the order of insertion.
+  const first = name.charCodeAt(0)
+  if (first >= 0x30 && first <= 0x39) sawIndexName = true
 }
 
 // One pair of accessor functions shared by every lazily signed Event of every sealer (rather than
