@@ -21,7 +21,12 @@ import { createDocumentValidator, resolveLimits, type DocumentValidator, type Ge
 type GuardOf<F> = F extends (v: unknown) => v is infer T ? T : never
 type Generated = typeof documentValidators
 
-/** One validator per normative document, keyed by document name (`workItem`, `command`, ...). */
+/**
+ * One validator per normative schema file of §21, keyed by document name (`workItem`, `command`,
+ * ...). `common` is the definitions-only `common.schema.json`: its root accepts every JSON value,
+ * so `validators.common.check` is always true and narrows to `unknown`; its primitives are
+ * validated through the documents that reference them.
+ */
 export type DocumentValidators = { readonly [K in keyof Generated]: DocumentValidator<GuardOf<Generated[K]['check']>> }
 
 /** A full set of document validators sharing one set of limits. */

@@ -106,8 +106,23 @@ describe('document validators', () => {
   it('look validators up by file name and schema $id', () => {
     expect(validatorForFile('work-item.schema.json')).toBe(validators.workItem)
     expect(validatorForSchemaId('https://missionweaveprotocol.dev/schemas/0.1/lease.schema.json')).toBe(validators.lease)
-    expect(validatorForFile('common.schema.json')).toBeUndefined()
-    expect(Object.keys(validators)).toHaveLength(21)
+    expect(validatorForFile('common.schema.json')).toBe(validators.common)
+    expect(Object.keys(validators)).toHaveLength(22)
+  })
+
+  it('give the definitions-only common.schema.json a validator that accepts every JSON value (§21)', () => {
+    const common = validators.common
+    expect([common.file, common.schemaId]).toEqual([
+      'common.schema.json',
+      'https://missionweaveprotocol.dev/schemas/0.1/common.schema.json',
+    ])
+    // Its root has only `$defs`; a value that breaks a definition is still a valid instance.
+    for (const value of [{}, { protocolVersion: '9.9' }, [], 0, -1.5, '', 'urn:x\n', true, null]) {
+      expect(common.check(value), JSON.stringify(value)).toBe(true)
+      expect(common.errors(value)).toEqual([])
+      expect(common.parse(value)).toBe(value)
+    }
+    expect(common.parseText('[1, {"a": null}]')).toEqual([1, { a: null }])
   })
 })
 

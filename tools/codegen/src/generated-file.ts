@@ -105,15 +105,16 @@ export class GeneratedFile {
     return this
   }
 
-  /** A function declaration. */
+  /** A function declaration; an empty body prints as `{}` on two lines, with no blank line inside. */
   fn(spec: FunctionSpec): this {
+    const body = indent(spec.body)
     this.#statements.push({
       kind: StructureKind.Function,
       name: spec.name,
       isExported: spec.exported,
       parameters: spec.parameters.map((p) => ({ name: p.name, type: p.type })),
       returnType: spec.returnType,
-      statements: indent(spec.body),
+      ...(body === '' ? {} : { statements: body }),
       ...(spec.doc ? { docs: [spec.doc] } : {}),
     })
     return this

@@ -59,10 +59,20 @@ describe('generate (in memory)', () => {
 
   it('lists every document, Command kind and Event kind in the tables', () => {
     const table = byPath.get('packages/validators/src/gen/documents.ts')!
-    for (const doc of documents.filter((d) => d.name !== 'common')) expect(table).toContain(`  ${doc.name}: { name: "${doc.name}"`)
+    for (const doc of documents) expect(table).toContain(`  ${doc.name}: { name: "${doc.name}"`)
     const payloads = byPath.get('packages/validators/src/gen/payloads.ts')!
     for (const kind of COMMAND_KINDS) expect(payloads).toContain(`  "${kind}": { kind: "${kind}"`)
     for (const kind of EVENT_KINDS) expect(payloads).toContain(`  "${kind}": { kind: "${kind}"`)
+  })
+
+  it('gives the definitions-only common.schema.json a validator that accepts every value (§21)', () => {
+    const text = byPath.get('packages/validators/src/gen/documents.ts')!
+    const gen = text.split('\n')
+    expect(text).toContain('export function c_common(v: any): boolean {\n  return true\n}')
+    expect(text).toContain('export function e_common(v: any, p: string, x: Collector): void {\n}')
+    expect(gen.find((l) => l.startsWith('  common: '))).toContain('check: c_common as (v: unknown) => v is unknown,')
+    // no static type is imported for it: `common` has none beyond `unknown`
+    expect(gen.find((l) => l.startsWith('import type {') && l.endsWith("from '@weft/spec';"))).not.toMatch(/\bCommon\b/)
   })
 
   it('emits the closed §19 error-code union for @weft/codec', () => {

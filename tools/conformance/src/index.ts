@@ -3,7 +3,15 @@
  * Weft. The CLI is `weft-conformance`; everything it does is available here as functions.
  * @module
  */
-export { runStructural, readManifest, loadExpectedFailures, PINNED_MANIFEST_COUNTS, EXPECTED_FAILURES_FILE } from './structural.js'
+export {
+  runStructural,
+  readManifest,
+  loadExpectedFailures,
+  bundleSchemaFiles,
+  unmappedSchemas,
+  PINNED_MANIFEST_COUNTS,
+  EXPECTED_FAILURES_FILE,
+} from './structural.js'
 export type {
   ManifestVector,
   ExpectedFailure,

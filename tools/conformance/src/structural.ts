@@ -6,7 +6,7 @@
  * (state machines, ordering, epochs, signatures, admission) are other suites.
  * @module
  */
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { basename, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { validatorForFile as weftValidatorForFile } from '@weft/validators'
@@ -90,8 +90,9 @@ export interface StructuralRun {
   readonly results: readonly StructuralResult[]
   readonly summary: StructuralSummary
   /**
-   * Run-level problems besides failing vectors: a manifest whose counts differ from the pinned
-   * bundle, a listed expected failure that now passes or names no vector.
+   * Run-level problems besides failing vectors: a bundle schema file with no validator, a manifest
+   * whose counts differ from the pinned bundle, a listed expected failure that now passes or
+   * names no vector.
    */
   readonly problems: readonly string[]
   /** No unexpected failure and no problem. */
@@ -171,6 +172,31 @@ export function readManifest(bundleDir: string): ManifestVector[] {
   })
 }
 
+/**
+ * The schema files of a bundle (`schemas/*.schema.json`, §21), sorted: the files a manifest vector
+ * may name, definitions-only ones such as `common.schema.json` included.
+ * @throws Error when the bundle has no `schemas/` folder.
+ */
+export function bundleSchemaFiles(bundleDir: string): string[] {
+  return readdirSync(join(bundleDir, 'schemas'))
+    .filter((file) => file.endsWith('.schema.json'))
+    .sort()
+}
+
+/**
+ * One problem per bundle schema file that `lookup` maps to no validator, naming the file: every
+ * schema of the bundle needs a runner path, whether or not the manifest names it today.
+ * @param lookup - Defaults to `validatorForFile` of `@weft/validators`.
+ */
+export function unmappedSchemas(
+  bundleDir: string,
+  lookup: (fileName: string) => StructuralValidator | undefined = weftValidatorForFile,
+): string[] {
+  return bundleSchemaFiles(bundleDir)
+    .filter((file) => lookup(file) === undefined)
+    .map((file) => `no Weft validator for bundle schema schemas/${file}: every schema file of the bundle needs one`)
+}
+
 function describeIssue(issue: { readonly path: string; readonly keyword: string; readonly message: string }): string {
   return `${issue.path === '' ? '/' : issue.path} ${issue.keyword}: ${issue.message}`
 }
@@ -206,8 +232,9 @@ function checkVector(
  * Runs the structural suite: every manifest vector through the Weft validator of its schema.
  *
  * The run is `ok` when every vector gets the expected verdict, except those listed as expected
- * failures, and there is no problem: the manifest must count 58 vectors (27 valid, 31 invalid),
- * and every expected-failure entry must name a vector that still fails.
+ * failures, and there is no problem: every bundle schema file must map to a validator
+ * ({@link unmappedSchemas}), the manifest must count 58 vectors (27 valid, 31 invalid), and every
+ * expected-failure entry must name a vector that still fails.
  * @param bundleDir - Root of the normative bundle (see `locateBundle` in `./bundle.js`).
  * @example
  * ```ts
@@ -221,7 +248,7 @@ export function runStructural(bundleDir: string, options: StructuralOptions = {}
   const expectedFailures = options.expectedFailures ?? loadExpectedFailures()
   const lookup = options.validatorForFile ?? weftValidatorForFile
   const counts = options.expectedCounts ?? PINNED_MANIFEST_COUNTS
-  const problems: string[] = []
+  const problems: string[] = unmappedSchemas(bundleDir, lookup)
 
   const reasons = new Map<string, string>()
   for (const entry of expectedFailures) reasons.set(entry.name, entry.reason)

@@ -1,11 +1,18 @@
-import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { cpSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { validatorForFile } from '@weft/validators'
 import { afterEach, describe, expect, it } from 'vitest'
 import { bundleForTests } from '../src/bundle.js'
 import { formatStructuralReport, structuralSummaryLine } from '../src/report.js'
-import { loadExpectedFailures, readManifest, runStructural, type StructuralValidator } from '../src/structural.js'
+import {
+  bundleSchemaFiles,
+  loadExpectedFailures,
+  readManifest,
+  runStructural,
+  unmappedSchemas,
+  type StructuralValidator,
+} from '../src/structural.js'
 
 const dir = bundleForTests()
 
@@ -131,6 +138,62 @@ describe.skipIf(!dir)('structural suite against the bundle', () => {
     expect(structuralSummaryLine(allListed)).toBe(
       `structural: ${58 - workItemInvalid.length}/58 passed (27 valid, 31 invalid); ${workItemInvalid.length} expected failures`,
     )
+  })
+
+  it('validates vectors of the definitions-only common.schema.json: any JSON value is valid at its root', () => {
+    // §21: common.schema.json holds only `$defs`, so its root accepts every JSON value.
+    const instances: readonly unknown[] = [{}, { any: ['member'] }, [], 42, -0.5, 'text', true, null]
+    const copy = tamperedBundle(bundleDir, (manifest) => [
+      ...manifest,
+      ...instances.map((_, i) => ({
+        name: `common root accepts instance ${i}`,
+        schema: 'schemas/common.schema.json',
+        instance: `conformance/vectors/valid/weft-common-${i}.json`,
+        valid: true,
+      })),
+    ])
+    temporary.push(copy)
+    instances.forEach((instance, i) => {
+      writeFileSync(join(copy, 'conformance', 'vectors', 'valid', `weft-common-${i}.json`), JSON.stringify(instance))
+    })
+    const run = runStructural(copy, {
+      expectedFailures: [],
+      expectedCounts: { total: 58 + instances.length, valid: 27 + instances.length, invalid: 31 },
+    })
+    const common = run.results.filter((r) => r.schema === 'schemas/common.schema.json')
+    expect(common.map((r) => `${r.name}: ${r.actual}${r.firstError === undefined ? '' : ` (${r.firstError})`}`)).toEqual(
+      instances.map((_, i) => `common root accepts instance ${i}: valid`),
+    )
+    expect(run.problems).toEqual([])
+    expect(run.ok).toBe(true)
+  })
+
+  it('has a runner path for every schemas/*.schema.json of the bundle, definitions-only ones included', () => {
+    const files = readdirSync(join(bundleDir, 'schemas')).filter((f) => f.endsWith('.schema.json')).sort()
+    expect(files).toHaveLength(22)
+    expect(files).toContain('common.schema.json')
+    expect(bundleSchemaFiles(bundleDir)).toEqual(files)
+    expect(unmappedSchemas(bundleDir)).toEqual([])
+    for (const file of files) expect(validatorForFile(file)?.file, file).toBe(file)
+    // One vector per schema file, through the runner itself: each gets a verdict, never an error.
+    const copy = tamperedBundle(bundleDir, () =>
+      files.map((file) => ({ name: file, schema: `schemas/${file}`, instance: 'conformance/vectors/valid/command.json', valid: true })),
+    )
+    temporary.push(copy)
+    const run = runStructural(copy, { expectedFailures: [], expectedCounts: { total: files.length, valid: files.length, invalid: 0 } })
+    expect(run.results.filter((r) => r.actual === 'error').map((r) => `${r.name}: ${r.firstError ?? ''}`)).toEqual([])
+    expect(run.results.find((r) => r.name === 'common.schema.json')?.actual).toBe('valid')
+  })
+
+  it('fails the run, naming the file, when a bundle schema no vector uses has no validator', () => {
+    const lookup = (file: string): StructuralValidator | undefined => (file === 'common.schema.json' ? undefined : validatorForFile(file))
+    const message = 'no Weft validator for bundle schema schemas/common.schema.json: every schema file of the bundle needs one'
+    expect(unmappedSchemas(bundleDir, lookup)).toEqual([message])
+    const run = runStructural(bundleDir, { expectedFailures: [], validatorForFile: lookup })
+    expect(run.summary.passed).toBe(58)
+    expect(run.problems).toEqual([message])
+    expect(run.ok).toBe(false)
+    expect(formatStructuralReport(run)).toContain(`problem: ${message}`)
   })
 
   it('marks a vector whose schema has no validator as an error', () => {

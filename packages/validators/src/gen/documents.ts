@@ -53,6 +53,15 @@ const set45 = new Set(["agent-card","approval","artifact","command","context-pac
 const set46 = new Set(["protocolVersion","admissionRecordId","organizationId","documentKind","signingHash","keyId","principal","trustedAcceptedAt","acceptedBy"]);
 const set47 = new Set(["code","message","retryable","fatal","relatedFrameId","relatedActionId","groupId","expectedRevision","currentRevision","retryAfterMs","snapshotArtifactHash","details","occurredAt"]);
 
+/** Returns whether the value is valid against `common.schema.json#`, from the common.schema.json definition of @weft/spec (§21). */
+export function c_common(v: any): boolean {
+  return true
+}
+
+/** Reports every issue of the value, up to the collector bound, against `common.schema.json#`, from the common.schema.json definition of @weft/spec (§21). */
+export function e_common(v: any, p: string, x: Collector): void {
+}
+
 /** Returns whether the value is valid against `websocket-frame.schema.json#`, from the websocket-frame.schema.json definition of @weft/spec (§21). */
 export function c_websocketFrame(v: any): boolean {
   if ((c_websocketFrame_oneOf_0(v) ? 1 : 0) + (c_websocketFrame_oneOf_1(v) ? 1 : 0) + (c_websocketFrame_oneOf_2(v) ? 1 : 0) + (c_websocketFrame_oneOf_3(v) ? 1 : 0) + (c_websocketFrame_oneOf_4(v) ? 1 : 0) + (c_websocketFrame_oneOf_5(v) ? 1 : 0) + (c_websocketFrame_oneOf_6(v) ? 1 : 0) + (c_websocketFrame_oneOf_7(v) ? 1 : 0) + (c_websocketFrame_oneOf_8(v) ? 1 : 0) + (c_websocketFrame_oneOf_9(v) ? 1 : 0) !== 1) return false
@@ -10460,6 +10469,8 @@ export function e_workItem_properties_offers_items(v: any, p: string, x: Collect
 
 /** Generated check and collect functions of every normative document, keyed by document name. */
 export const documentValidators = {
+  /** MissionWeaveProtocol 0.1 Common Definitions (`common.schema.json`). */
+  common: { name: "common", file: "common.schema.json", schemaId: "https://missionweaveprotocol.dev/schemas/0.1/common.schema.json", check: c_common as (v: unknown) => v is unknown, collect: e_common as (v: unknown, p: string, x: Collector) => void },
   /** MissionWeaveProtocol 0.1 WebSocket Frame (`websocket-frame.schema.json`). */
   websocketFrame: { name: "websocketFrame", file: "websocket-frame.schema.json", schemaId: "https://missionweaveprotocol.dev/schemas/0.1/websocket-frame.schema.json", check: c_websocketFrame as (v: unknown) => v is WebSocketFrame, collect: e_websocketFrame as (v: unknown, p: string, x: Collector) => void },
   /** MissionWeaveProtocol 0.1 Command Envelope (`command.schema.json`). */

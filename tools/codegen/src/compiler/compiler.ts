@@ -68,6 +68,16 @@ export interface CompiledModule {
 }
 
 const ANNOTATIONS = new Set(['$schema', '$id', '$comment', 'title', 'description', 'examples', 'default', '$defs', 'deprecated', 'readOnly', 'writeOnly'])
+
+/**
+ * Whether a schema asserts nothing about an instance: `true`, or an object holding only `$defs`
+ * and annotations, as the definitions-only `common.schema.json` does (§21). Its root accepts every
+ * JSON value, so a validator of it narrows to `unknown`.
+ */
+export function assertsNothing(node: SchemaNode): boolean {
+  return node === true || (typeof node === 'object' && Object.keys(node).every((keyword) => ANNOTATIONS.has(keyword)))
+}
+
 const HANDLED = new Set([
   '$ref', 'type', 'const', 'enum', 'minLength', 'maxLength', 'pattern', 'format', 'minimum', 'maximum',
   'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf', 'required', 'properties', 'additionalProperties',

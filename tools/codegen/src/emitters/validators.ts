@@ -5,7 +5,7 @@
  * @module
  */
 import type { TSchema } from 'typebox'
-import { ValidatorCompiler, type CompiledModule, type FormatImport } from '../compiler/compiler.js'
+import { ValidatorCompiler, assertsNothing, type CompiledModule, type FormatImport } from '../compiler/compiler.js'
 import { SchemaRegistry, type SchemaNode } from '../compiler/registry.js'
 import { GeneratedFile } from '../generated-file.js'
 import type { EmitContext, GeneratedOutput } from './context.js'
@@ -83,9 +83,13 @@ export function emitValidators(ctx: EmitContext, families: readonly PayloadFamil
     runtime: '../runtime.js',
   })
 
-  const documentEntries = ctx.documents
-    .filter((doc) => doc.name !== 'common')
-    .map((doc) => ({ doc, fns: compiler.entry(ctx.schemaBase + doc.file) }))
+  // Every document gets a validator, definitions-only ones included: a conformance vector may
+  // name any schema file of the bundle (§21), and `common.schema.json` accepts every value.
+  const documentEntries = ctx.documents.map((doc) => ({
+    doc,
+    fns: compiler.entry(ctx.schemaBase + doc.file),
+    guard: assertsNothing(json(doc.schema)) ? 'unknown' : doc.typeName,
+  }))
   // Every common definition is exported, so hand-written code can validate a primitive alone.
   const common = ctx.documents.find((doc) => doc.name === 'common')
   if (common) {
@@ -111,10 +115,10 @@ export function emitValidators(ctx: EmitContext, families: readonly PayloadFamil
 
   // Document functions, then the document table.
   const docs = emitModule(ctx, modules.get(DOCUMENTS_MODULE)!, sourceOf)
-  docs.importNamed('@weft/spec', documentEntries.map(({ doc }) => doc.typeName), true)
+  docs.importNamed('@weft/spec', documentEntries.map(({ guard }) => guard).filter((guard) => guard !== 'unknown'), true)
   const rows = documentEntries.map(
-    ({ doc, fns }) =>
-      `  /** ${doc.title} (\`${doc.file}\`). */\n  ${doc.name}: { name: ${JSON.stringify(doc.name)}, file: ${JSON.stringify(doc.file)}, schemaId: ${JSON.stringify(ctx.schemaBase + doc.file)}, check: ${fns.check} as (v: unknown) => v is ${doc.typeName}, collect: ${fns.collect} as (v: unknown, p: string, x: Collector) => void },`,
+    ({ doc, fns, guard }) =>
+      `  /** ${doc.title} (\`${doc.file}\`). */\n  ${doc.name}: { name: ${JSON.stringify(doc.name)}, file: ${JSON.stringify(doc.file)}, schemaId: ${JSON.stringify(ctx.schemaBase + doc.file)}, check: ${fns.check} as (v: unknown) => v is ${guard}, collect: ${fns.collect} as (v: unknown, p: string, x: Collector) => void },`,
   )
   docs.statements(
     `/** Generated check and collect functions of every normative document, keyed by document name. */\nexport const documentValidators = {\n${rows.join('\n')}\n} as const`,
