@@ -106,7 +106,7 @@ export function seeded(seed) {
  * Commands at the same clock readings mint the same IDs and append the same Events: what
  * {@link replay} relies on.
  */
-function authorityOn(clock, options = {}) {
+export function authorityOn(clock, options = {}) {
   return createAuthority({
     registry: registry(),
     keys: { authority: cast.authority.actor, signingKey: cast.authority.key },

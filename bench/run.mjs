@@ -11,6 +11,7 @@ const SUITES = {
   worker: './worker.mjs',
   wire: './wire.mjs',
   demo: './demo.mjs',
+  open: './open.mjs',
 }
 
 const args = process.argv.slice(2)

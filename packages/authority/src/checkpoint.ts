@@ -123,6 +123,8 @@ export function saveCheckpoint(options: CheckpointWriterOptions): CheckpointMani
     imageBytes: image.byteLength,
     snapshots: snapshotRefs(store, state),
     createdAt: options.now(),
+    // At the end of the history, so the store's current heads are the heads at P (`log-proof.ts`).
+    ...(store.logHeads === undefined ? {} : { logHeads: store.logHeads() }),
   }
   const manifest = signCheckpointManifest(unsigned, options.signingKey)
   store.saveCheckpoint({ manifest, image })
@@ -227,7 +229,7 @@ function stale(options: ResumeOptions, why: string): undefined {
 }
 
 /** Why a stored checkpoint is not authentic (manifest shape, signature, image hash), or `undefined`. */
-function checkpointRefusal({ manifest, image }: StateCheckpoint, registry: KeyResolver, authority: ActorRef): string | undefined {
+export function checkpointRefusal({ manifest, image }: StateCheckpoint, registry: KeyResolver, authority: ActorRef): string | undefined {
   if (typeof manifest !== 'object' || manifest === null || !(image instanceof Uint8Array)) return 'the stored checkpoint is malformed'
   if (manifest.format !== CHECKPOINT_FORMAT) return `the checkpoint format ${JSON.stringify(manifest.format)} is not ${CHECKPOINT_FORMAT}`
   if (!Number.isSafeInteger(manifest.position) || manifest.position < 1) return 'the position is not a positive integer'

@@ -14,6 +14,10 @@
  * leases and admits none (`additionalProperties: false`), which is why the Authority restores
  * itself from its retained history, checked against the snapshot, rather than from the document.
  *
+ * The retained history below the compaction point stays readable in process (`history`), and a
+ * snapshot can be built at any sequence of the log (`buildSnapshot`): below the head, the Group's
+ * state there is a fold of the retained history up to that Event.
+ *
  * Reads go through the redaction view of `redaction.ts`, so a redacted Message is served as its
  * tombstone on every path.
  *
@@ -26,11 +30,11 @@ import type { Event, GroupSnapshot } from '@weft/spec'
 import type { EventReducers } from './gen/reducers.js'
 import { emptyState, type AuthorityState, type GroupState } from './model.js'
 import { createRedactionView } from './redaction.js'
-import { snapshotArtifactHash, snapshotImage, verifyGroupSnapshot } from './snapshots.js'
+import { buildGroupSnapshot, snapshotArtifactHash, snapshotImage, verifyGroupSnapshot, type SnapshotOptions, type UnsignedGroupSnapshot } from './snapshots.js'
 import type { AuthorityStore, SnapshotRecord } from './store.js'
 import { applyEvents, frozenJson } from './transact.js'
 
-/** One page of a Group's online log (`Authority.eventPage`). */
+/** One page of a Group's online log (`Authority.eventPage`) or of its retained history (`Authority.history`). */
 export interface EventPage {
   /** The Events after the requested position, in sequence order, at most the limit asked for. */
   readonly events: readonly Event[]
@@ -62,6 +66,10 @@ export interface OnlineLog {
   events(groupId: string, afterSequence?: number): readonly Event[]
   /** At most `limit` online Events after `afterSequence`. @throws ProtocolError `CURSOR_TOO_OLD`; UsageError for a bad limit. */
   eventPage(groupId: string, afterSequence: number, limit: number): EventPage
+  /** At most `limit` retained Events after `afterSequence`, compacted ones included. @throws UsageError for a bad position or limit. */
+  history(groupId: string, afterSequence: number, limit: number): EventPage
+  /** The unsigned Group Snapshot at `through`, from the retained history (see {@link buildSnapshotAt}). */
+  buildSnapshot(groupId: string, through: number, options: SnapshotOptions): UnsignedGroupSnapshot
   /** The Group's latest {@link SnapshotRecord}, or `undefined` before any compaction. */
   snapshot(groupId: string): SnapshotRecord | undefined
   /** Compacts the Group's online log behind `snapshot` (see {@link compactGroup}). */
@@ -82,16 +90,47 @@ export function createOnlineLog(options: OnlineLogOptions): OnlineLog {
   return {
     events: (groupId, afterSequence = 0) => served(state.groups.get(groupId), store.groupEvents(groupId, online(groupId, afterSequence))),
     eventPage(groupId, afterSequence, limit) {
-      if (!Number.isSafeInteger(limit) || limit < 1) throw new UsageError(`eventPage: limit must be a positive integer, got ${String(limit)}`)
+      requireLimit('eventPage', limit)
       const group = state.groups.get(groupId)
-      const head = group?.head ?? 0
-      const events = served(group, store.groupEvents(groupId, online(groupId, afterSequence), limit))
-      const nextAfterSequence = events.at(-1)?.sequence ?? afterSequence
-      return { events, nextAfterSequence, hasMore: nextAfterSequence < head, head }
+      return pageOf(group, afterSequence, served(group, store.groupEvents(groupId, online(groupId, afterSequence), limit)))
     },
+    history(groupId, afterSequence, limit) {
+      requireLimit('history', limit)
+      if (!Number.isSafeInteger(afterSequence) || afterSequence < 0) throw new UsageError(`history: afterSequence must be a non-negative integer, got ${String(afterSequence)}`)
+      const group = state.groups.get(groupId)
+      return pageOf(group, afterSequence, served(group, retainedEvents(store, groupId, afterSequence, limit)))
+    },
+    buildSnapshot: (groupId, through, snapshotOptions) => buildSnapshotAt(options, groupId, through, snapshotOptions),
     snapshot,
     compact: (groupId, signed) => compactGroup(options, groupId, signed),
   }
+}
+
+/** A page size is a positive integer; anything else is the caller's mistake, not a protocol error. */
+function requireLimit(method: string, limit: number): void {
+  if (!Number.isSafeInteger(limit) || limit < 1) throw new UsageError(`${method}: limit must be a positive integer, got ${String(limit)}`)
+}
+
+/** A page of `events` read after `afterSequence`, with where the next one starts (§16: no silent cut). */
+function pageOf(group: GroupState | undefined, afterSequence: number, events: readonly Event[]): EventPage {
+  const head = group?.head ?? 0
+  const nextAfterSequence = events.at(-1)?.sequence ?? afterSequence
+  return { events, nextAfterSequence, hasMore: nextAfterSequence < head, head }
+}
+
+/**
+ * At most `limit` of the Group's retained Events after `afterSequence`, compacted ones included
+ * (§7.4): the store's indexed `groupHistory` where it has one, else its retained history filtered,
+ * which holds each Group's Events in sequence order because it is in acceptance order.
+ */
+function retainedEvents(store: AuthorityStore, groupId: string, afterSequence: number, limit: number): readonly Event[] {
+  if (store.groupHistory !== undefined) return store.groupHistory(groupId, afterSequence, limit)
+  const events: Event[] = []
+  for (const event of store.allEvents()) {
+    if (event.groupId !== groupId || (event.sequence ?? 0) <= afterSequence) continue
+    if (events.push(event) === limit) break
+  }
+  return events
 }
 
 /**
@@ -109,7 +148,31 @@ export function cursorTooOld(record: SnapshotRecord, afterSequence: number): Pro
     stateHash: record.snapshot.stateHash,
     oldestSequence: record.throughSequence + 1,
   }
-  return new ProtocolError('CURSOR_TOO_OLD', `the online log of the group starts after sequence ${record.throughSequence}; restore snapshot ${record.snapshot.snapshotId} and resume after it`, { details })
+  // error.schema.json names the reference `snapshotArtifactHash`; `details` keeps the rest of it.
+  return new ProtocolError('CURSOR_TOO_OLD', `the online log of the group starts after sequence ${record.throughSequence}; restore snapshot ${record.snapshot.snapshotId} and resume after it`, {
+    snapshotArtifactHash: record.snapshotHash,
+    details,
+  })
+}
+
+/**
+ * The unsigned Group Snapshot of `groupId` at `through` (§7.4, §16), for an Organization service
+ * to sign with `signGroupSnapshot` and hand to `compact`: `buildGroupSnapshot` over the Group's
+ * retained Events 1..`through` and its state at `through` (the live state at the head, otherwise a
+ * fold of the retained history up to that Event: the state is the fold of the log).
+ * @throws ProtocolError `GROUP_NOT_FOUND` for an unknown Group; UsageError when `through` is not a
+ * sequence of the Group's log (1 to its head).
+ */
+export function buildSnapshotAt(options: OnlineLogOptions, groupId: string, through: number, snapshotOptions: SnapshotOptions): UnsignedGroupSnapshot {
+  const live = options.state.groups.get(groupId) ?? invalid('GROUP_NOT_FOUND', 'group not found')
+  if (!withinLog(through, live)) throw new UsageError(`buildSnapshot: ${String(through)} is not a sequence of Group ${groupId} (1 to ${live.head})`)
+  const { segment, group } = historyThrough(options, groupId, through, live)
+  return buildGroupSnapshot(group, segment, snapshotOptions)
+}
+
+/** Whether `through` is a sequence of the Group's log: 1 to its head. */
+function withinLog(through: unknown, live: GroupState): through is number {
+  return typeof through === 'number' && Number.isSafeInteger(through) && through >= 1 && through <= live.head
 }
 
 /**
@@ -133,7 +196,7 @@ export function compactGroup(options: OnlineLogOptions, groupId: string, signed:
   const claimed = claimedSnapshot(signed)
   const through = claimed.throughSequence
   if (claimed.groupId !== groupId) invalid('INVALID_COMMAND', `the snapshot is of Group ${String(claimed.groupId)}, not ${groupId}`)
-  if (typeof through !== 'number' || !Number.isSafeInteger(through) || through < 1 || through > live.head) invalid('INVALID_COMMAND', `the snapshot sequence ${String(through)} is not within the Group log (head ${live.head})`)
+  if (!withinLog(through, live)) invalid('INVALID_COMMAND', `the snapshot sequence ${String(through)} is not within the Group log (head ${live.head})`)
   const previous = store.snapshot(groupId)
   if (previous !== undefined && through <= previous.throughSequence) invalid('INVALID_COMMAND', `the online log already starts after sequence ${previous.throughSequence}`)
   const { segment, group } = historyThrough(options, groupId, through, live)

@@ -1,5 +1,6 @@
 import { ProtocolError, UsageError } from '@weft/codec'
 import type { Event, Membership } from '@weft/spec'
+import { validators } from '@weft/validators'
 import { describe, expect, it } from 'vitest'
 import { cast, memberDoc, seedGroup, T0, type Cast } from '../test/fixtures.js'
 import { cursorTooOld } from './compaction.js'
@@ -130,6 +131,18 @@ function codeOf(run: () => unknown): {
         details: error.details,
       }
     throw error
+  }
+  throw new Error('expected a ProtocolError')
+}
+
+/** The ProtocolError `run` throws, after checking its wire form against error.schema.json (§19). */
+function schemaValidError(run: () => unknown): ProtocolError {
+  try {
+    run()
+  } catch (error) {
+    if (!(error instanceof ProtocolError)) throw error
+    expect(validators.error.errors(error.toWire(T0))).toEqual([])
+    return error
   }
   throw new Error('expected a ProtocolError')
 }
@@ -488,7 +501,8 @@ describe('per-Group backpressure (§8, §17.3)', () => {
     const subscription = delivery.subscribe(worker, [{ groupId: A, afterSequence: 0 }], { onEvent: () => undefined, onError: (e) => seen.push(e) })
     subscription.pause(A)
     fake.fill(A, 2)
-    expect(seen.map((e) => [e.code, e.retryable])).toEqual([['BACKPRESSURE', true]])
+    // §17.3, error.schema.json: the retry guidance is the error's own `retryAfterMs` member.
+    expect(seen.map((e) => [e.code, e.retryable, e.retryAfterMs, e.toWire(T0).retryAfterMs])).toEqual([['BACKPRESSURE', true, 1000, 1000]])
   })
 
   it('a paused replay holds no buffer: the backlog stays in the log', () => {
@@ -586,6 +600,11 @@ describe('replay below a compaction point (§16)', () => {
     fake.fill(A, 1)
     expect(r.seq(A)).toEqual([])
     expect(codeOf(() => delivery.replay(worker, A, 4)).code).toBe('CURSOR_TOO_OLD')
+    // §16, error.schema.json: the snapshot reference is the error's `snapshotArtifactHash` member too.
+    for (const run of [() => delivery.subscribe(worker, BOTH, recorder().handlers), () => delivery.replay(worker, A, 4)]) {
+      const error = schemaValidError(run)
+      expect([error.code, error.snapshotArtifactHash, error.toWire(T0).snapshotArtifactHash]).toEqual(['CURSOR_TOO_OLD', record.snapshotHash, record.snapshotHash])
+    }
     expect(new ProtocolError('CURSOR_TOO_OLD', 'x').retryable).toBe(false)
     // From the snapshot sequence on, the online log serves as before.
     expect(delivery.replay(worker, A, 5).events.map((e) => e.sequence)).toEqual(range(6, 9))

@@ -127,6 +127,13 @@ export interface HandlerContext {
   /** The signing hash of the Command being handled (§6.4). */
   readonly commandHash: string
   /**
+   * The Coordinator Epoch the Command carries, if any. The ingress admitted it only as the current
+   * epoch, from the current Coordinator under a live lease (§7.2), so a Command carrying it is under
+   * the current Coordinator lease; one without it is not, whoever signs it (§15.1). Role checks read
+   * it through `isCurrentCoordinator`.
+   */
+  readonly coordinatorEpoch: number | undefined
+  /**
    * Verifies a Signed Document embedded in the Command (Evidence, Artifact manifest, Approval,
    * Context Package, Agent Card, Group Snapshot) through all six stages of §6.4 against the
    * Registry, and checks its schema. Throws `ProtocolError` (`AUTH_INVALID_SIGNATURE`,
@@ -136,13 +143,22 @@ export interface HandlerContext {
   verifyDocument(kind: 'agent-card' | 'approval' | 'artifact' | 'context-package' | 'evidence' | 'group-snapshot', document: unknown): void
 }
 
+/**
+ * The Command a {@link HandlerContext} is made for, as the pipeline holds it (a decoded Command):
+ * the envelope members the context exposes, and where its signing hash comes from.
+ */
+export interface CommandSource {
+  readonly command: { readonly coordinatorEpoch?: number | undefined }
+  readonly commandHash: string
+}
+
 /** Makes the {@link HandlerContext} of one Command; see {@link contextFactory}. */
 export type ContextFactory = (
   group: GroupState | undefined,
   now: string,
   nowMs: number,
   verifyDocument: HandlerContext['verifyDocument'],
-  hashSource: { readonly commandHash: string },
+  source: CommandSource,
 ) => HandlerContext
 
 /** What {@link contextFactory} keeps for a pipeline's life. */
@@ -164,9 +180,10 @@ class CommandContext implements HandlerContext {
   readonly now: string
   readonly nowMs: number
   readonly verifyDocument: HandlerContext['verifyDocument']
+  readonly coordinatorEpoch: number | undefined
   readonly #hashSource: { readonly commandHash: string }
 
-  constructor(fixed: FixedContext, group: GroupState | undefined, now: string, nowMs: number, verifyDocument: HandlerContext['verifyDocument'], hashSource: { readonly commandHash: string }) {
+  constructor(fixed: FixedContext, group: GroupState | undefined, now: string, nowMs: number, verifyDocument: HandlerContext['verifyDocument'], source: CommandSource) {
     this.state = fixed.state
     this.authority = fixed.authority
     this.policy = fixed.policy
@@ -175,7 +192,8 @@ class CommandContext implements HandlerContext {
     this.now = now
     this.nowMs = nowMs
     this.verifyDocument = verifyDocument
-    this.#hashSource = hashSource
+    this.coordinatorEpoch = source.command.coordinatorEpoch
+    this.#hashSource = source
   }
 
   after(seconds: number): string {
@@ -191,11 +209,11 @@ class CommandContext implements HandlerContext {
 /**
  * The contexts a pipeline hands its handlers: what stays the same for the pipeline's life (state,
  * Principal, policy, ID source) with what each Command brings (Group, clock reading, document
- * verifier, hash source), as one {@link CommandContext}.
+ * verifier, the Command with its hash source), as one {@link CommandContext}.
  */
 export function contextFactory(fixed: FixedContext): ContextFactory {
   const kept: FixedContext = { state: fixed.state, authority: fixed.authority, policy: fixed.policy, newId: fixed.newId }
-  return (group, now, nowMs, verifyDocument, hashSource) => new CommandContext(kept, group, now, nowMs, verifyDocument, hashSource)
+  return (group, now, nowMs, verifyDocument, source) => new CommandContext(kept, group, now, nowMs, verifyDocument, source)
 }
 
 /**

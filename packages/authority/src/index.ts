@@ -21,6 +21,11 @@ export type { AuthorityStore, StoredReceipt, SnapshotRecord, MemoryStoreOptions 
 export type { Clock, RandomSource } from './clock.js'
 export type { ActorRef, AuthorityState, GroupState, OrganizationState, AgentRecord, WorkItemRecord, ArtifactRecord, MessageRecord, GrantRecord, ProposalRecord } from './model.js'
 export type { AuthorityPolicy } from './handler.js'
+// §11.3: `authority.lease(groupId, leaseId)`, a WorkItem lease by its ID, live or closed.
+export type { LeaseView, ActiveLeaseView, ClosedLeaseView, LeaseViewBase, LeaseClosure } from './domain/leases.js'
+// §12: `authority.budgetLedger(groupId, workItemId?)`, and the same over any fold of the log.
+export { budgetLedgerOf } from './domain/budget-ledger.js'
+export type { BudgetLedger, BudgetLedgerEntry, BudgetLimitSource, BudgetRef } from './domain/budget-ledger.js'
 
 // Authorization Service (§12): least-privilege capability tokens bound to the Execution Lease.
 export { createAuthorizationService, containsTokenMaterial } from './tokens.js'
@@ -59,6 +64,10 @@ export type { RestoreOptions } from './restore.js'
 // State checkpoints (§7.4, §16): a signed image of the state a restart resumes from.
 export type { StateCheckpoint, CheckpointManifest, CheckpointSnapshotRef } from './store.js'
 export type { AuthorityWarning, AuthorityWarningKind } from './checkpoint.js'
+
+// Proving a stored log on open (§6.4, §15.2, §16): signatures, per-Group chains, acknowledged heads.
+export { createLogProver, proveLog, checkpointAnchor, chainLink, LogProofError, LOG_CHAIN_FORMAT } from './log-proof.js'
+export type { LogRow, LogHead, LogAnchor, LogProver, LogProofOptions, LogProofSummary, LogProofPlace } from './log-proof.js'
 
 // Redaction (§9): redacted Messages served as auditable tombstones; the log keeps its IDs and sequences.
 export { REDACTION_EXTENSION } from './redaction.js'

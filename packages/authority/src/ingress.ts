@@ -437,6 +437,11 @@ function checkGroupAndMembership(command: Command, actor: ActorRef, key: string,
 /**
  * §7.2, §15.1: a Command under the Coordinator lease (one carrying `coordinatorEpoch`, or a kind that
  * requires it) must come from the current Coordinator, at the current epoch, while its lease is live.
+ * An epoch below the current one is fenced whoever carries it (`AUTH_STALE_COORDINATOR`); an actor
+ * who is not the current Coordinator is not fenced but lacks the role (`AUTH_FORBIDDEN`, §19); the
+ * current Coordinator at an epoch never issued, or past its lease, is fenced again. A Command that
+ * carries no epoch and needs none here is not under the lease: a handler that would grant it the
+ * Coordinator's authority refuses it (`isCurrentCoordinator`, `work-roles.ts`).
  */
 function checkCoordinator(command: Command, actor: ActorRef, rule: CommandRule, group: GroupState | undefined, nowMs: number): void {
   const required = rule.coordinatorOnly || (actor.type !== 'service' && rule.requiredEpochs[actor.type].includes('coordinator'))
@@ -445,8 +450,9 @@ function checkCoordinator(command: Command, actor: ActorRef, rule: CommandRule, 
   if (group === undefined) return stale('no-group')
   const current = group.mission.coordinator
   const epoch = requireEpoch(command.coordinatorEpoch, 'coordinatorEpoch', 'coordinator')
-  if (epoch !== current.coordinatorEpoch) stale(epoch < current.coordinatorEpoch ? 'coordinator-epoch-fenced' : 'coordinator-epoch-not-issued')
-  if (actor.type !== 'agent' || actor.id !== current.agentId) stale('not-the-coordinator')
+  if (epoch < current.coordinatorEpoch) stale('coordinator-epoch-fenced')
+  if (actor.type !== 'agent' || actor.id !== current.agentId) refuse('AUTH_FORBIDDEN', 'Only the current Coordinator acts under the Coordinator lease.', 'coordinator', 'not-the-coordinator')
+  if (epoch > current.coordinatorEpoch) stale('coordinator-epoch-not-issued')
   const lease = group.coordinatorLease
   // The lease in state carries a timestamp the Authority wrote.
   if (lease.state !== 'active' || !(knownEpochMs(lease.expiresAt) > nowMs)) stale('coordinator-lease-expired')

@@ -29,8 +29,11 @@ import {
 } from './ingress.js'
 import { emptyState, type ActorRef, type AuthorityState, type GroupState } from './model.js'
 import { RATE_RING_CAPACITY } from './domain/runaway.js'
+import { findLease, type LeaseView } from './domain/leases.js'
+import { budgetLedgerOf, type BudgetLedger } from './domain/budget-ledger.js'
 import { createMemoryStore, type AuthorityStore, type SnapshotRecord, type StoredReceipt } from './store.js'
 import { createOnlineLog, type EventPage } from './compaction.js'
+import type { SnapshotOptions, UnsignedGroupSnapshot } from './snapshots.js'
 import { restoreState } from './restore.js'
 import { emitWarning, keepsCheckpoints, saveCheckpoint, type AuthorityWarning } from './checkpoint.js'
 import type { CheckpointManifest } from './store.js'
@@ -152,6 +155,41 @@ export interface Authority {
   /** One Group's state, or `undefined`. Read-only like {@link state}. */
   group(groupId: string): GroupState | undefined
   /**
+   * A WorkItem's ownership or Execution Lease in Group `groupId` by its Lease ID, live or closed
+   * (§11.3): WorkItem, holder, Session and Ownership Epochs, issue and expiry, and either whether
+   * an active lease is still `live` at the Authority's clock, or how a closed one ended
+   * (`released`, `expired`, `revoked`), when and why. Built from the folded state, so it tells what
+   * the log tells. `undefined` for an unknown Group or a Lease ID no WorkItem of that Group held,
+   * Coordinator leases included (see `group(groupId).coordinatorLease`).
+   *
+   * An in-process operator API: it checks no caller's Membership, so do not expose it to Agents
+   * without an authorization check of your own. It scans the Group's WorkItems.
+   * @example
+   * ```ts
+   * const view = authority.lease(groupId, executionLeaseId)
+   * if (view?.state === 'active') console.log(view.live)
+   * else if (view !== undefined) console.log(view.state, view.closedAt, view.closureReason) // e.g. 'revoked', …, 'cancelled'
+   * ```
+   */
+  lease(groupId: string, leaseId: string): LeaseView | undefined
+  /**
+   * The budget ledger (§12) of Group `groupId`'s Mission, or of its WorkItem `workItemId`: for
+   * each of the six usage dimensions the limit the budget lists (money in microunits), where the
+   * bound comes from (`own`; `inherited`, naming the nearest budget above that lists it, across
+   * child Mission links; or `unlimited`), and what its children reserve, what was charged to it and
+   * what can still be charged (the least any budget on its path has left, as the usage Events
+   * report). Built from the folded state; `budgetLedgerOf` gives the same over any fold.
+   *
+   * An in-process operator API: it checks no caller's Membership.
+   * @returns `undefined` for an unknown Group or WorkItem.
+   * @example
+   * ```ts
+   * const { dimensions } = authority.budgetLedger(groupId, workItemId)!
+   * const tokens = dimensions.modelTokens // { limit: null, source: 'inherited', inheritedFrom: { scope: 'mission', … }, reserved, used, remaining }
+   * ```
+   */
+  budgetLedger(groupId: string, workItemId?: string): BudgetLedger | undefined
+  /**
    * Every Event of a Group's online log after `afterSequence` (default 0), in sequence order. A
    * Message that was redacted is served as its signed tombstone (`redaction.ts`, §7.4).
    * @throws ProtocolError `CURSOR_TOO_OLD` (with the snapshot reference in `details`) when the log
@@ -164,6 +202,23 @@ export interface Authority {
    * @throws ProtocolError `CURSOR_TOO_OLD` as for {@link events}; UsageError when `limit` is not a positive integer.
    */
   eventPage(groupId: string, afterSequence: number, limit: number): EventPage
+  /**
+   * At most `limit` Events of a Group's retained history after `afterSequence`, compacted ones
+   * included (§7.4: an active Group keeps its complete history), served as {@link events} serves
+   * them. Unlike {@link eventPage} it never answers `CURSOR_TOO_OLD`; it reads the store by
+   * position where the store has `groupHistory`, else its whole retained history from the start.
+   * An in-process operator read (audit, building snapshots): it checks no caller's Membership.
+   * @throws UsageError when `afterSequence` is not a non-negative integer or `limit` not a positive one.
+   */
+  history(groupId: string, afterSequence: number, limit: number): EventPage
+  /**
+   * The unsigned Group Snapshot at sequence `through`, 1 to the head (§7.4, §16): the Group's state
+   * at `through` (the live state at the head, otherwise a fold of the retained history up to that
+   * Event), its Event IDs 1..`through` and their Policy Log. An Organization service signs it
+   * (`signGroupSnapshot`) and passes it to {@link compact}.
+   * @throws ProtocolError `GROUP_NOT_FOUND` for an unknown Group; UsageError when `through` is not a sequence of its log.
+   */
+  buildSnapshot(groupId: string, through: number, options: SnapshotOptions): UnsignedGroupSnapshot
   /** The Group's latest compaction: the signed snapshot, its reference hash and state image; `undefined` before any. */
   snapshot(groupId: string): SnapshotRecord | undefined
   /**
@@ -422,12 +477,7 @@ export function createPipeline(options: PipelineOptions): Authority {
       }),
     )
     if (envelope.actionId === undefined) return error
-    return new ProtocolError(error.code, error.message, {
-      retryable: error.retryable,
-      relatedActionId: envelope.actionId,
-      cause: error.cause,
-      ...(error.details === undefined ? {} : { details: error.details }),
-    })
+    return error.with({ relatedActionId: envelope.actionId })
   }
 
   // Signed Commands submitted in this turn of the event loop and not yet started, in order.
@@ -507,9 +557,16 @@ export function createPipeline(options: PipelineOptions): Authority {
     connect: () => ({ submit: (_command, bytes) => authority.submit(bytes) }),
     state,
     group: (groupId) => state.groups.get(groupId),
+    lease: (groupId, leaseId) => {
+      const group = state.groups.get(groupId)
+      return group === undefined ? undefined : findLease(group, leaseId, clock.now())
+    },
+    budgetLedger: (groupId, workItemId) => budgetLedgerOf(state, groupId, workItemId),
     events: log.events,
     eventPage: log.eventPage,
     snapshot: log.snapshot,
+    history: log.history,
+    buildSnapshot: log.buildSnapshot,
     compact,
     checkpoint,
     organizationEvents: () => store.organizationEvents(),

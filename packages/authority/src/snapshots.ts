@@ -102,7 +102,8 @@ export function policyLogOf(events: readonly Event[]): PolicyLogEntry[] {
 
 /**
  * Builds the unsigned snapshot of `group` through its head from the Group's whole log `events`
- * (sequences 1..head, in order).
+ * (sequences 1..head, in order). For a sequence below the head, or a Group whose online log was
+ * compacted, `Authority.buildSnapshot` folds the retained history and calls this.
  * @throws UsageError when `events` is not exactly that log.
  * @example
  * const snapshot = signGroupSnapshot(buildGroupSnapshot(group, authority.events(groupId), { snapshotId, createdBy, createdAt }), key)

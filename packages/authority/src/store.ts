@@ -17,6 +17,7 @@
  */
 import type { Receipt } from '@weft/client'
 import type { Event, GroupSnapshot } from '@weft/spec'
+import type { LogHead } from './log-proof.js'
 import { actorKey } from './model.js'
 
 /** The receipt of an accepted Command as stored; a retry answers it with `duplicate: true`. */
@@ -75,6 +76,11 @@ export interface CheckpointManifest {
   readonly snapshots: readonly CheckpointSnapshotRef[]
   /** When the Authority made it, on its clock. */
   readonly createdAt: string
+  /**
+   * The head of every chain of the log at P, when the store keeps the chain (`log-proof.ts`): what
+   * the proof of the log on open checks the Events up to P against, instead of their signatures.
+   */
+  readonly logHeads?: readonly LogHead[]
   /** Ed25519 by the Authority's key over the profile tag and the RFC 8785 text of every other member. */
   readonly signature: { readonly algorithm: 'Ed25519'; readonly keyId: string; readonly value: string }
 }
@@ -139,6 +145,12 @@ export interface AuthorityStore {
   receipt(actorKey: string, actionId: string): StoredReceipt | undefined
   /** Every stored Event in acceptance order across Groups, compacted ones included: what a fold replays. */
   allEvents(): Iterable<Event>
+  /**
+   * The retained Events of one Group with a sequence above `afterSequence`, at most `limit`, in
+   * sequence order, compacted ones included: {@link allEvents} of that Group, read by position.
+   * Optional; without it the Authority's `history` reads {@link allEvents} from the start.
+   */
+  groupHistory?(groupId: string, afterSequence: number, limit: number): readonly Event[]
   /** Takes Events 1..`throughSequence` of `groupId` off the online log behind `record` (see the rules above). */
   compact?(groupId: string, throughSequence: number, record: SnapshotRecord): void
   /** The Group's latest {@link SnapshotRecord}, or `undefined` when its online log was never compacted. */
@@ -149,6 +161,11 @@ export interface AuthorityStore {
   checkpoint?(): StateCheckpoint | undefined
   /** Keeps `checkpoint` as the store's one checkpoint, replacing any earlier one (see the rules above). */
   saveCheckpoint?(checkpoint: StateCheckpoint): void
+  /**
+   * The head of every chain the store keeps beside its log (`log-proof.ts`), at its end. Optional: a
+   * store with it has each checkpoint sign the heads, so the proof of its log starts from there.
+   */
+  logHeads?(): readonly LogHead[]
 }
 
 /** Options of {@link createMemoryStore}. */
@@ -162,20 +179,21 @@ export interface MemoryStoreOptions {
   readonly checkpoints?: boolean
 }
 
-/** One Group's online log in memory: sequence `n` sits at index `n - 1 - offset`. */
+/** One Group's Events in memory: sequence `n` sits at index `n - 1`; the online log starts after `offset`. */
 interface OnlineLog {
   readonly groupId: string
   /** The compaction point: how many of the Group's first Events are off the online log. */
   offset: number
-  events: Event[]
+  /** Every Event of the Group, compacted ones included (§7.4: the history is retained). */
+  readonly events: Event[]
   record?: SnapshotRecord
 }
 
 /**
  * An {@link AuthorityStore} in memory, compaction included, state checkpoints on request. Each
- * Group's online log is an array where sequence `n` sits at index `n - 1` less the compaction
- * point, so an append and a lookup by position cost the same however long the history; the
- * retained history is one array across Groups.
+ * Group's Events are an array where sequence `n` sits at index `n - 1`, so an append and a lookup
+ * by position cost the same however long the history; the online log is the part after the
+ * compaction point. The retained history is one array across Groups.
  * @example
  * ```ts
  * const store = createMemoryStore({ checkpoints: true })
@@ -238,9 +256,11 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): AuthoritySt
     },
     groupEvents(groupId, afterSequence = 0, limit = Number.POSITIVE_INFINITY) {
       const log = groups.get(groupId)
-      if (log === undefined) return []
-      const start = Math.max(log.offset, Math.floor(afterSequence)) - log.offset
-      return log.events.slice(start, limit === Number.POSITIVE_INFINITY ? undefined : start + Math.max(0, Math.floor(limit)))
+      return log === undefined ? [] : window(log.events, Math.max(log.offset, Math.floor(afterSequence) || 0), limit)
+    },
+    groupHistory(groupId, afterSequence, limit) {
+      const log = groups.get(groupId)
+      return log === undefined ? [] : window(log.events, Math.max(0, Math.floor(afterSequence) || 0), limit)
     },
     organizationEvents: () => organization.slice(),
     receipt: (actorKey, actionId) => receipts.get(actorKey)?.get(actionId),
@@ -251,7 +271,6 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): AuthoritySt
         throw new Error(`store: cannot compact Group ${groupId} through ${throughSequence}`)
       }
       if (record.groupId !== groupId || record.throughSequence !== throughSequence) throw new Error(`store: the snapshot record is not of Group ${groupId} at ${throughSequence}`)
-      log.events = log.events.slice(throughSequence - log.offset)
       log.offset = throughSequence
       log.record = record
     },
@@ -274,5 +293,10 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): AuthoritySt
 }
 
 function headOf(log: OnlineLog | undefined): number {
-  return log === undefined ? 0 : log.offset + log.events.length
+  return log === undefined ? 0 : log.events.length
+}
+
+/** At most `limit` of a Group's `events` (sequence `n` at index `n - 1`) after sequence `start`. */
+function window(events: readonly Event[], start: number, limit: number): Event[] {
+  return events.slice(start, limit === Number.POSITIVE_INFINITY ? undefined : start + Math.max(0, Math.floor(limit)))
 }

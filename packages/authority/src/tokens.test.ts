@@ -169,6 +169,19 @@ describe('issue (§12)', () => {
   })
 })
 
+describe('budgets that inherit (§12)', () => {
+  it('caps a dimension the contract leaves out by what the ancestry has left', () => {
+    // The contract limits only model tokens; money and tool calls come from the Mission (1000 USD, 10,000 calls).
+    const { w, id, running, service, ask } = fixture({ budget: { modelTokenLimit: 100 } })
+    recordUsage(w, id, running, { toolCalls: 40 })
+    expect(service.issue(ask()).claims.limits).toEqual({ financialMicrounits: 1_000_000_000, modelTokens: 100, toolCalls: 9_960 })
+    expect(codeOf(() => service.issue(ask({ limits: { toolCalls: 9_961 } })))).toBe('BUDGET_EXCEEDED')
+    const { token } = service.issue(ask({ limits: { modelTokens: 10 } }))
+    missionUsageOf(w.group).toolCalls += 9_960
+    expect(codeOf(() => service.check(token, { ...use, cost: { toolCalls: 1 } }))).toBe('BUDGET_EXCEEDED')
+  })
+})
+
 describe('the execution approval gate (§12)', () => {
   it('issues within a valid approval for the epoch, capped by the approval budget', () => {
     const { w, ask } = approvedFixture()

@@ -39,7 +39,6 @@ const EXEMPT: Readonly<Record<string, string>> = {
   '[error UNSUPPORTED_VERSION]':
     'version negotiation belongs to the connection handshake (§17.1, §21); in process a Command of another protocolVersion fails the envelope schema (SCHEMA_VALIDATION_FAILED)',
   '[error AUTH_REQUIRED]': 'connection authentication belongs to the WebSocket binding (§6.3, §17.1); in process every Command is signed and verified on its own',
-  '[error BACKPRESSURE]': 'subscription flow control (§17.3); this Authority serves no subscriptions yet',
   ...UNPERFORMABLE_ROWS,
 }
 

@@ -49,8 +49,18 @@ export interface ExecOptions {
  */
 export function exec<K extends DomainKind>(state: AuthorityState, kind: K, payload: CommandPayload<K>, by: Cast, options: ExecOptions = {}): Event[] {
   const clock = options.clock ?? testClock()
-  const cmd = command(kind, payload as CommandOf<K>['payload'], by, options.envelope as Partial<Omit<CommandOf<K>, 'kind' | 'payload' | 'signature'>>, clock)
+  const envelope = { ...coordinatorEnvelope(state, by, options.envelope?.groupId), ...options.envelope }
+  const cmd = command(kind, payload as CommandOf<K>['payload'], by, envelope as Partial<Omit<CommandOf<K>, 'kind' | 'payload' | 'signature'>>, clock)
   return run(state, domainHandlers[kind] as unknown as HandlerFor<K>, cmd, { ...domainReducers, ...options.reducers }, clock, ids)
+}
+
+/**
+ * The Coordinator Epoch the Agent holding the Coordinator lease of Group `groupId` carries, as the
+ * client adds it (§15.1: the handlers read it as acting under the lease); nothing for anyone else.
+ */
+function coordinatorEnvelope(state: AuthorityState, by: Cast, groupId: string | undefined): { coordinatorEpoch?: number } {
+  const coordinator = groupId === undefined ? undefined : state.groups.get(groupId)?.mission.coordinator
+  return by.actor.type === 'agent' && coordinator?.agentId === by.actor.id ? { coordinatorEpoch: coordinator.coordinatorEpoch } : {}
 }
 
 /** The `ProtocolError` code `action` throws; fails the test when it throws nothing or something else. */

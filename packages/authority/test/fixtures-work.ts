@@ -49,8 +49,14 @@ export function wid(name: string): string {
   return `urn:weft:test:work:${name}`
 }
 
-/** The envelope a member of the seeded Group signs with (the pipeline checks the epochs, not the handlers). */
-function envelopeOf(by: Cast): Record<string, unknown> {
+/**
+ * The envelope a member of the seeded Group signs with (the pipeline checks the epochs, not the
+ * handlers). As the client does, the Agent holding the Coordinator lease carries its Coordinator
+ * Epoch, which the handlers read as acting under the lease (§15.1).
+ */
+function envelopeOf(group: GroupState, by: Cast): Record<string, unknown> {
+  const coordinator = group.mission.coordinator
+  if (by.actor.type === 'agent' && by.actor.id === coordinator.agentId) return { groupId: GROUP, sessionEpoch: 1, membershipEpoch: 1, coordinatorEpoch: coordinator.coordinatorEpoch }
   if (by.actor.type === 'agent') return { groupId: GROUP, sessionEpoch: 1, membershipEpoch: 1 }
   if (by.actor.type === 'human') return { groupId: GROUP, membershipEpoch: 1 }
   return { groupId: GROUP }
@@ -67,7 +73,7 @@ export function expectValid(w: World, events: readonly Event[]): void {
  * checks the schemas, and returns the appended Events. A rejection throws the `ProtocolError`.
  */
 export function exec<K extends WorkCommandKind>(w: World, kind: K, payload: CommandOf<K>['payload'], by: Cast, envelope: Record<string, unknown> = {}): Event[] {
-  const cmd = command(kind, payload, by, { ...envelopeOf(by), ...envelope } as never, w.clock)
+  const cmd = command(kind, payload, by, { ...envelopeOf(w.group, by), ...envelope } as never, w.clock)
   const events = run(w.state, workHandlers[kind] as unknown as HandlerFor<K>, cmd, reducers, w.clock, w.ids)
   expectValid(w, events)
   w.log.push(...events)

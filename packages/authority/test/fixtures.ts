@@ -277,6 +277,7 @@ export function context(state: AuthorityState, groupId: string | undefined, cloc
     newId: ids,
     after: (seconds) => new Date(clock.nowMs + seconds * 1000).toISOString(),
     commandHash: `sha256:${'0'.repeat(64)}`,
+    coordinatorEpoch: undefined,
     verifyDocument: () => {},
   }
 }
@@ -294,7 +295,7 @@ export function run<K extends CommandKind>(
   clock: TestClock = testClock(),
   ids = counterIds(),
 ): Event[] {
-  const ctx = { ...context(state, cmd.groupId, clock, ids), commandHash: signingHash(cmd as object) }
+  const ctx = { ...context(state, cmd.groupId, clock, ids), commandHash: signingHash(cmd as object), coordinatorEpoch: cmd.coordinatorEpoch }
   const drafts: readonly AnyEventDraft[] = handler(cmd, ctx)
   const events = materialize(
     state,

@@ -133,7 +133,8 @@ describe('ingress, step by step', () => {
   it('9. refuses a Coordinator Epoch that is not current, from anyone but the Coordinator, or under an expired lease', async () => {
     await refusedAt(signed('mission.renew_coordinator', { leaseSeconds: 60 }, cast.coordinator, coordinatorEnvelope({ coordinatorEpoch: 2 }), clock), 'AUTH_STALE_COORDINATOR', 'coordinator')
     await authority.submit(signed('membership.change', workerMembership(cast.worker1), cast.coordinator, inGroup(cast.coordinator), clock))
-    await refusedAt(signed('mission.renew_coordinator', { leaseSeconds: 60 }, cast.worker1, inGroup(cast.worker1, { coordinatorEpoch: 1 }), clock), 'AUTH_STALE_COORDINATOR', 'coordinator')
+    // §19: the current epoch from an Agent who is not the Coordinator is not fenced; it lacks the role.
+    await refusedAt(signed('mission.renew_coordinator', { leaseSeconds: 60 }, cast.worker1, inGroup(cast.worker1, { coordinatorEpoch: 1 }), clock), 'AUTH_FORBIDDEN', 'coordinator')
     expect(authority.audit().at(-1)?.reason).toBe('not-the-coordinator')
     clock.advance(86_400)
     await refusedAt(signed('mission.renew_coordinator', { leaseSeconds: 60 }, cast.coordinator, coordinatorEnvelope(), clock), 'AUTH_STALE_COORDINATOR', 'coordinator')

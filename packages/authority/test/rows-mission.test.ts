@@ -182,7 +182,8 @@ const PLANS: Readonly<Record<string, RowPlan>> = {
                 w.as.worker1.epochs.setCoordinator(w.groupId, 1)
                 return w.as.worker1.missionTerminate({ reason: 'Stop.' })
               },
-              code: 'AUTH_STALE_COORDINATOR',
+              // §19: the current Coordinator Epoch does not make the Worker the Coordinator.
+              code: 'AUTH_FORBIDDEN',
             }
           : { how: 'a service outside the control plane may not terminate', act: (w) => w.as.registry.missionTerminate({ reason: 'Stop.' }), code: 'AUTH_FORBIDDEN' },
     }),

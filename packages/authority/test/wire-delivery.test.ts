@@ -6,9 +6,11 @@
 import type { FeedHandlers } from '@weft/client'
 import type { ProtocolError } from '@weft/codec'
 import type { Event, PresenceRecord } from '@weft/spec'
+import { validators } from '@weft/validators'
 import { afterEach, describe, expect, it } from 'vitest'
+import { compactHead, startedKept } from './fixtures-recovery.js'
 import { cast, GROUP } from './fixtures.js'
-import { dropAgent, GROUP_TWO, oneTo, post, sequencesByGroup, until, wireWorld, withSecondGroup, type WireWorld } from './wire-world.js'
+import { dropAgent, GROUP_TWO, oneTo, post, rawSocket, sequencesByGroup, until, wireWorld, withSecondGroup, type WireWorld } from './wire-world.js'
 
 let world: WireWorld | undefined
 afterEach(async () => {
@@ -72,6 +74,32 @@ describe('one connection, every Group (§17.1, §17.2)', () => {
     await conn.ping()
     expect(seen.errors.map(([groupId, e]) => [groupId, e.code])).toEqual([['urn:weft:test:group:hidden', 'GROUP_NOT_FOUND']])
     expect(sequencesByGroup(seen.events)).toEqual({ [GROUP]: visible(world, GROUP) })
+  })
+})
+
+describe('below a compaction point (§16, §19)', () => {
+  it('answers a SUBSCRIBE from below with an ERROR frame whose snapshotArtifactHash is the snapshot reference [error CURSOR_TOO_OLD]', async () => {
+    const kept = await startedKept()
+    await post(kept.w, 2)
+    const record = compactHead(kept, 'urn:weft:test:snapshot:wire')
+    world = await wireWorld({ world: kept.w })
+    // The frame as it travels.
+    const raw = await rawSocket(world.server.url)
+    try {
+      expect(await raw.hello('worker1')).toMatchObject({ phase: 'server_accept' })
+      raw.send({ protocolVersion: '0.1', frameId: 'urn:weft:test:frame:sub-old', frameType: 'SUBSCRIBE', subscriptionId: 'urn:weft:test:sub:old', groups: [{ groupId: GROUP, afterSequence: 0 }] })
+      const frame = await raw.nextError('CURSOR_TOO_OLD')
+      expect(validators.websocketFrame.errors(frame)).toEqual([])
+      expect(frame.error).toMatchObject({ relatedFrameId: 'urn:weft:test:frame:sub-old', groupId: GROUP, snapshotArtifactHash: record.snapshotHash, details: { snapshotHash: record.snapshotHash, throughSequence: record.throughSequence } })
+    } finally {
+      raw.close()
+    }
+    // The error the client reads back from it.
+    const { conn } = await world.connect('worker1')
+    const seen = recorder()
+    conn.feed.subscribe([{ groupId: GROUP, afterSequence: 0 }], seen)
+    await conn.ping()
+    expect(seen.errors.map(([g, e]) => [g, e.code, e.snapshotArtifactHash])).toEqual([[GROUP, 'CURSOR_TOO_OLD', record.snapshotHash]])
   })
 })
 

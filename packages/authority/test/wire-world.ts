@@ -61,8 +61,8 @@ export async function wireWorld(options: { readonly server?: Partial<WireServerO
       const conn = await connectWebSocket({ url: server.url, actor, signingKey: key, clock: () => w.clock.nowMs, random: seededRandom(seed++), heartbeatMs: 0, reconnect: { initialDelayMs: 5, maxDelayMs: 40 }, ...extra })
       opened.push(conn)
       const client = createClient({ actor, signingKey: key, transport: conn.transport, groupId: w.groupId, clock: () => w.clock.nowMs, random: seededRandom(seed++) })
-      // The client learns its Memberships from the logs and its Session Epoch from each handshake.
-      for (const groupId of w.authority.state.groups.keys()) client.observe(w.authority.events(groupId))
+      // The client learns its Memberships from the logs (compacted parts included) and its Session Epoch from each handshake.
+      for (const groupId of w.authority.state.groups.keys()) client.observe(w.authority.history(groupId, 0, Number.MAX_SAFE_INTEGER).events)
       client.epochs.setSession(conn.sessionEpoch())
       conn.on('state', (s) => {
         if (s.status === 'open') client.epochs.setSession(s.sessionEpoch)

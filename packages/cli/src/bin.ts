@@ -83,11 +83,18 @@ Commands:
                                servers may share one database (organization.json still comes
                                from --data).
     --pg-schema NAME           The PostgreSQL schema of the log (default weft).
+    --max-messages-per-minute N   Messages per actor and Group per minute (default 1000).
+    --max-proposals-per-minute N  work.propose per actor and Group per minute (default 120).
+    --max-hellos-per-minute N     Sessions one Agent may open per minute (default 60).
+    --max-connections N           WebSocket connections at once (default 1000).
+    --max-connections-per-peer N  ... from one peer address (default 100).
   inspect        Print a data directory's Groups: Events, WorkItems, leases, budget ledger.
     --data DIR   The data directory (read only; a running server may hold it).
     --group ID   Only this Group.   --last N   Only the last N Events per Group.
     --json       One JSON document instead of tables.
     --postgres URL [--pg-schema NAME]   Read the log from PostgreSQL instead of authority.db.
+    --verify     Prove the log as weft serve does on start (signatures, chains, the head
+                 file); print one line; exit 3 when it fails.
   help           Show this text.
 `
 

@@ -28,7 +28,8 @@ export interface Person {
   readonly key: SigningKey
 }
 
-function person(type: 'human' | 'agent', name: string, seed: number): Person {
+/** A Principal `urn:weft:serve-test:<type>:<name>` whose key is the Ed25519 seed of 32 bytes `seed`. */
+export function person(type: 'human' | 'agent', name: string, seed: number): Person {
   return { actor: { type, id: `urn:weft:serve-test:${type}:${name}` }, key: { keyId: `urn:weft:serve-test:key:${name}`, pair: keyPairFromSeed(new Uint8Array(32).fill(seed)) } }
 }
 
@@ -107,6 +108,9 @@ export interface ServeProcess {
   readonly exited: Promise<{ readonly code: number | null; readonly signal: NodeJS.Signals | null }>
 }
 
+/** Node options that run the process under `umask 000`, as a careless shell would start it. */
+export const UMASK_000: readonly string[] = ['--import', 'data:text/javascript,process.umask(0)']
+
 /** How the `weft` bin runs the sources when `dist/` is absent (see {@link startServe}). */
 export const WEFT: readonly string[] = ['--conditions=@weft/source', '--import', 'tsx', 'src/bin-run.ts']
 
@@ -115,9 +119,10 @@ export const WEFT: readonly string[] = ['--conditions=@weft/source', '--import',
  * it logs `listening`. The command line is the one `bin/weft.mjs` runs when `dist/` is absent
  * (`node --conditions=@weft/source --import tsx src/bin-run.ts`), started directly so that the
  * test's signals reach the server process itself rather than the launcher in front of it.
+ * @param node - Options for `node` before those, e.g. {@link UMASK_000}.
  */
-export async function startServe(dir: string, extra: readonly string[] = []): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [...WEFT, 'serve', '--data', dir, ...extra, '--port', '0', '--insecure-loopback', '--control-port', '0'], {
+export async function startServe(dir: string, extra: readonly string[] = [], node: readonly string[] = []): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [...node, ...WEFT, 'serve', '--data', dir, ...extra, '--port', '0', '--insecure-loopback', '--control-port', '0'], {
     cwd: CLI,
     stdio: ['ignore', 'ignore', 'pipe'],
   })

@@ -6,7 +6,7 @@
 import type { SigningKey } from '@weft/codec'
 import { UsageError } from '@weft/codec/errors'
 import type { Actor, CommandKind, CommandPayload, Event } from '@weft/spec'
-import { createEpochs, type Epochs } from './epochs.js'
+import { createEpochs, type Epochs, type EpochSetting } from './epochs.js'
 import { buildCommand, type BuiltCommand, type EnvelopeSource } from './envelope.js'
 import { bindBuilders, type CommandBuilders } from './gen/builders.js'
 import { systemRandom, type Clock, type RandomSource } from './ids.js'
@@ -26,6 +26,12 @@ export interface ClientOptions {
   readonly clock?: Clock
   /** Random bytes for Action and correlation IDs; defaults to `node:crypto`. */
   readonly random?: RandomSource
+  /**
+   * Epochs the client starts with, as {@link Epochs.set} takes them (one setting per Group): how a
+   * restarted or late-joining runtime acts before it has seen the Events that issued them. Events
+   * seen later move them only forward.
+   */
+  readonly epochs?: EpochSetting | readonly EpochSetting[]
 }
 
 /** The hand-written part of a {@link Client}: building, sending, retrying and epochs. */
@@ -36,8 +42,9 @@ export interface ClientCore extends CommandSender {
   readonly groupId: string | undefined
   /**
    * The epochs this client carries, shared by every {@link ClientCore.withGroup} view. Learned
-   * from each receipt automatically; set them by hand or {@link ClientCore.observe} subscribed
-   * Events when they arrive another way.
+   * from each receipt automatically; set them by hand ({@link Epochs.set}, or `epochs` of
+   * {@link ClientOptions}) or {@link ClientCore.observe} subscribed Events when they arrive
+   * another way. One Command can carry other epochs through its {@link CommandOptions}.
    */
   readonly epochs: Epochs
   /**
@@ -76,6 +83,7 @@ function checkOptions(options: ClientOptions): void {
   if (groupId !== undefined && typeof groupId !== 'string') throw new UsageError('createClient: groupId must be a string')
   if (clock !== undefined && typeof clock !== 'function') throw new UsageError('createClient: clock must be a function returning milliseconds')
   if (random !== undefined && typeof random !== 'function') throw new UsageError('createClient: random must be a function (size) => Uint8Array')
+  if (options.epochs !== undefined && (typeof options.epochs !== 'object' || options.epochs === null)) throw new UsageError('createClient: epochs must be { session?, groupId?, membership?, coordinator? } or a list of them')
 }
 
 /**
@@ -84,17 +92,21 @@ function checkOptions(options: ClientOptions): void {
  * @example
  * ```ts
  * const worker = createClient({ actor: { type: 'agent', id: workerId }, signingKey, transport, groupId })
- * worker.epochs.setSession(1) // or observe the session_opened Event
- * worker.epochs.setMembership(groupId, 1) // or observe the membership.changed naming the Worker
+ * worker.epochs.set({ session: 1, groupId, membership: 1 }) // or observe session_opened and membership.changed
  * const receipt = await worker.workAcceptOffer({ workItemId, ownershipLeaseSeconds: 600 }, { expectedRevision: 3 })
+ * // A restarted runtime starts with the epochs it was told (§6.3: the new session's, §8: its Membership's):
+ * const restarted = createClient({ actor, signingKey, transport, groupId, epochs: { session: 2, groupId, membership: 3 } })
  * ```
  */
 export function createClient(options: ClientOptions): Client {
   checkOptions(options)
   const actor: Actor = Object.freeze({ type: options.actor.type, id: options.actor.id })
+  const epochs = createEpochs(actor)
+  const settings: readonly EpochSetting[] = options.epochs === undefined ? [] : Array.isArray(options.epochs) ? options.epochs : [options.epochs as EpochSetting]
+  for (const setting of settings) epochs.set(setting)
   const shared = {
     actor,
-    epochs: createEpochs(actor),
+    epochs,
     signingKey: options.signingKey,
     clock: options.clock ?? Date.now,
     random: options.random ?? systemRandom,

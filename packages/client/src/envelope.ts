@@ -78,19 +78,37 @@ function missing(epoch: EpochName, kind: CommandKind, groupId: string): UsageErr
       return new UsageError(
         `${kind} needs this Agent's Session Epoch (§6.3, §15.1) and none is known: open a session first ` +
           `(the Organization issues ext.missionweaveprotocol.identity.session_open), then let the client observe the ` +
-          `session_opened Event or call epochs.setSession(epoch)`,
+          `session_opened Event or call epochs.set({ session })`,
       )
     case 'membership':
       return new UsageError(
         `${kind} needs a Membership Epoch in Group ${groupId} (§8, §15.1) and none is known: join the Group first ` +
-          `(a membership.change naming this actor), then let the client observe that Event or call epochs.setMembership(groupId, epoch)`,
+          `(a membership.change naming this actor), then let the client observe that Event or call epochs.set({ groupId, membership })`,
       )
     case 'coordinator':
       return new UsageError(
         `${kind} needs the Coordinator Epoch of Group ${groupId} (§7.2, §15.1) and this Agent holds no Coordinator lease there: ` +
-          `it must be assigned (mission.created or mission.coordinator.assigned naming it), or call epochs.setCoordinator(groupId, epoch)`,
+          `it must be assigned (mission.created or mission.coordinator.assigned naming it), or call epochs.set({ groupId, coordinator })`,
       )
   }
+}
+
+const OVERRIDES = ['session', 'membership', 'coordinator'] as const satisfies readonly EpochName[]
+
+/**
+ * The epochs `options` gives this one Command, checked: positive integers, and only those the
+ * envelope carries (`carried`), since §15.1 forbids inventing an epoch the issuer does not hold.
+ */
+function overrides(options: CommandOptions, carried: readonly EpochName[], kind: CommandKind, actor: Actor): Partial<Record<EpochName, number>> {
+  const given: Partial<Record<EpochName, number>> = {}
+  for (const epoch of OVERRIDES) {
+    const value = options[`${epoch}Epoch`]
+    if (value === undefined) continue
+    if (!Number.isSafeInteger(value) || value < 1) throw new UsageError(`options.${epoch}Epoch must be a positive integer (§2), got ${String(value)}`)
+    if (!carried.includes(epoch)) throw new UsageError(`${kind} issued by a ${actor.type} carries no ${epoch} epoch (§15.1); drop options.${epoch}Epoch`)
+    given[epoch] = value
+  }
+  return given
 }
 
 /** The Group a Command of `kind` names, or `undefined` for an Organization-scoped kind. */
@@ -110,19 +128,25 @@ function groupOf(kind: CommandKind, source: EnvelopeSource, options: CommandOpti
 
 /**
  * Builds and signs one Command: the envelope members of §15.1 filled from `source` and
- * `options`, the §6.4 signature under `source.signingKey`, and the exact JSON text.
- * @throws UsageError when the kind is unknown, a Group-scoped kind names no Group, or an epoch
- * the envelope must carry is not known to `source.epochs`.
+ * `options`, the §6.4 signature under `source.signingKey`, and the exact JSON text. An epoch
+ * `options` names (`sessionEpoch`, `membershipEpoch`, `coordinatorEpoch`) replaces the one of
+ * `source.epochs` for this Command only.
+ * @throws UsageError when the kind is unknown, a Group-scoped kind names no Group, an epoch
+ * the envelope must carry is neither in `options` nor known to `source.epochs`, or `options`
+ * names an epoch the envelope does not carry.
  */
 export function buildCommand<K extends CommandKind>(source: EnvelopeSource, kind: K, payload: CommandPayload<K>, options: CommandOptions = {}): BuiltCommand<K> {
   if (commandInfo(kind as string) === undefined) throw new UsageError(`unknown Command kind ${JSON.stringify(kind)}`)
   const { actor, epochs } = source
   const groupId = groupOf(kind, source, options)
   const carried: Partial<Record<'sessionEpoch' | 'membershipEpoch' | 'coordinatorEpoch', number>> = {}
+  // An Agent naming a Coordinator Epoch for this Command acts under the lease (§7.2, §15.1).
+  const holdsLease = groupId !== undefined && actor.type === 'agent' && (options.coordinatorEpoch !== undefined || epochs.coordinator(groupId) !== undefined)
+  const names = groupId === undefined ? [] : envelopeEpochs(kind, actor.type, holdsLease)
+  const given = overrides(options, names, kind, actor)
   if (groupId !== undefined) {
-    const holdsLease = actor.type === 'agent' && epochs.coordinator(groupId) !== undefined
-    for (const epoch of envelopeEpochs(kind, actor.type, holdsLease)) {
-      const value = epoch === 'session' ? epochs.sessionEpoch : epoch === 'membership' ? epochs.membership(groupId) : epochs.coordinator(groupId)
+    for (const epoch of names) {
+      const value = given[epoch] ?? (epoch === 'session' ? epochs.sessionEpoch : epoch === 'membership' ? epochs.membership(groupId) : epochs.coordinator(groupId))
       if (value === undefined) throw missing(epoch, kind, groupId)
       carried[`${epoch}Epoch`] = value
     }

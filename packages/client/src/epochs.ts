@@ -7,10 +7,33 @@ import { UsageError } from '@weft/codec/errors'
 import type { Actor, Event, EventPayload } from '@weft/spec'
 
 /**
+ * Epochs to set at once (see {@link Epochs.set}): the Agent's Session Epoch, and the Membership
+ * and Coordinator Epochs of one Group. An absent member leaves that value as it is.
+ */
+export interface EpochSetting {
+  /** The Session Epoch of this Agent (§6.3); Agents only. */
+  readonly session?: number
+  /** The Group `membership` and `coordinator` belong to; required with either. */
+  readonly groupId?: string
+  /** The Membership Epoch of this actor in `groupId` (§8). */
+  readonly membership?: number
+  /** The Coordinator Epoch of this Agent in `groupId` (§7.2): it holds the Coordinator lease there. */
+  readonly coordinator?: number
+}
+
+/**
  * What a client knows about its epochs. Each value is the client's belief, not the Authority's
  * truth: a fenced epoch shows up as `AUTH_STALE_SESSION`, `MEMBERSHIP_STALE` or
  * `AUTH_STALE_COORDINATOR` on the next Command, after which the caller learns the current epoch
  * (a new session, the latest `membership.changed`) and sends a new Command (§19).
+ *
+ * A value set by hand is what the caller knows to be current (a restarted runtime told its epochs
+ * by its control plane, a handshake, its own saved state), so Events the client sees afterwards
+ * move it only forward: an Event naming a lower epoch of the same kind is older news and is
+ * ignored, whatever its Group sequence; one naming the same or a higher epoch (or ending the
+ * Membership or lease at such an epoch) is applied, and from then on the Group's Events are
+ * ordered by sequence again. Setting by hand always wins over what the client knew before, lower
+ * values included: it is the caller's explicit intent.
  */
 export interface Epochs {
   /** The current Session Epoch of this Agent (§6.3); always `undefined` for humans and services. */
@@ -19,11 +42,22 @@ export interface Epochs {
   membership(groupId: string): number | undefined
   /** The Coordinator Epoch of this Agent in `groupId` (§7.2), if it holds the Coordinator lease. */
   coordinator(groupId: string): number | undefined
-  /** Sets (or with `undefined` forgets) the Session Epoch. */
+  /**
+   * Sets several epochs at once, e.g. those a restarted runtime must carry; all or nothing.
+   * @throws UsageError when a value is not a positive integer, `membership` or `coordinator`
+   * comes without `groupId` (or `groupId` without either), or a human or service is given a
+   * Session or Coordinator Epoch (§15.1).
+   * @example
+   * ```ts
+   * client.epochs.set({ session: 2, groupId, membership: 3, coordinator: 2 })
+   * ```
+   */
+  set(setting: EpochSetting): void
+  /** Sets (or with `undefined` forgets) the Session Epoch; a later `session_opened` moves it only upward. */
   setSession(epoch: number | undefined): void
   /**
    * Sets (or with `undefined` forgets) the Membership Epoch in `groupId`. Like the Coordinator
-   * setter, the value stands until an Event of that Group newer than any already observed changes it.
+   * setter, the value stands against every later Event of that Group naming a lower epoch.
    */
   setMembership(groupId: string, epoch: number | undefined): void
   /** Sets (or with `undefined` forgets) the Coordinator Epoch in `groupId`. */
@@ -33,7 +67,8 @@ export interface Epochs {
    * ended for this actor, the Coordinator lease assigned to this Agent or to another one. Events
    * about other actors or of other kinds are ignored; a Group Event older (by Group sequence) than
    * the one that last set a Group's value is ignored, so replayed or reordered deliveries cannot
-   * resurrect an ended Membership.
+   * resurrect an ended Membership; and a value set by hand yields only to an Event naming the
+   * same or a higher epoch.
    */
   observe(events: Iterable<Event>): void
 }
@@ -42,6 +77,8 @@ export interface Epochs {
 interface Learned {
   readonly epoch: number | undefined
   readonly sequence: number | undefined
+  /** The value set by hand, until an Event naming it or a higher epoch is applied. */
+  readonly floor?: number
 }
 
 const isEpoch = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 1
@@ -70,28 +107,44 @@ export function createEpochs(actor: Actor): Epochs {
   const coordinators = new Map<string, Learned>()
 
   /**
-   * Records what `event` says about `table` (`null`: the value ended) unless an Event already seen
-   * in that Group is newer. A value that is not an epoch is not news.
+   * Records what `event` says about `table`: the epoch it names, or that the value ended at that
+   * epoch (`ends`), unless it is older news. A value that is not an epoch is not news, except
+   * that an end needs none while nothing was set by hand.
    */
-  const learn = (table: Map<string, Learned>, event: Event, epoch: unknown): void => {
+  const learn = (table: Map<string, Learned>, event: Event, epoch: unknown, ends = false): void => {
     const { groupId, sequence } = event
-    if (groupId === undefined || (epoch !== null && !isEpoch(epoch))) return
-    const known = table.get(groupId)?.sequence
-    // §15.2: the Group sequence orders a Group's Events; an older fact must not overwrite a newer one.
-    if (known !== undefined && sequence !== undefined && sequence <= known) return
-    table.set(groupId, { epoch: epoch ?? undefined, sequence })
+    const named = isEpoch(epoch) ? epoch : undefined
+    if (groupId === undefined || (named === undefined && !ends)) return
+    const known = table.get(groupId)
+    if (known?.floor !== undefined) {
+      // §6.3, §7.2, §8: an epoch fences every lower one, so an Event naming a lower epoch than the
+      // one the caller set is older news, however late it arrives.
+      if (named === undefined || named < known.floor) return
+    } else if (known?.sequence !== undefined && sequence !== undefined && sequence <= known.sequence) {
+      // §15.2: the Group sequence orders a Group's Events; an older fact must not overwrite a newer one.
+      return
+    }
+    table.set(groupId, { epoch: ends ? undefined : named, sequence })
   }
 
   const setBy = (name: string, table: Map<string, Learned>) => (groupId: string, epoch: number | undefined): void => {
     checkEpoch(name, epoch)
-    // A value set by hand stands until a newer Event of that Group arrives.
-    table.set(groupId, { epoch, sequence: table.get(groupId)?.sequence })
+    // The sequence of the last Event seen stays, for when the floor goes: forgetting clears the
+    // floor, and a later Event of the Group is news again.
+    const sequence = table.get(groupId)?.sequence
+    table.set(groupId, epoch === undefined ? { epoch, sequence } : { epoch, sequence, floor: epoch })
   }
   const agentOnly = (name: string, epoch: number | undefined): void => {
     // §6.3, §15.1: humans and services never carry Session or Coordinator Epochs.
     if (epoch !== undefined && !isAgent) throw new UsageError(`a ${actor.type} has no ${name}; only Agents carry one (§15.1)`)
   }
+  const setMembership = setBy('membershipEpoch', memberships)
   const setCoordinator = setBy('coordinatorEpoch', coordinators)
+  const setSession = (epoch: number | undefined): void => {
+    checkEpoch('sessionEpoch', epoch)
+    agentOnly('Session Epoch', epoch)
+    session = epoch
+  }
 
   const observeOne = (event: Event): void => {
     switch (event.kind) {
@@ -105,11 +158,12 @@ export function createEpochs(actor: Actor): Epochs {
       }
       case 'membership.changed': {
         const m = (event.payload as Partial<EventPayload<'membership.changed'>>).membership
-        if (sameActor(m?.member, actor)) learn(memberships, event, m?.state === 'ended' ? null : m?.membershipEpoch)
+        if (sameActor(m?.member, actor)) learn(memberships, event, m?.membershipEpoch, m?.state === 'ended')
         return
       }
       case 'membership.ended': {
-        if (sameActor((event.payload as Partial<EventPayload<'membership.ended'>>).member, actor)) learn(memberships, event, null)
+        const p = event.payload as Partial<EventPayload<'membership.ended'>>
+        if (sameActor(p.member, actor)) learn(memberships, event, p.membershipEpoch, true)
         return
       }
       case 'mission.created': {
@@ -124,7 +178,7 @@ export function createEpochs(actor: Actor): Epochs {
         const coordinator = (event.payload as Partial<EventPayload<'mission.coordinator.assigned'>>).coordinator
         if (!isAgent || typeof coordinator?.agentId !== 'string') return
         // §7.2: a new Coordinator Epoch fences the previous holder, so another Agent's assignment ends ours.
-        learn(coordinators, event, coordinator.agentId === actor.id ? coordinator.coordinatorEpoch : null)
+        learn(coordinators, event, coordinator.coordinatorEpoch, coordinator.agentId !== actor.id)
         return
       }
       default:
@@ -138,12 +192,25 @@ export function createEpochs(actor: Actor): Epochs {
     },
     membership: (groupId) => memberships.get(groupId)?.epoch,
     coordinator: (groupId) => coordinators.get(groupId)?.epoch,
-    setSession(epoch) {
-      checkEpoch('sessionEpoch', epoch)
-      agentOnly('Session Epoch', epoch)
-      session = epoch
+    set(setting) {
+      const { session: sessionEpoch, groupId, membership, coordinator } = setting ?? {}
+      const inGroup = membership !== undefined || coordinator !== undefined
+      if (inGroup !== (groupId !== undefined)) {
+        throw new UsageError(inGroup ? 'epochs.set: membership and coordinator epochs belong to a Group; name its groupId' : 'epochs.set: groupId names no epoch to set')
+      }
+      if (groupId !== undefined && typeof groupId !== 'string') throw new UsageError('epochs.set: groupId must be a string')
+      // Check everything before setting anything, so a refused setting changes nothing.
+      checkEpoch('sessionEpoch', sessionEpoch)
+      checkEpoch('membershipEpoch', membership)
+      checkEpoch('coordinatorEpoch', coordinator)
+      agentOnly('Session Epoch', sessionEpoch)
+      agentOnly('Coordinator Epoch', coordinator)
+      if (sessionEpoch !== undefined) setSession(sessionEpoch)
+      if (groupId !== undefined && membership !== undefined) setMembership(groupId, membership)
+      if (groupId !== undefined && coordinator !== undefined) setCoordinator(groupId, coordinator)
     },
-    setMembership: setBy('membershipEpoch', memberships),
+    setSession,
+    setMembership,
     setCoordinator(groupId, epoch) {
       agentOnly('Coordinator Epoch', epoch)
       setCoordinator(groupId, epoch)

@@ -17,7 +17,7 @@ export { createClient } from './client.js'
 export type { Client, ClientCore, ClientOptions } from './client.js'
 export type { CommandOptions, Receipt, Transport } from './sender.js'
 export type { BuiltCommand, SignedCommand } from './envelope.js'
-export type { Epochs } from './epochs.js'
+export type { Epochs, EpochSetting } from './epochs.js'
 export { COMMAND_BUILDER_NAMES } from './gen/builders.js'
 export type { CommandBuilders } from './gen/builders.js'
 // Executors derive their side-effect idempotency keys here (§11.4, §16).

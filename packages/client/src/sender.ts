@@ -25,6 +25,18 @@ export interface CommandOptions {
   readonly issuedAt?: string
   /** Extension data (§18), carried as given. */
   readonly extensions?: Readonly<Record<string, unknown>>
+  /**
+   * This Command's Session Epoch (§6.3) instead of the client's; the client's epochs stay as they
+   * are. Only where the envelope carries one (an Agent's Group-scoped Command).
+   */
+  readonly sessionEpoch?: number
+  /** This Command's Membership Epoch (§8) instead of the client's; only where the envelope carries one. */
+  readonly membershipEpoch?: number
+  /**
+   * This Command's Coordinator Epoch (§7.2) instead of the client's: the Agent acts under the
+   * Coordinator lease at that epoch. Only an Agent's Group-scoped Command carries one.
+   */
+  readonly coordinatorEpoch?: number
 }
 
 /**

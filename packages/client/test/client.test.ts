@@ -209,3 +209,66 @@ describe('epochs learned from receipts', () => {
     expect(worker.epochs.membership(GROUP)).toBe(10)
   })
 })
+
+describe('epochs given explicitly (a restarted or late-joining runtime)', () => {
+  it('createClient takes the epochs to start with; the first Command carries them', async () => {
+    const { transport, submissions } = fakeAuthority()
+    const worker = createClient({ actor: cast.worker.actor, signingKey: cast.worker.key, transport, groupId: GROUP, epochs: { session: 4, groupId: GROUP, membership: 7 } })
+    await worker.workUnblock({ workItemId: WORK })
+    expect(lastCommand(submissions)).toMatchObject({ sessionEpoch: 4, membershipEpoch: 7 })
+    const coordinator = createClient({
+      actor: cast.coordinator.actor,
+      signingKey: cast.coordinator.key,
+      transport,
+      groupId: GROUP,
+      epochs: [{ session: 1, groupId: GROUP, membership: 2, coordinator: 3 }, { groupId: OTHER_GROUP, membership: 5 }],
+    })
+    await coordinator.workOffer({} as never)
+    expect(lastCommand(submissions)).toMatchObject({ sessionEpoch: 1, membershipEpoch: 2, coordinatorEpoch: 3 })
+    expect(coordinator.epochs.membership(OTHER_GROUP)).toBe(5)
+    const good = { actor: cast.owner.actor, signingKey: cast.owner.key, transport }
+    expect(() => createClient({ ...good, epochs: { session: 1 } })).toThrow(UsageError) // a human has no Session Epoch
+    expect(() => createClient({ ...good, epochs: 3 as never })).toThrow(UsageError)
+  })
+
+  it('one Command can carry other epochs; the client keeps its own', async () => {
+    const { transport, submissions } = fakeAuthority()
+    const worker = ready(cast.worker, transport)
+    await worker.workUnblock({ workItemId: WORK }, { sessionEpoch: 9, membershipEpoch: 8 })
+    expect(lastCommand(submissions)).toMatchObject({ sessionEpoch: 9, membershipEpoch: 8 })
+    expect([worker.epochs.sessionEpoch, worker.epochs.membership(GROUP)]).toEqual([3, 2])
+    // An Agent naming a Coordinator Epoch acts under the lease (§7.2), even for a kind that does not require it.
+    await worker.workUnblock({ workItemId: WORK }, { coordinatorEpoch: 4 })
+    expect(lastCommand(submissions)).toMatchObject({ sessionEpoch: 3, membershipEpoch: 2, coordinatorEpoch: 4 })
+    expect(worker.epochs.coordinator(GROUP)).toBeUndefined()
+    // An epoch missing from the client may come from the options alone.
+    const other = fakeAuthority()
+    await clientOf(cast.worker, other.transport).workUnblock({ workItemId: WORK }, { sessionEpoch: 1, membershipEpoch: 1 })
+    expect(lastCommand(other.submissions)).toMatchObject({ sessionEpoch: 1, membershipEpoch: 1 })
+  })
+
+  it('refuses an epoch the envelope does not carry (§15.1) or that is not a positive integer, sending nothing', async () => {
+    const { transport, submissions } = fakeAuthority()
+    const misuses: [Client, () => Promise<unknown>][] = []
+    const owner = ready(cast.owner, transport)
+    const service = ready(cast.controlPlane, transport)
+    const worker = ready(cast.worker, transport)
+    misuses.push([owner, () => owner.workCancel({ workItemId: WORK, reason: 'x' }, { sessionEpoch: 1 })])
+    misuses.push([owner, () => owner.workCancel({ workItemId: WORK, reason: 'x' }, { coordinatorEpoch: 1 })])
+    misuses.push([service, () => service.missionCancel({ reason: 'x' }, { membershipEpoch: 1 })])
+    misuses.push([service, () => service.identitySessionOpen({ agentId: cast.worker.actor.id }, { sessionEpoch: 1 })])
+    misuses.push([worker, () => worker.workUnblock({ workItemId: WORK }, { membershipEpoch: 0 })])
+    for (const [, act] of misuses) expect(await rejectionOf(act())).toBeInstanceOf(UsageError)
+    expect(submissions).toHaveLength(0)
+  })
+
+  it('Events seen after the epochs were set move them only forward', async () => {
+    const { transport, submissions } = fakeAuthority()
+    const coordinator = createClient({ actor: cast.coordinator.actor, signingKey: cast.coordinator.key, transport, groupId: GROUP, epochs: { session: 2, groupId: GROUP, membership: 2, coordinator: 2 } })
+    // A replay of the Group from its start: the Mission created under epoch 1 of both.
+    const { transport: replaying } = fakeAuthority(() => [{ kind: 'mission.created', payload: missionCreated(GROUP, cast.coordinator, 1) }])
+    coordinator.observe((await ready(cast.owner, replaying).missionCreate({} as never)).events)
+    await coordinator.workOffer({} as never)
+    expect(lastCommand(submissions)).toMatchObject({ sessionEpoch: 2, membershipEpoch: 2, coordinatorEpoch: 2 })
+  })
+})

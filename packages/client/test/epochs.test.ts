@@ -88,6 +88,56 @@ describe('createEpochs', () => {
     expect(epochs.membership(GROUP)).toBe(6)
   })
 
+  it('set: several epochs at once, all or nothing', () => {
+    const epochs = createEpochs(cast.coordinator.actor)
+    epochs.set({ session: 2, groupId: GROUP, membership: 3, coordinator: 4 })
+    expect([epochs.sessionEpoch, epochs.membership(GROUP), epochs.coordinator(GROUP)]).toEqual([2, 3, 4])
+    epochs.set({ groupId: OTHER_GROUP, membership: 7 })
+    expect([epochs.membership(OTHER_GROUP), epochs.membership(GROUP), epochs.sessionEpoch]).toEqual([7, 3, 2])
+    for (const bad of [{ membership: 1 }, { coordinator: 1 }, { groupId: GROUP }, { session: 9, groupId: GROUP, membership: 0 }, { groupId: 5 as never, membership: 1 }]) {
+      expect(() => epochs.set(bad), JSON.stringify(bad)).toThrow(UsageError)
+    }
+    expect(epochs.sessionEpoch).toBe(2) // the refused setting changed nothing
+    const owner = createEpochs(cast.owner.actor)
+    expect(() => owner.set({ groupId: GROUP, membership: 1, coordinator: 1 })).toThrow(UsageError)
+    expect(owner.membership(GROUP)).toBeUndefined()
+  })
+
+  it('a value set by hand yields only to Events naming the same or a higher epoch, whatever their sequence', () => {
+    // A restarted runtime: it has seen nothing, is told its epochs, then replays the Group from the start.
+    const epochs = createEpochs(cast.coordinator.actor)
+    epochs.set({ session: 2, groupId: GROUP, membership: 3, coordinator: 2 })
+    epochs.observe([
+      sessionOpened(cast.coordinator.actor.id, 1),
+      fact('mission.created', missionCreated(GROUP, cast.coordinator, 1), 1),
+      fact('membership.changed', { membership: membership(cast.coordinator, 2) }, 4),
+      fact('membership.ended', { membershipId: 'm', member: cast.coordinator.actor, membershipEpoch: 2, reason: 'r' }, 5),
+    ])
+    expect([epochs.sessionEpoch, epochs.membership(GROUP), epochs.coordinator(GROUP)]).toEqual([2, 3, 2])
+    // The Event that issued the set epochs: Group order takes over from it.
+    epochs.observe([fact('membership.changed', { membership: membership(cast.coordinator, 3) }, 6), fact('membership.changed', { membership: membership(cast.coordinator, 1) }, 2)])
+    expect(epochs.membership(GROUP)).toBe(3)
+    // Ending the set epoch, or fencing the lease with a higher one, is news.
+    epochs.observe([fact('membership.ended', { membershipId: 'm', member: cast.coordinator.actor, membershipEpoch: 3, reason: 'r' }, 9)])
+    epochs.observe([fact('mission.coordinator.assigned', { coordinator: coordinatorEntry(cast.worker, 3) }, 10)])
+    expect([epochs.membership(GROUP), epochs.coordinator(GROUP)]).toEqual([undefined, undefined])
+    // A later Membership of the same actor starts its own epochs again (§8), in Group order.
+    epochs.observe([fact('membership.changed', { membership: { ...membership(cast.coordinator, 1), membershipId: 'm2' } }, 11)])
+    expect(epochs.membership(GROUP)).toBe(1)
+  })
+
+  it('an explicit value replaces what the client learned, lower ones included; forgetting makes Events news again', () => {
+    const epochs = createEpochs(cast.worker.actor)
+    epochs.observe([changed(5, 5)])
+    epochs.setMembership(GROUP, 4)
+    expect(epochs.membership(GROUP)).toBe(4)
+    epochs.setMembership(GROUP, undefined)
+    epochs.observe([changed(1, 3)]) // older than the last Event seen: still ignored
+    expect(epochs.membership(GROUP)).toBeUndefined()
+    epochs.observe([changed(2, 6)])
+    expect(epochs.membership(GROUP)).toBe(2)
+  })
+
   it('skips Events of kinds it does not track and malformed payloads', () => {
     const epochs = createEpochs(cast.worker.actor)
     epochs.observe([fact('work.started', { workItemId: 'x' }, 1), fact('membership.changed', {}, 2), fact('mission.created', { memberships: 'x' }, 3), fact('mission.coordinator.assigned', {}, 4), changed(0, 5)])

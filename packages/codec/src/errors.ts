@@ -2,6 +2,7 @@
  * The one wire error type of Weft, and the separate type for local misuse of the library.
  * @module
  */
+import { isAbsoluteUri, isSha256 } from './formats.js'
 import { ERROR_CODE_INFO, type ErrorCode } from './gen/error-codes.js'
 
 const brand = Symbol.for('@weft/ProtocolError')
@@ -17,7 +18,22 @@ export interface ProtocolErrorOptions {
   readonly relatedFrameId?: string
   /** The Group concerned, only where the caller may know it exists (§17.2). */
   readonly groupId?: string
-  /** Machine-readable details that reveal no unauthorized data (error.schema.json `details`). */
+  /** The error ends the connection: the sender closes right after it (§17.1). */
+  readonly fatal?: boolean
+  /** `REVISION_CONFLICT`: the revision the Command expected (§15.3). */
+  readonly expectedRevision?: number
+  /** `REVISION_CONFLICT`: the aggregate's current revision (§15.3). */
+  readonly currentRevision?: number
+  /** `RATE_LIMITED`, `BACKPRESSURE`: milliseconds to wait before sending again (§17.3, §20). */
+  readonly retryAfterMs?: number
+  /** `CURSOR_TOO_OLD`: the content hash of the Signed Group Snapshot to restore from (§16). */
+  readonly snapshotArtifactHash?: string
+  /**
+   * Machine-readable details that reveal no unauthorized data (error.schema.json `details`). An
+   * entry named like one of the members above (`retryAfterMs`, `expectedRevision`,
+   * `currentRevision`, `snapshotArtifactHash`, `fatal`) also sets that member when the option
+   * itself is absent.
+   */
   readonly details?: Record<string, unknown>
   /** The underlying reason; kept for audit, never serialized onto the wire. */
   readonly cause?: unknown
@@ -33,7 +49,46 @@ export interface WireError {
   relatedFrameId?: string
   relatedActionId?: string
   groupId?: string
+  expectedRevision?: number
+  currentRevision?: number
+  retryAfterMs?: number
+  snapshotArtifactHash?: string
   details?: Record<string, unknown>
+}
+
+/** The members error.schema.json gives a meaning of their own, each with the form it requires there. */
+const SCHEMA_MEMBERS = {
+  fatal: (v: unknown): v is boolean => typeof v === 'boolean',
+  expectedRevision: isSafeInteger,
+  currentRevision: isSafeInteger,
+  retryAfterMs: isSafeInteger,
+  snapshotArtifactHash: (v: unknown): v is string => typeof v === 'string' && isSha256(v),
+} as const
+
+/** The members {@link ProtocolError.with} carries over besides `retryable` and `cause`. */
+const KEPT_MEMBERS = ['relatedActionId', 'relatedFrameId', 'groupId', 'details', ...(Object.keys(SCHEMA_MEMBERS) as (keyof typeof SCHEMA_MEMBERS)[])] as const
+
+/** The common `safeInteger` of the schemas: an integer from 0 to 2^53 - 1. */
+function isSafeInteger(v: unknown): v is number {
+  return Number.isSafeInteger(v) && (v as number) >= 0
+}
+
+/** The common `id` of the schemas: an absolute URI of at most 512 characters. */
+function isWireId(v: string | undefined): v is string {
+  return v !== undefined && v.length <= 512 && isAbsoluteUri(v)
+}
+
+/**
+ * The value of schema member `name`: the option when given, else a `details` entry of that name
+ * (handlers report through `details`, §19 wants the member); `undefined` when neither has the
+ * member's form, so nothing outside the schema reaches the wire.
+ */
+function member<K extends keyof typeof SCHEMA_MEMBERS>(name: K, options: ProtocolErrorOptions): ProtocolErrorOptions[K] {
+  const valid = SCHEMA_MEMBERS[name] as (v: unknown) => boolean
+  const given = options[name]
+  if (given !== undefined) return (valid(given) ? given : undefined) as ProtocolErrorOptions[K]
+  const reported = options.details?.[name]
+  return (valid(reported) ? reported : undefined) as ProtocolErrorOptions[K]
 }
 
 /**
@@ -60,6 +115,16 @@ export class ProtocolError extends Error {
   readonly relatedFrameId: string | undefined
   /** The Group concerned, if it may be disclosed. */
   readonly groupId: string | undefined
+  /** Whether the error ends the connection (§17.1), when said. */
+  readonly fatal: boolean | undefined
+  /** `REVISION_CONFLICT`: the revision the Command expected (§15.3). */
+  readonly expectedRevision: number | undefined
+  /** `REVISION_CONFLICT`: the aggregate's current revision (§15.3). */
+  readonly currentRevision: number | undefined
+  /** `RATE_LIMITED`, `BACKPRESSURE`: milliseconds to wait before sending again (§17.3, §20). */
+  readonly retryAfterMs: number | undefined
+  /** `CURSOR_TOO_OLD`: the content hash of the Signed Group Snapshot to restore from (§16). */
+  readonly snapshotArtifactHash: string | undefined
   /** Machine-readable details. */
   readonly details: Record<string, unknown> | undefined
 
@@ -71,6 +136,11 @@ export class ProtocolError extends Error {
     this.relatedActionId = options.relatedActionId
     this.relatedFrameId = options.relatedFrameId
     this.groupId = options.groupId
+    this.fatal = member('fatal', options)
+    this.expectedRevision = member('expectedRevision', options)
+    this.currentRevision = member('currentRevision', options)
+    this.retryAfterMs = member('retryAfterMs', options)
+    this.snapshotArtifactHash = member('snapshotArtifactHash', options)
     this.details = options.details
     Object.defineProperty(this, brand, { value: true })
   }
@@ -91,12 +161,32 @@ export class ProtocolError extends Error {
     return new ProtocolError(fallback, message, { cause: reason })
   }
 
-  /** The error as an `error.schema.json` object; `cause` is never included. */
+  /**
+   * A copy of this error with `overrides` applied (e.g. the Action ID it answers, once known) and
+   * every other member kept, `cause` included, so no member of error.schema.json is lost on the way.
+   */
+  with(overrides: ProtocolErrorOptions): ProtocolError {
+    const kept: Record<string, unknown> = { retryable: this.retryable }
+    for (const name of KEPT_MEMBERS) if (this[name] !== undefined) kept[name] = this[name]
+    if (this.cause !== undefined) kept['cause'] = this.cause
+    return new ProtocolError(this.code, this.message, { ...(kept as ProtocolErrorOptions), ...overrides })
+  }
+
+  /**
+   * The error as an `error.schema.json` object: every member the error carries, except an
+   * identifier that is not a schema `id` (at most 512 characters of absolute URI); `cause` is
+   * never included.
+   */
   toWire(occurredAt: string): WireError {
     const wire: WireError = { code: this.code, message: this.message.slice(0, 2000) || this.code, retryable: this.retryable, occurredAt }
-    if (this.relatedFrameId !== undefined) wire.relatedFrameId = this.relatedFrameId
-    if (this.relatedActionId !== undefined) wire.relatedActionId = this.relatedActionId
-    if (this.groupId !== undefined) wire.groupId = this.groupId
+    if (this.fatal !== undefined) wire.fatal = this.fatal
+    if (isWireId(this.relatedFrameId)) wire.relatedFrameId = this.relatedFrameId
+    if (isWireId(this.relatedActionId)) wire.relatedActionId = this.relatedActionId
+    if (isWireId(this.groupId)) wire.groupId = this.groupId
+    if (this.expectedRevision !== undefined) wire.expectedRevision = this.expectedRevision
+    if (this.currentRevision !== undefined) wire.currentRevision = this.currentRevision
+    if (this.retryAfterMs !== undefined) wire.retryAfterMs = this.retryAfterMs
+    if (this.snapshotArtifactHash !== undefined) wire.snapshotArtifactHash = this.snapshotArtifactHash
     if (this.details !== undefined) wire.details = this.details
     return wire
   }

@@ -67,9 +67,12 @@ export type {
 } from './signed.js'
 
 // Registry evidence and key resolution (stage 4): the deployment seam is KeyResolver.
-export { Registry } from './registry.js'
+export { Registry, createLiveRegistry } from './registry.js'
 export type {
   KeyResolver,
+  LiveRegistry,
+  RegistryUpdate,
+  AgentCardOptions,
   Resolution,
   ResolvedKey,
   RegistryEvidence,

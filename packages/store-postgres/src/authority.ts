@@ -36,7 +36,7 @@ import pg from 'pg'
 import { createPostgresBlobStore } from './blobs.js'
 import { createCursorCache, type PostgresCursorStore } from './cursors.js'
 import { listenForCommits, type Listener } from './listener.js'
-import { appendTransaction, integerLiteral, parseTransactions, readTransactions, transactionsAfter, type TransactionRow } from './log.js'
+import { appendTransaction, integerLiteral, parseTransactions, provePostgresLog, readTransactions, transactionsAfter, type TransactionRow } from './log.js'
 import { ensureSchema, schemaIdentifier } from './schema.js'
 
 
@@ -59,6 +59,12 @@ export interface PostgresAuthorityOptions extends Omit<AuthorityOptions, 'store'
   readonly listen?: boolean
   /** Hears what happens in the background: a lost notification connection, a failed catch-up or Cursor write (each retried). Default: nothing. */
   readonly log?: (entry: PostgresLogEntry) => void
+  /**
+   * Prove the log as committed before folding it (`provePostgresLog`): every Event's §6.4
+   * signature by this Authority, its place and its Group's contiguity (§15.2). Default `true`; a
+   * log that fails is a `LogProofError` and no Authority starts. `false` trusts the database.
+   */
+  readonly verifyLog?: boolean
 }
 
 /** One background happening of a {@link PostgresAuthority}, for the host's log. */
@@ -78,7 +84,7 @@ export interface PostgresLogEntry {
  * listeners hear every transaction of the log once, in log order, whichever process accepted it,
  * as this process folds it.
  */
-export interface PostgresAuthority extends Pick<Authority, 'group' | 'events' | 'eventPage' | 'snapshot' | 'organizationEvents' | 'replayState' | 'onCommit'> {
+export interface PostgresAuthority extends Pick<Authority, 'group' | 'events' | 'eventPage' | 'history' | 'buildSnapshot' | 'snapshot' | 'organizationEvents' | 'replayState' | 'onCommit'> {
   /**
    * Runs a Command's exact bytes through the full ingress and handler of `@weft/authority`, on the
    * log as committed in the database, and commits its Events and receipt there. A retry of a
@@ -148,7 +154,7 @@ export interface PostgresAuthority extends Pick<Authority, 'group' | 'events' | 
  * @throws UsageError on bad options; the database's error when it cannot be reached.
  */
 export async function createPostgresAuthority(options: PostgresAuthorityOptions): Promise<PostgresAuthority> {
-  const { url, pool: given, schema = 'weft', readBatch = 500, listen = true, log = () => {}, ...authorityOptions } = options
+  const { url, pool: given, schema = 'weft', readBatch = 500, listen = true, log = () => {}, verifyLog = true, ...authorityOptions } = options
   const s = schemaIdentifier(schema)
   if ((url === undefined) === (given === undefined)) throw new UsageError('createPostgresAuthority needs exactly one of url and pool')
   if (!Number.isSafeInteger(readBatch) || readBatch < 1) throw new UsageError(`readBatch must be a positive integer, got ${String(readBatch)}`)
@@ -420,6 +426,8 @@ export async function createPostgresAuthority(options: PostgresAuthorityOptions)
     } finally {
       setup.release()
     }
+    // §6.4, §15.2: nothing of the stored log is folded or built on before it is proved.
+    if (verifyLog) await provePostgresLog({ pool, schema, registry: authorityOptions.registry, authority: authorityOptions.keys.authority })
     local = freshLocal()
     await catchUp()
     if (listen) {
@@ -463,6 +471,8 @@ export async function createPostgresAuthority(options: PostgresAuthorityOptions)
     group: (groupId) => local.authority.group(groupId),
     events: (groupId, afterSequence) => local.authority.events(groupId, afterSequence),
     eventPage: (groupId, afterSequence, limit) => local.authority.eventPage(groupId, afterSequence, limit),
+    history: (groupId, afterSequence, limit) => local.authority.history(groupId, afterSequence, limit),
+    buildSnapshot: (groupId, through, options) => local.authority.buildSnapshot(groupId, through, options),
     snapshot: (groupId) => local.authority.snapshot(groupId),
     organizationEvents: () => local.authority.organizationEvents(),
     replayState: () => local.authority.replayState(),

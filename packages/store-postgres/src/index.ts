@@ -20,8 +20,8 @@
 export { createPostgresAuthority } from './authority.js'
 export type { PostgresAuthority, PostgresAuthorityOptions, PostgresLogEntry } from './authority.js'
 export type { PostgresCursorStore } from './cursors.js'
-export { readPostgresLog } from './log.js'
-export type { PostgresLogSource } from './log.js'
+export { readPostgresLog, provePostgresLog } from './log.js'
+export type { PostgresLogSource, PostgresLogProofOptions } from './log.js'
 
 // Library-author surface: the tables, for hosts that create schemas ahead of time.
 export { ensureSchema, hasLog, logSchema, sharedSchema, schemaIdentifier } from './schema.js'

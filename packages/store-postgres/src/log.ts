@@ -4,7 +4,7 @@
  * a transaction.
  * @module
  */
-import { actorKey, createMemoryStore, type AcceptedTransaction, type AuthorityStore, type StoredReceipt } from '@weft/authority'
+import { actorKey, createLogProver, createMemoryStore, type AcceptedTransaction, type AuthorityStore, type LogProofOptions, type LogProofSummary, type StoredReceipt } from '@weft/authority'
 import { UsageError } from '@weft/codec'
 import type { Event } from '@weft/spec'
 import { createHash } from 'node:crypto'
@@ -157,9 +157,29 @@ export interface PostgresLogSource {
  * @throws UsageError when the schema holds no log or the options are bad; the database's error when it cannot be reached.
  */
 export async function readPostgresLog(source: PostgresLogSource): Promise<AuthorityStore> {
+  return readOnly(source, async (client, s) => {
+    const store = createMemoryStore()
+    for (let after = 0; ; ) {
+      const batch = await readTransactions(client, s, after, 1000)
+      for (const { txn, events, receipt } of batch) {
+        store.appendTransaction(events, receipt)
+        after = txn
+      }
+      if (batch.length < 1000) return store
+    }
+  })
+}
+
+/**
+ * Runs `read` on one connection to `source` (`s` the quoted schema), in one read-only transaction
+ * at REPEATABLE READ: one snapshot of the database for the whole read, no transaction half seen,
+ * none after the first read, and nothing created.
+ * @throws UsageError when the schema holds no log or the options are bad; the database's error when it cannot be reached.
+ */
+async function readOnly<T>(source: PostgresLogSource, read: (client: pg.PoolClient | pg.Client, s: string) => Promise<T>): Promise<T> {
   const { url, pool, schema = 'weft' } = source
   const s = schemaIdentifier(schema)
-  if ((url === undefined) === (pool === undefined)) throw new UsageError('readPostgresLog needs exactly one of url and pool')
+  if ((url === undefined) === (pool === undefined)) throw new UsageError('reading the PostgreSQL log needs exactly one of url and pool')
   // One connection for the whole read, which runs in one transaction.
   let client: pg.PoolClient | pg.Client
   if (pool === undefined) {
@@ -170,21 +190,42 @@ export async function readPostgresLog(source: PostgresLogSource): Promise<Author
   } else client = await pool.connect()
   try {
     if (!(await hasLog(client, schema))) throw new UsageError(`schema ${schema} holds no Authority log`)
-    const store = createMemoryStore()
-    // One snapshot of the database for the whole read: no transaction half seen, none after the first read.
     await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY')
-    for (let after = 0; ; ) {
-      const batch = await readTransactions(client, s, after, 1000)
-      for (const { txn, events, receipt } of batch) {
-        store.appendTransaction(events, receipt)
-        after = txn
-      }
-      if (batch.length < 1000) break
-    }
+    const result = await read(client, s)
     await client.query('COMMIT')
-    return store
+    return result
   } finally {
     if ('release' in client) client.release()
     else await client.end().catch(() => {})
   }
+}
+
+/** What {@link provePostgresLog} reads and whose log it proves. */
+export interface PostgresLogProofOptions extends PostgresLogSource, Pick<LogProofOptions, 'registry' | 'authority'> {}
+
+/** Event rows read per query by {@link provePostgresLog}. */
+const PROOF_BATCH = 1000
+
+/**
+ * Proves the shared log as committed (`log-proof.ts` of `@weft/authority`, §6.4, §15.2), reading
+ * only: every Event, in acceptance order (transaction, then place in it), passes the six §6.4
+ * stages under the Authority's key in `registry`, names `authority` as `acceptedBy`, sits at the
+ * Group and sequence of its row and continues its Group without a gap, and is not a redaction
+ * tombstone. The database keeps no state checkpoint, so every signature is checked. What
+ * PostgreSQL committed is durable by its own log; a lost tail is the database's to prevent.
+ * @throws LogProofError naming the Group, the sequence and the failed check; UsageError or the
+ * database's error as {@link readPostgresLog}.
+ */
+export async function provePostgresLog(options: PostgresLogProofOptions): Promise<LogProofSummary> {
+  return readOnly(options, async (client, s) => {
+    const prover = createLogProver({ registry: options.registry, authority: options.authority })
+    const page = `SELECT txn, idx, group_id, sequence, body FROM ${s}.events WHERE (txn, idx) > ($1, $2) ORDER BY txn, idx LIMIT ${PROOF_BATCH}`
+    for (let after: [string, number] = ['0', -1]; ; ) {
+      const { rows } = await client.query<{ txn: string; idx: number; group_id: string | null; sequence: string | null; body: string }>(page, after)
+      for (const row of rows) prover.add({ text: row.body, groupId: row.group_id, sequence: row.sequence === null ? null : Number(row.sequence) })
+      if (rows.length < PROOF_BATCH) return prover.finish()
+      const last = rows.at(-1)!
+      after = [last.txn, last.idx]
+    }
+  })
 }

@@ -219,4 +219,23 @@ describe('compaction of a shared Group log (§7.4, §16)', () => {
     }
     await expect(openAuthority(schema, clock)).rejects.toThrow(/compaction 3 of Group .* does not verify here/)
   })
+
+  it('compacts in the middle of the log from buildSnapshot; every process refuses below it with the reference and reads it with history [error CURSOR_TOO_OLD]', async () => {
+    const { schema, clock, a, b, wa } = await twoAuthorities()
+    for (let n = 0; n < 3; n++) await post(wa, 'worker1', n)
+    await until(() => a.position === b.position)
+    const head = a.group(GROUP)!.head
+    const through = head - 2
+    const options = { snapshotId: 'urn:weft:test:snapshot:middle', createdBy: { type: 'service', id: cast.controlPlane.actor.id }, createdAt: new Date(clock.nowMs).toISOString() } as const
+    const record = await a.compact(GROUP, signGroupSnapshot(a.buildSnapshot(GROUP, through, options), cast.controlPlane.key))
+    expect(record.throughSequence).toBe(through)
+    await until(() => b.snapshot(GROUP) !== undefined)
+    const all = a.history(GROUP, 0, head).events
+    expect(all.map((e) => e.sequence)).toEqual(range(1, head))
+    for (const authority of [a, b, await openAuthority(schema, clock)]) {
+      expect(() => authority.events(GROUP, through - 1)).toThrow(expect.objectContaining({ code: 'CURSOR_TOO_OLD', snapshotArtifactHash: record.snapshotHash }))
+      expect(authority.events(GROUP, through).map((e) => e.sequence)).toEqual(range(through + 1, head))
+      expect(authority.history(GROUP, 0, head).events).toEqual(all)
+    }
+  })
 })

@@ -13,13 +13,19 @@
  * never deleted and an AUTOINCREMENT key rolled back with its transaction is handed out again, so
  * `pos` counts the Events from 1. A file where it does not (rows written by hand) is read by
  * counting instead.
+ *
+ * Each Event row also holds its link of its Group's chain (`chainLink` of `@weft/authority`), and
+ * each commit's heads go to the head file beside the database (`head-file.ts`): what
+ * {@link SqliteAuthorityStore.proveLog} checks the log against before an Authority trusts it.
  * @module
  */
-import { actorKey, type AuthorityStore, type BlobStore, type CursorStore, type SnapshotRecord, type StateCheckpoint, type StoredReceipt } from '@weft/authority'
-import { UsageError } from '@weft/codec'
+import { actorKey, type ActorRef, type AuthorityStore, type BlobStore, type CursorStore, type LogProofSummary, type SnapshotRecord, type StateCheckpoint, type StoredReceipt } from '@weft/authority'
+import { UsageError, type KeyResolver } from '@weft/codec'
 import type { Event } from '@weft/spec'
 import { BLOB_SCHEMA, createSqliteBlobStore } from './blobs.js'
 import { atomically, frozenParse, immutable, openDatabase, window, type Db, type SqliteOptions } from './database.js'
+import { openHeadFile } from './head-file.js'
+import { createChains, damaged, isDamage, migrateChains, proveSqliteLog, type Chains } from './log-chain.js'
 
 /** Options of {@link openSqliteAuthorityStore}. */
 export interface SqliteAuthorityStoreOptions extends SqliteOptions {
@@ -27,8 +33,8 @@ export interface SqliteAuthorityStoreOptions extends SqliteOptions {
   readonly readBatch?: number
 }
 
-/** The optional members of {@link AuthorityStore} the SQLite store always has: compaction and state checkpoints. */
-type CompactionMember = 'compact' | 'snapshot' | 'eventsAfter' | 'checkpoint' | 'saveCheckpoint'
+/** The optional members of {@link AuthorityStore} the SQLite store always has: compaction, the retained history by Group, state checkpoints, chain heads. */
+type CompactionMember = 'compact' | 'snapshot' | 'groupHistory' | 'eventsAfter' | 'checkpoint' | 'saveCheckpoint' | 'logHeads'
 
 /**
  * An {@link AuthorityStore} in a SQLite file, compaction and state checkpoints included, with the
@@ -40,6 +46,15 @@ export interface SqliteAuthorityStore extends Omit<AuthorityStore, CompactionMem
   readonly cursorStore: CursorStore
   /** Artifact bytes by content hash (§13.1), re-hashed on every read. Group Snapshots are stored here too, under `snapshotArtifactHash`. */
   readonly blobStore: BlobStore
+  /**
+   * Proves the stored log before an Authority folds it (`log-proof.ts` of `@weft/authority`):
+   * `PRAGMA quick_check`; every Event's chain link, from the start up to the state checkpoint's
+   * signed heads; every Event after the checkpoint's §6.4 signature by `options.authority` under
+   * `options.registry`, its place and its Group's contiguity (§15.2); and every head the head file
+   * remembers as acknowledged. Run it after opening and before `createAuthority`.
+   * @throws LogProofError naming the Group, the sequence and the failed check, or the damaged file.
+   */
+  proveLog(options: { readonly registry: KeyResolver; readonly authority: ActorRef }): LogProofSummary
   /** Closes the database; every member is unusable afterwards. */
   close(): void
 }
@@ -52,6 +67,7 @@ CREATE TABLE events (
   event_id  TEXT NOT NULL UNIQUE,
   kind      TEXT NOT NULL,
   body      TEXT NOT NULL,                      -- the Event's exact JSON text
+  chain     TEXT,                               -- its link of its chain: chainLink(previous link, body)
   CHECK ((group_id IS NULL AND sequence IS NULL) OR (group_id IS NOT NULL AND sequence >= 1)),
   UNIQUE (group_id, sequence)
 );
@@ -140,13 +156,23 @@ BEGIN SELECT RAISE(ABORT, 'a checkpoint position is beyond the retained history'
 export function openSqliteAuthorityStore(path: string, options: SqliteAuthorityStoreOptions = {}): SqliteAuthorityStore {
   const readBatch = options.readBatch ?? 1024
   if (!Number.isSafeInteger(readBatch) || readBatch < 1) throw new UsageError(`authority store: readBatch must be a positive integer, got ${String(readBatch)}`)
-  const db = openDatabase(path, 'authority', options, SCHEMA)
+  let db: Db
+  try {
+    db = openDatabase(path, 'authority', options, SCHEMA)
+  } catch (error) {
+    // A damaged file is not a usage mistake: it says so in one line, as a failed proof does.
+    throw isDamage(error) ? damaged(path, error.message, error) : error
+  }
+  let chains: Chains
   try {
     db.exec(COMPACTION_SCHEMA)
+    migrateChains(db, immutable('events', 'accepted Events'))
+    chains = createChains(db)
   } catch (error) {
     db.close()
-    throw error
+    throw isDamage(error) ? damaged(path, error.message, error) : error
   }
+  const heads = path === ':memory:' ? undefined : openHeadFile(path, (options.synchronous ?? 'full') === 'full')
   const sql = statements(db)
   // The compaction point and record of each Group read so far (one writer per file keeps them current).
   const points = new Map<string, number>()
@@ -162,12 +188,14 @@ export function openSqliteAuthorityStore(path: string, options: SqliteAuthorityS
 
   const append = atomically(
     db,
-    (events: readonly Event[], receipt: StoredReceipt, key: string) => {
+    (events: readonly Event[], receipt: StoredReceipt, key: string, links: (readonly [string, string])[]) => {
       // Inside one write transaction the positions of its Events are consecutive (AUTOINCREMENT,
       // one writer), so the receipt finds them again by the first position and the count.
       let firstPos: number | undefined
       for (const event of events) {
-        const { lastInsertRowid } = sql.insertEvent.run(event.groupId ?? null, event.sequence ?? null, event.eventId, event.kind, JSON.stringify(event))
+        const text = JSON.stringify(event)
+        const chain = chains.next(event.groupId, text, links)
+        const { lastInsertRowid } = sql.insertEvent.run(event.groupId ?? null, event.sequence ?? null, event.eventId, event.kind, text, chain)
         firstPos ??= Number(lastInsertRowid)
       }
       sql.insertReceipt.run(key, receipt.actionId, firstPos ?? null, events.length, JSON.stringify(receiptBody(receipt)))
@@ -181,14 +209,29 @@ export function openSqliteAuthorityStore(path: string, options: SqliteAuthorityS
     (groupId, throughSequence) => `the compaction of Group ${groupId} through ${throughSequence} was refused`,
   )
 
+  function checkpoint(): StateCheckpoint | undefined {
+    const row = sql.checkpoint.get() as { manifest: string; image: Buffer } | undefined
+    if (row === undefined) return undefined
+    // The bytes as a plain Uint8Array (a view of the Buffer better-sqlite3 read), as they were saved.
+    const image = new Uint8Array(row.image.buffer, row.image.byteOffset, row.image.byteLength)
+    return Object.freeze({ manifest: frozenParse(row.manifest) as StateCheckpoint['manifest'], image })
+  }
+
   return {
     appendTransaction(events, receipt) {
-      append(events, receipt, actorKey(receipt.actor))
+      const links: (readonly [string, string])[] = []
+      append(events, receipt, actorKey(receipt.actor), links)
+      // Committed: the chains advance, and the heads reached are remembered outside the WAL.
+      heads?.record(chains.commit(links), chains.heads)
     },
     groupEvents(groupId, afterSequence = 0, limit = Number.POSITIVE_INFINITY) {
       const [after, most] = window(afterSequence, limit)
       // §16: nothing at or below the compaction point is served, whatever position is asked for.
       return parseAll(sql.groupEvents.all(groupId, Math.max(after, pointOf(groupId)), most) as string[])
+    },
+    groupHistory(groupId, afterSequence, limit) {
+      // §7.4: the retained history, compacted Events included; the compaction point is not applied.
+      return parseAll(sql.groupEvents.all(groupId, ...window(afterSequence, limit)) as string[])
     },
     organizationEvents: () => parseAll(sql.organizationEvents.all() as string[]),
     receipt(key, actionId) {
@@ -223,13 +266,7 @@ export function openSqliteAuthorityStore(path: string, options: SqliteAuthorityS
       const at = sql.nth.get(after - 1) as number | undefined
       return at === undefined ? [] : stream(sql.page, readBatch, at)
     },
-    checkpoint() {
-      const row = sql.checkpoint.get() as { manifest: string; image: Buffer } | undefined
-      if (row === undefined) return undefined
-      // The bytes as a plain Uint8Array (a view of the Buffer better-sqlite3 read), as they were saved.
-      const image = new Uint8Array(row.image.buffer, row.image.byteOffset, row.image.byteLength)
-      return Object.freeze({ manifest: frozenParse(row.manifest) as StateCheckpoint['manifest'], image })
-    },
+    checkpoint,
     saveCheckpoint: atomically(
       db,
       (checkpoint: StateCheckpoint) => {
@@ -245,8 +282,13 @@ export function openSqliteAuthorityStore(path: string, options: SqliteAuthorityS
         sql.setCursor.run(actorKey(subscriber), groupId, sequence)
       },
     },
+    logHeads: () => chains.heads(),
     blobStore: createSqliteBlobStore(db),
-    close: () => db.close(),
+    proveLog: (options) => proveSqliteLog(db, path, checkpoint, heads, options),
+    close() {
+      heads?.close()
+      db.close()
+    },
   }
 }
 
@@ -258,7 +300,7 @@ interface ReceiptRow {
 
 function statements(db: Db) {
   return {
-    insertEvent: db.prepare('INSERT INTO events (group_id, sequence, event_id, kind, body) VALUES (?, ?, ?, ?, ?)'),
+    insertEvent: db.prepare('INSERT INTO events (group_id, sequence, event_id, kind, body, chain) VALUES (?, ?, ?, ?, ?, ?)'),
     insertReceipt: db.prepare('INSERT INTO receipts (actor_key, action_id, first_pos, event_count, body) VALUES (?, ?, ?, ?, ?)'),
     groupEvents: db.prepare('SELECT body FROM events WHERE group_id = ? AND sequence > ? ORDER BY sequence LIMIT ?').pluck(),
     organizationEvents: db.prepare('SELECT body FROM events WHERE group_id IS NULL ORDER BY pos').pluck(),

@@ -95,6 +95,26 @@ describe('compaction and checkpoint laws, kept by the database', () => {
     db.close()
   })
 
+  it('compacts in the middle of the log from buildSnapshot, reads the history below it, and restarts over it [error CURSOR_TOO_OLD]', async () => {
+    const store = openSqliteAuthorityStore(file())
+    const w = await scenario(store)
+    const head = w.authority.group(GROUP)!.head
+    const through = Math.floor(head / 2)
+    const unsigned = w.authority.buildSnapshot(GROUP, through, { snapshotId: 'urn:weft:test:snapshot:middle', createdBy: { type: 'service', id: cast.controlPlane.actor.id }, createdAt: new Date(w.clock.nowMs).toISOString() })
+    const record = w.authority.compact(GROUP, signGroupSnapshot(unsigned, cast.controlPlane.key))
+    const history = [...store.allEvents()].filter((e) => e.groupId === GROUP)
+    store.close()
+
+    const reopened = openSqliteAuthorityStore(file())
+    const again = restart(w, reopened, [])
+    expect(again.snapshot(GROUP)).toEqual(record)
+    expect(() => again.events(GROUP, through - 1)).toThrow(expect.objectContaining({ code: 'CURSOR_TOO_OLD', snapshotArtifactHash: record.snapshotHash }))
+    expect(again.events(GROUP, through).map((e) => e.sequence)).toEqual(history.slice(through).map((e) => e.sequence))
+    expect(again.history(GROUP, 0, head).events).toEqual(history)
+    expect(again.history(GROUP, through - 2, 2).events).toEqual(history.slice(through - 2, through))
+    reopened.close()
+  })
+
   it('opens a file written before the compaction tables, adding them', async () => {
     const store = openSqliteAuthorityStore(file())
     const w = await scenario(store)

@@ -203,6 +203,18 @@ describe.each(CHECKPOINTING)('the %s Authority store, compaction and checkpoints
     expect(store.snapshot!(groupIds[1]!)).toBeUndefined()
   })
 
+  it('reads a Group\'s retained history by position, compacted Events included', () => {
+    const store = filled()
+    const groupId = groupIds[0]!
+    const logOf = all.filter((e) => e.groupId === groupId)
+    store.compact!(groupId, 4, recordOf(groupId, 4))
+    for (const [after, limit] of [[0, 100], [0, 2], [2, 3], [3, 1], [logOf.length - 1, 5], [logOf.length, 5], [-1, 2], [1.5, 2]] as const) {
+      const from = Math.max(0, Math.floor(after))
+      expect([after, limit, store.groupHistory!(groupId, after, limit)]).toEqual([after, limit, logOf.slice(from, from + limit)])
+    }
+    expect(store.groupHistory!('urn:weft:test:group:absent', 0, 10)).toEqual([])
+  })
+
   it('keeps one checkpoint, exactly as saved, replaced by the next', () => {
     const store = filled()
     expect(store.checkpoint!()).toBeUndefined()

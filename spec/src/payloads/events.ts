@@ -140,7 +140,8 @@ export const MissionTerminatedPayload = Type.Object(
 
 /**
  * `mission.child.created` (§14, §10.2), in the parent Group: the link between the parent WorkItem
- * (now `blocked`, its ownership fenced) and the child Mission whose Group opens with its own
+ * (now `blocked`, its ownership fenced: the ownership lease and any Execution Lease of
+ * `fencedOwnershipEpoch` are revoked, §11.3) and the child Mission whose Group opens with its own
  * `mission.created`. Budget and deadline are what the child received from the parent.
  */
 export const MissionChildCreatedPayload = Type.Object(

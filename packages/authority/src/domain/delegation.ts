@@ -1,13 +1,14 @@
 /**
  * Delegated work authority (§9.1): the checks a `work.authorize` or `work.offer` citing a
  * Delegation Grant passes at every use. Any failure is `AUTH_FORBIDDEN`, except a budget ceiling
- * (`BUDGET_EXCEEDED`) or a budget leaving a ceiling's dimension unlimited (`WORK_CONTRACT_INCOMPLETE`).
+ * (`BUDGET_EXCEEDED`) or a budget leaving out a dimension no WorkItem of the Grant bounds
+ * (`WORK_CONTRACT_INCOMPLETE`).
  * @module
  */
-import type { WorkContract, WorkItemState } from '@weft/spec'
+import { USAGE_DIMENSIONS, type WorkContract, type WorkItemState } from '@weft/spec'
 import { reject, type HandlerContext } from '../handler.js'
 import { actorKey, type ActorRef, type GrantRecord, type GroupState } from '../model.js'
-import { requireAllocation } from './work-budget.js'
+import { LIMIT_KEY, limitOf, requireAllocation } from './work-budget.js'
 import { compareSemver } from './work-contract.js'
 import { parseInstant } from '../instants.js'
 
@@ -36,6 +37,35 @@ function depthBelow(group: GroupState, workItemId: string, rootId: string): numb
 }
 
 /**
+ * §9.1: the cumulative budgets under a Grant stay within every ceiling. A dimension the contract
+ * leaves out is inherited (§12), bounded by the nearest WorkItem above that lists it; the ceilings
+ * count that bound only when that WorkItem is itself one of the Grant's, so only below such a
+ * WorkItem may a dimension be left out.
+ * @param parentId - The parent of the WorkItem authorized or offered under the Grant.
+ */
+function requireInheritedWithinGrant(group: GroupState, record: GrantRecord, parentId: string | undefined, contract: WorkContract): void {
+  for (const d of USAGE_DIMENSIONS) {
+    if (limitOf(contract.budget, d) !== undefined) continue
+    let bounded = false
+    // A parent link that loops back would otherwise spin forever; `seen` stops it.
+    for (let id = parentId, seen = new Set<string>(); id !== undefined && record.workItemIds.has(id) && !seen.has(id); ) {
+      seen.add(id)
+      const ancestor = group.workItems.get(id)
+      if (ancestor === undefined) break
+      if (limitOf(ancestor.doc.contract.budget, d) !== undefined) {
+        bounded = true
+        break
+      }
+      id = ancestor.parentWorkItemId
+    }
+    if (!bounded) {
+      const key = LIMIT_KEY[d]
+      reject('WORK_CONTRACT_INCOMPLETE', `under Delegation Grant ${record.grant.grantId} the budget must limit ${key}: no WorkItem of the Grant above it does`, { missing: key })
+    }
+  }
+}
+
+/**
  * Checks one use of Delegation Grant `grantId` by `actor` (§9.1): the actor is the grantee with an
  * active `work_delegate` Membership at the Grant's Membership Epoch; the Grant's Mission, Group,
  * Coordinator Epoch and issuing Coordinator are still current and it is within its validity; the
@@ -43,7 +73,7 @@ function depthBelow(group: GroupState, workItemId: string, rootId: string): numb
  * subtree (a new one linked by `parentWorkItemId`); its depth below the root is within the Grant's
  * maximum and the Organization's `maxDelegationDepth`; every required capability is allowed at its
  * minimum version; and the budgets of all WorkItems created or offered under the Grant stay within
- * every ceiling.
+ * every ceiling, a dimension left out only below a WorkItem of the Grant that limits it.
  * @returns The Grant's record.
  * @throws ProtocolError `AUTH_FORBIDDEN`, `BUDGET_EXCEEDED`, `WORK_CONTRACT_INCOMPLETE` or
  * `INVALID_COMMAND` (another currency).
@@ -88,5 +118,7 @@ export function checkDelegatedUse(ctx: HandlerContext, group: GroupState, actor:
     return other === undefined ? [] : [other.doc.contract.budget]
   })
   requireAllocation(grant.budget, `Delegation Grant ${grantId}`, others, target.contract.budget)
+  const parentId = target.use === 'authorize' ? target.parentWorkItemId : group.workItems.get(target.workItemId)?.parentWorkItemId
+  requireInheritedWithinGrant(group, record, parentId, target.contract)
   return record
 }

@@ -45,8 +45,14 @@ export function ownerLive(record: WorkItemRecord, nowMs: number): boolean {
   }
 }
 
+/** How a lease ends (§11.3): released by its holder, expired by time, or revoked. */
+export type LeaseClosure = 'expired' | 'revoked' | 'released'
+
+/** A closed lease: its end, when and why are always recorded. */
+export type ClosedLease = Lease & { readonly state: LeaseClosure; readonly closedAt: string; readonly closureReason: string }
+
 /** `lease` closed at `at` (§11.3: release, expiry and revocation say when and why). */
-export function closeLease(lease: Lease, state: 'expired' | 'revoked' | 'released', at: string, reason: string): Lease {
+export function closeLease(lease: Lease, state: LeaseClosure, at: string, reason: string): ClosedLease {
   return { ...lease, state, closedAt: at, closureReason: reason }
 }
 
@@ -62,24 +68,25 @@ export function clearMember(record: WorkItemRecord, member: 'ownershipLease' | '
 
 // A record holds only its current leases (model.ts); the reducers file every lease they close here,
 // keyed by the record, so the closure (when and why) stays inspectable.
-const closedLeases = foldTable<WorkItemRecord, Lease[]>('leases.closed', 'workItem')
+const closedLeases = foldTable<WorkItemRecord, ClosedLease[]>('leases.closed', 'workItem')
 
 /**
- * Takes the lease in `slot` off `record`, closing it at `at` for `reason` when it is still active
- * (§11.3; §12: cancellation and failure revoke), and files it with {@link closedLeasesOf}.
+ * Takes the lease in `slot` off `record`, closing it at `at` for `reason` (§11.3; §12: cancellation
+ * and failure revoke), and files it with {@link closedLeasesOf}. A lease a Command closed already
+ * keeps its own end.
  */
-export function retireLease(record: WorkItemRecord, slot: 'ownershipLease' | 'executionLease', state: 'expired' | 'revoked' | 'released', at: string, reason: string): void {
+export function retireLease(record: WorkItemRecord, slot: 'ownershipLease' | 'executionLease', state: LeaseClosure, at: string, reason: string): void {
   const lease = record[slot]
   if (lease === undefined) return
   clearMember(record, slot)
-  const closed = lease.state === 'active' ? closeLease(lease, state, at, reason) : lease
+  const closed = lease.state === 'active' ? closeLease(lease, state, at, reason) : closeLease(lease, lease.state, lease.closedAt ?? at, lease.closureReason ?? reason)
   const history = closedLeases.get(record)
   if (history === undefined) closedLeases.set(record, [closed])
   else history.push(closed)
 }
 
 /** The leases of `record` closed so far, oldest first. */
-export function closedLeasesOf(record: WorkItemRecord): readonly Lease[] {
+export function closedLeasesOf(record: WorkItemRecord): readonly ClosedLease[] {
   return closedLeases.get(record) ?? []
 }
 
@@ -177,4 +184,89 @@ export function requireCurrentExecution(
     reject('WORK_LEASE_EXPIRED', `Execution Lease ${executionLeaseId} expired at ${lease.expiresAt}`, { executionLeaseId })
   }
   return lease
+}
+
+/** What every {@link LeaseView} tells, live or closed: the lease's binding and bounds (§11.3). */
+export interface LeaseViewBase {
+  readonly leaseId: string
+  /** `ownership`: the queued or blocked ownership grant after an accepted offer; `execution`: the lease `work.start` issues. */
+  readonly kind: 'ownership' | 'execution'
+  readonly missionId: string
+  readonly groupId: string
+  readonly workItemId: string
+  /** The Agent holding it. */
+  readonly holderAgentId: string
+  /** The holder's Session Epoch it was issued under. */
+  readonly sessionEpoch: number
+  readonly ownershipEpoch: number
+  readonly issuedAt: string
+  /** Its expiry, as last renewed. */
+  readonly expiresAt: string
+  /** An ownership lease's start-by deadline (§11.3); absent on an Execution Lease. */
+  readonly startBy?: string
+  readonly renewalCount: number
+  readonly lastRenewedAt?: string
+}
+
+/** A lease no Event has closed: the WorkItem's current lease of its kind. */
+export interface ActiveLeaseView extends LeaseViewBase {
+  readonly state: 'active'
+  /**
+   * Whether its expiry is still ahead at the Authority's clock. The Authority runs no timers: a
+   * lease whose expiry passed stays `active` in the log, and not `live`, until the next Command
+   * that fences its holder closes it as `expired`.
+   */
+  readonly live: boolean
+}
+
+/** A lease an Event closed, and how it ended (§11.3). */
+export interface ClosedLeaseView extends LeaseViewBase {
+  /** `released` (checkpoint, block, submission, verification), `expired` (its holder fenced after it lapsed) or `revoked` (replacement Session, cancellation, failure, promotion to a child Mission). */
+  readonly state: LeaseClosure
+  /** `occurredAt` of the Event that closed it. */
+  readonly closedAt: string
+  /** Why, as the closing Event's reducer recorded it (`checkpoint`, `cancelled`, `promoted to a child Mission`, ...). */
+  readonly closureReason: string
+}
+
+/** One WorkItem lease as {@link findLease} shows it: narrow on `state`. */
+export type LeaseView = ActiveLeaseView | ClosedLeaseView
+
+/** The members both views share, copied from `lease`, a lease of `record` (optional members only when present). */
+function viewBase(record: WorkItemRecord, lease: Lease): LeaseViewBase {
+  const { leaseId, missionId, groupId, holderAgentId, sessionEpoch, issuedAt, expiresAt, startBy, renewalCount, lastRenewedAt } = lease
+  return {
+    leaseId,
+    // §11.4: a blocked lease is the ownership lease renewed, so only an Execution Lease is `execution`.
+    kind: lease.leaseType === 'execution' ? 'execution' : 'ownership',
+    missionId,
+    groupId,
+    // The lease schema requires both on a WorkItem lease; the record stands in for the type's sake.
+    workItemId: lease.workItemId ?? record.doc.workItemId,
+    holderAgentId,
+    sessionEpoch,
+    ownershipEpoch: lease.ownershipEpoch ?? record.lastOwnershipEpoch,
+    issuedAt,
+    expiresAt,
+    ...(startBy === undefined ? {} : { startBy }),
+    renewalCount,
+    ...(lastRenewedAt === undefined ? {} : { lastRenewedAt }),
+  }
+}
+
+/**
+ * The ownership or Execution Lease `leaseId` of a WorkItem of `group`, current or closed, as a
+ * {@link LeaseView} at `nowMs`; `undefined` when no WorkItem of the Group has held it. Reads the
+ * records' current leases and the closed-lease history the reducers keep ({@link closedLeasesOf}),
+ * scanning the Group's WorkItems: an operator's query, not a Command path.
+ */
+export function findLease(group: GroupState, leaseId: string, nowMs: number): LeaseView | undefined {
+  for (const record of group.workItems.values()) {
+    // A record's slots hold only active leases; the reducers move each to the history as they close it.
+    const current = record.ownershipLease?.leaseId === leaseId ? record.ownershipLease : record.executionLease?.leaseId === leaseId ? record.executionLease : undefined
+    if (current !== undefined) return { ...viewBase(record, current), state: 'active', live: leaseLive(current, nowMs) }
+    const closed = closedLeasesOf(record).find((l) => l.leaseId === leaseId)
+    if (closed !== undefined) return { ...viewBase(record, closed), state: closed.state, closedAt: closed.closedAt, closureReason: closed.closureReason }
+  }
+  return undefined
 }

@@ -1,13 +1,15 @@
 /**
  * The Membership domain (§8, §9.1): who holds which seat in a Group, Membership changes and ends
- * (each fencing the previous epoch), and Delegation Grant issuance. The role predicates and
- * budget comparison exported here are shared by the other Group domains.
+ * (each fencing the previous epoch), and Delegation Grant issuance. The role predicates exported
+ * here are shared by the other Group domains.
  * @module
  */
-import type { DelegationGrant, Membership, ResourceBudget } from '@weft/spec'
+import type { DelegationGrant, Membership } from '@weft/spec'
 import { draft, reject, requireGroup, type AnyEventDraft, type CommandOf, type HandlerContext, type HandlerFor, type ReducerFor } from '../handler.js'
 import { actorKey, type ActorRef, type AuthorityState, type GroupState } from '../model.js'
 import { parseInstant } from '../instants.js'
+import { requireCoordinatorOr } from './work-roles.js'
+import { inheritanceOf, requireAllocation } from './work-budget.js'
 
 type MembershipCommandKind = 'membership.change' | 'membership.end' | 'membership.grant_delegation'
 type MembershipEventKind = 'membership.changed' | 'membership.ended' | 'membership.delegation.granted'
@@ -28,7 +30,10 @@ export function isMissionOwner(group: GroupState, actor: ActorRef): boolean {
   return sameActor(group.mission.missionOwner as ActorRef, actor)
 }
 
-/** Whether `actor` is the Agent named as the Mission's current Coordinator (§7.2). */
+/**
+ * Whether `actor` is the Agent named as the Mission's current Coordinator (§7.2): its seat. Whether a
+ * Command acts with the Coordinator's authority is `isCurrentCoordinator`'s question (`work-roles.ts`).
+ */
 export function isCoordinator(group: GroupState, actor: ActorRef): boolean {
   return actor.type === 'agent' && group.mission.coordinator.agentId === actor.id
 }
@@ -83,28 +88,6 @@ export function seatMembership(
   }
 }
 
-/** The six limit members of a Resource Budget (§12). */
-const BUDGET_LIMITS = ['financialLimit', 'modelTokenLimit', 'toolCallLimit', 'computeSecondsLimit', 'wallClockSecondsLimit', 'externalSideEffectLimit'] as const
-
-/**
- * Checks that `inner` narrows `outer` (§4 invariant 11): same currency where both name one, and
- * every limit `outer` sets is set by `inner` no higher. Rejects with `INVALID_COMMAND` on a
- * currency mismatch and `BUDGET_EXCEEDED` naming the dimensions over the ceiling.
- */
-export function requireBudgetWithin(inner: ResourceBudget, outer: ResourceBudget, what: string): void {
-  if (inner.currency !== undefined && outer.currency !== undefined && inner.currency !== outer.currency) {
-    reject('INVALID_COMMAND', `${what} is in ${inner.currency}, its ceiling in ${outer.currency}`)
-  }
-  const over = BUDGET_LIMITS.filter((k) => {
-    const cap = outer[k]
-    if (cap === undefined) return false
-    const value = inner[k]
-    // An absent limit is unbounded, which exceeds any ceiling.
-    return value === undefined || value > cap
-  })
-  if (over.length > 0) reject('BUDGET_EXCEEDED', `${what} exceeds its ceiling`, { dimensions: over })
-}
-
 /** Whether the member occupies the MissionOwner or Coordinator seat, and which. */
 function seatOf(group: GroupState, member: ActorRef): Membership['role'] | undefined {
   if (isMissionOwner(group, member)) return 'mission_owner'
@@ -117,7 +100,7 @@ function change(command: CommandOf<'membership.change'>, ctx: HandlerContext): r
   const actor = command.actor as ActorRef
   const p = command.payload
   // §8: Memberships are granted by the Coordinator (just in time), the MissionOwner or Organization policy.
-  requireRole([isCoordinator(group, actor), isMissionOwner(group, actor), isControlPlane(ctx, actor)], 'change Memberships')
+  requireCoordinatorOr(ctx, group, actor, isMissionOwner(group, actor) || isControlPlane(ctx, actor), 'actor may not change Memberships')
   const existing = group.memberships.get(p.membershipId)
   if (existing !== undefined && !sameActor(existing.member as ActorRef, p.member as ActorRef)) {
     reject('INVALID_COMMAND', `membership ${p.membershipId} belongs to another member`)
@@ -166,7 +149,7 @@ function end(command: CommandOf<'membership.end'>, ctx: HandlerContext): readonl
   const actor = command.actor as ActorRef
   const membership = group.memberships.get(command.payload.membershipId) ?? reject('INVALID_COMMAND', 'unknown membership')
   const self = sameActor(membership.member as ActorRef, actor)
-  requireRole([self, isCoordinator(group, actor), isMissionOwner(group, actor), isControlPlane(ctx, actor)], 'end this membership')
+  requireCoordinatorOr(ctx, group, actor, self || isMissionOwner(group, actor) || isControlPlane(ctx, actor), 'actor may not end this membership')
   if (membership.state === 'ended') reject('INVALID_STATE_TRANSITION', 'membership already ended')
   // The seats end only through the Mission: a new Coordinator is appointed with mission.assign_coordinator (§7.2).
   if (seatOf(group, membership.member as ActorRef) !== undefined) reject('INVALID_COMMAND', 'the MissionOwner or current Coordinator membership cannot be ended')
@@ -197,7 +180,9 @@ function grantDelegation(command: CommandOf<'membership.grant_delegation'>, ctx:
   }
   const target = group.workItems.get(p.targetWorkItemId) ?? reject('INVALID_COMMAND', 'target work item does not exist')
   if (CLOSED_GRANT_TARGET_STATES.includes(target.doc.state)) reject('INVALID_STATE_TRANSITION', `target work item is ${target.doc.state}`)
-  requireBudgetWithin(p.budget, target.doc.contract.budget, 'grant budget')
+  // §4 invariant 11: the Grant's ceilings narrow the target's budget; where the target inherits a
+  // dimension (§12), the ceiling must fit what the target's ancestry has left.
+  requireAllocation(target.doc.contract.budget, `target WorkItem ${p.targetWorkItemId}`, [], p.budget, inheritanceOf(group, target, ctx.state))
   if (parseInstant(p.expiresAt) <= ctx.nowMs) reject('INVALID_COMMAND', 'grant expiry is not in the future')
   // §9.1, §20: descendant depth is bounded by Organization cooperation policy as well.
   if (p.maxDescendantDepth > ctx.policy.maxDelegationDepth) {

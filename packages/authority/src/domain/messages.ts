@@ -7,9 +7,10 @@
 import type { Conversation, Event, Message } from '@weft/spec'
 import { draft, reject, requireGroup, type AnyEventDraft, type CommandOf, type EventOf, type HandlerContext, type HandlerFor, type ReducerFor } from '../handler.js'
 import type { ActorRef, AuthorityState, GroupState, MessageRecord } from '../model.js'
-import { hasLiveMembership, isControlPlane, isCoordinator, isMissionOwner, requireRole, sameActor } from './memberships.js'
+import { hasLiveMembership, isControlPlane, isMissionOwner, sameActor } from './memberships.js'
 import { noncriticalExtensions, offlineBindingOf, reconcileMessage } from './offline.js'
 import { noteRate, requireWithinRate } from './runaway.js'
+import { requireCoordinatorOr } from './work-roles.js'
 
 type MessageCommandKind = 'message.post' | 'message.correct' | 'message.retract' | 'message.redact'
 type MessageEventKind = 'message.posted' | 'message.corrected' | 'message.retracted' | 'message.redacted'
@@ -19,12 +20,12 @@ type AmendingKind = 'correction' | 'retraction' | 'redaction'
  * The Conversation `actor` may write to: it exists and is open, and a restricted one admits only
  * its listed members, the Coordinator and the MissionOwner (§9).
  */
-function requireConversation(group: GroupState, actor: ActorRef, conversationId: string): Conversation {
+function requireConversation(ctx: HandlerContext, group: GroupState, actor: ActorRef, conversationId: string): Conversation {
   const conversation = group.conversations.get(conversationId) ?? reject('INVALID_COMMAND', 'unknown conversation')
   if (conversation.state !== 'active') reject('INVALID_STATE_TRANSITION', 'the conversation is closed')
   if (conversation.access.mode === 'restricted') {
     const listed = (conversation.access.members ?? []).some((m) => sameActor(m as ActorRef, actor))
-    requireRole([listed, isCoordinator(group, actor), isMissionOwner(group, actor)], 'write to this restricted conversation')
+    requireCoordinatorOr(ctx, group, actor, listed || isMissionOwner(group, actor), 'actor may not write to this restricted conversation')
   }
   return conversation
 }
@@ -48,7 +49,7 @@ function post(command: CommandOf<'message.post'>, ctx: HandlerContext): readonly
   const actor = command.actor as ActorRef
   const { messageId, conversationId, content, mentions, references } = command.payload
   requireMember(group, actor)
-  requireConversation(group, actor, conversationId)
+  requireConversation(ctx, group, actor, conversationId)
   requireNewId(group, messageId)
   // §20: an Organization message rate, unless a one-shot override names this very post.
   requireWithinRate(command, ctx, group, 'message_rate', ctx.policy.maxMessagesPerMinute)
@@ -109,7 +110,7 @@ function authorAmendment(command: CommandOf<'message.correct' | 'message.retract
   requireMember(group, actor)
   const { message, target } = amendment(ctx, group, actor, kind, command.payload)
   if (!sameActor(target.message.author as ActorRef, actor)) reject('AUTH_FORBIDDEN', `only the author may issue a ${kind}`)
-  requireConversation(group, actor, message.conversationId)
+  requireConversation(ctx, group, actor, message.conversationId)
   // §20: corrections and retractions are Messages too and count against the same rate.
   requireWithinRate(command, ctx, group, 'message_rate', ctx.policy.maxMessagesPerMinute)
   return { message, conversationId: message.conversationId }
@@ -129,7 +130,7 @@ function redact(command: CommandOf<'message.redact'>, ctx: HandlerContext): read
   const group = requireGroup(ctx)
   const actor = command.actor as ActorRef
   // §9.1, §7.4: a redaction is a moderation decision with an auditable policy reason.
-  requireRole([isCoordinator(group, actor), isMissionOwner(group, actor), isControlPlane(ctx, actor)], 'redact messages')
+  requireCoordinatorOr(ctx, group, actor, isMissionOwner(group, actor) || isControlPlane(ctx, actor), 'actor may not redact messages')
   const { message } = amendment(ctx, group, actor, 'redaction', command.payload)
   return [draft('message.redacted', message, { conversationId: message.conversationId })]
 }

@@ -535,7 +535,7 @@ describe('child Missions (§14)', () => {
     const item = seedItem(group, 'big', 'queued')
     const create = (overrides: Partial<CommandPayload<'mission.create_child'>>) => exec(state, 'mission.create_child', childPayload(item.doc.workItemId, 'child', cast.worker2, overrides), cast.coordinator, { envelope: inGroup(group) })
     expect(codeOf(() => create({ budget: { currency: 'USD', financialLimit: 11, modelTokenLimit: 1, toolCallLimit: 1 } }))).toBe('BUDGET_EXCEEDED')
-    expect(codeOf(() => create({ budget: { currency: 'USD', financialLimit: 1 } }))).toBe('BUDGET_EXCEEDED')
+    expect(codeOf(() => create({ budget: { modelTokenLimit: 10_001 } }))).toBe('BUDGET_EXCEEDED')
     expect(codeOf(() => create({ deadline: '2026-08-02T00:00:00Z' }))).toBe('INVALID_COMMAND')
     expect(codeOf(() => create({ coordinatorAgentId: cast.coordinator.actor.id }))).toBe('INVALID_COMMAND')
     expect(codeOf(() => create({ childMissionId: group.missionId }))).toBe('INVALID_COMMAND')

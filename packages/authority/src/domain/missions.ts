@@ -15,16 +15,16 @@ import { draft, reject, requireGroup, type AnyEventDraft, type CommandOf, type E
 import { aggregateKey, emptyGroupState, type ActorRef, type AgentRecord, type AuthorityState, type GroupState, type WorkItemRecord } from '../model.js'
 import {
   isControlPlane,
-  isCoordinator,
   isMissionOwner,
   membershipOf,
   putMembership,
-  requireBudgetWithin,
   requireRole,
   sameActor,
   seatMembership,
 } from './memberships.js'
-import { committedBudget, requireAllocation, settleParentOf } from './work-budget.js'
+import { committedBudget, inheritanceOf, requireAllocation, settleParentOf } from './work-budget.js'
+import { retireLease } from './leases.js'
+import { requireCoordinatorOr } from './work-roles.js'
 import { parseInstant } from '../instants.js'
 
 type MissionCommandKind =
@@ -284,7 +284,7 @@ function submitForApproval(command: CommandOf<'mission.submit_for_approval'>, ct
   requireMissionTransition(group.mission.state, 'mission.submit_for_approval')
   const current = missionRevision(group)
   const submitted = command.payload.missionRevision ?? command.expectedRevision ?? current
-  if (submitted !== current) reject('REVISION_CONFLICT', `mission is at revision ${current}`, { currentRevision: current })
+  if (submitted !== current) reject('REVISION_CONFLICT', `mission is at revision ${current}`, { expectedRevision: submitted, currentRevision: current })
   // §7.3: every WorkItem result is reviewed first: each must be verified or cancelled.
   const open = [...group.workItems.values()]
     .filter((r) => !(TERMINAL_WORK_ITEM_STATES as readonly string[]).includes(r.doc.state))
@@ -427,7 +427,7 @@ function terminate(command: CommandOf<'mission.terminate'>, ctx: HandlerContext)
   const group = requireGroup(ctx)
   const actor = command.actor as ActorRef
   // §7.1: the Coordinator (under its current epoch, checked by the pipeline) or Organization policy.
-  requireRole([isCoordinator(group, actor), isControlPlane(ctx, actor)], 'terminate the mission')
+  requireCoordinatorOr(ctx, group, actor, isControlPlane(ctx, actor), 'actor may not terminate the mission')
   requireMissionTransition(group.mission.state, 'mission.terminate')
   for (const e of command.payload.evidence ?? []) ctx.verifyDocument('evidence', e)
   return termination(ctx, group, command.payload.reason, command.payload.evidence, false, new Set())
@@ -465,9 +465,9 @@ function createChild(command: CommandOf<'mission.create_child'>, ctx: HandlerCon
     reject('INVALID_COMMAND', 'the child would create cyclic mission ancestry')
   }
   // §4 invariant 11, §14: the child's budget and deadline are subsets of the parent WorkItem's;
-  // §12: the budget comes out of what the parent WorkItem has not consumed or allocated yet.
-  requireBudgetWithin(p.budget, record.doc.contract.budget, 'child mission budget')
-  requireAllocation(record.doc.contract.budget, `parent WorkItem ${p.parentWorkItemId}`, [committedBudget(group, record, ctx.state)], p.budget)
+  // §12: each listed limit comes out of what the parent WorkItem has not consumed or allocated yet,
+  // or, where the parent inherits the dimension, out of what its ancestry has left.
+  requireAllocation(record.doc.contract.budget, `parent WorkItem ${p.parentWorkItemId}`, [committedBudget(group, record, ctx.state)], p.budget, inheritanceOf(group, record, ctx.state))
   if (parseInstant(p.deadline) > parseInstant(record.doc.contract.deadline)) reject('INVALID_COMMAND', 'the child deadline is after the parent work item deadline')
   const depth = (group.mission.parent?.depth ?? 0) + 1
   // §14, §20: beyond the configured depth explicit approval is needed; without it the guardrail holds.
@@ -551,6 +551,9 @@ function closeCoordinatorLease(group: GroupState, state: 'revoked' | 'released',
   group.coordinatorLease = { ...group.coordinatorLease, state, closedAt: at, closureReason: reason }
 }
 
+/** Why a promoted WorkItem's leases closed; the child Mission is the Event's `childMissionId`. */
+const PROMOTED = 'promoted to a child Mission'
+
 /** Event reducers of the Mission domain. */
 export const missionReducers = {
   'mission.created': (state, event) => {
@@ -608,8 +611,9 @@ export const missionReducers = {
     const offers = record.doc.offers?.map((o) => (o.status === 'pending' ? { ...o, status: 'withdrawn' as const } : o))
     const doc: WorkItem = { ...record.doc, state: 'blocked', revision: event.aggregateRevision as number, updatedAt: event.occurredAt, ...(offers === undefined ? {} : { offers }) }
     record.doc = doc
-    delete record.ownershipLease
-    delete record.executionLease
+    // §11.3: the fenced owner's leases end here, revoked as on reassignment, so the log tells their end.
+    retireLease(record, 'executionLease', 'revoked', event.occurredAt, PROMOTED)
+    retireLease(record, 'ownershipLease', 'revoked', event.occurredAt, PROMOTED)
     delete record.offerExpiresAt
     record.childMissionId = p.childMissionId
     record.childGroupId = p.childGroupId

@@ -18,11 +18,18 @@
  * recorded in the child Group, and a replay of the logs in acceptance order rebuilds it. The parent
  * Group's log gets no Event for it.
  *
- * **Reservations.** An unfinished WorkItem reserves its whole contract budget from its parent
- * WorkItem or Mission; a verified, cancelled or failed one keeps only what it and its descendants
- * consumed plus what its unfinished descendants still reserve ({@link settleReservations}), so
- * replacement work is not starved. `work.offer` is the only way out of `failed` (§10.2), and it
- * reserves the whole budget again.
+ * **Inherited dimensions.** A Resource Budget may list any non-empty subset of the six limits
+ * (§10.1: budgets "as applicable"). A dimension a WorkItem or child Mission leaves out is inherited:
+ * it has no limit of its own, and since every charge is checked against the complete ancestry it is
+ * bounded by what the nearest budget above that lists it has left. Narrowing (§4 invariant 11) is
+ * therefore checked only for listed limits ({@link requireAllocation}).
+ *
+ * **Reservations.** An unfinished WorkItem reserves its contract budget from its parent WorkItem
+ * or Mission, in the dimensions it lists (an inherited one reserves nothing of its own); a
+ * verified, cancelled or failed one keeps only what it and its descendants consumed plus what its
+ * unfinished descendants still reserve ({@link settleReservations}), so replacement work is not
+ * starved. `work.offer` is the only way out of `failed` (§10.2), and it reserves the whole budget
+ * again.
  *
  * **Exhaustion** (§12: exhaustion pauses affected work and requires explicit escalation). A level
  * is exhausted once charges brought one of its dimensions to its limit; every WorkItem below it is
@@ -61,7 +68,7 @@ export type Usage = Record<UsageDimension, number>
 export type Limits = Partial<Usage>
 
 /** The Resource Budget member holding each dimension's limit (§12). */
-const LIMIT_KEY = {
+export const LIMIT_KEY = {
   financialMicrounits: 'financialLimit',
   modelTokens: 'modelTokenLimit',
   toolCalls: 'toolCallLimit',
@@ -123,22 +130,36 @@ export function usageAsBudget(usage: Usage, currency: string | undefined): Resou
 /**
  * Checks that `requested` fits into `ceiling` next to what is already allocated from it (§4.11:
  * budgets narrow downward; §9.1: cumulative budgets within every Grant ceiling).
+ *
+ * Only the limits `requested` lists are checked: a dimension it leaves out is inherited (§12: every
+ * charge is checked against the complete ancestry, so it cannot exceed the ceiling) and reserves
+ * nothing here. A listed limit in a dimension the ceiling itself inherits must fit what the
+ * ceiling's ancestry has left.
  * @param scope - Names the ceiling in messages (`Mission`, `parent WorkItem …`, `Delegation Grant …`).
- * @throws ProtocolError `INVALID_COMMAND` for another currency, `WORK_CONTRACT_INCOMPLETE` when
- * `requested` leaves unlimited a dimension the ceiling limits, `BUDGET_EXCEEDED` when a dimension
- * would go over.
+ * @param inherited - What the ceiling inherits ({@link inheritanceOf}): its remaining budget, read for
+ * the dimensions the ceiling does not list, and its currency when it names none. Absent: neither is
+ * checked.
+ * @throws ProtocolError `INVALID_COMMAND` for another currency, `BUDGET_EXCEEDED` when a listed
+ * dimension would go over.
  */
-export function requireAllocation(ceiling: ResourceBudget, scope: string, allocated: Iterable<ResourceBudget>, requested: ResourceBudget): void {
-  if (ceiling.currency !== undefined && requested.currency !== undefined && requested.currency !== ceiling.currency) {
-    reject('INVALID_COMMAND', `budget currency ${requested.currency} differs from the ${scope} currency ${ceiling.currency}`)
+export function requireAllocation(ceiling: ResourceBudget, scope: string, allocated: Iterable<ResourceBudget>, requested: ResourceBudget, inherited?: Inheritance): void {
+  const currency = ceiling.currency ?? inherited?.currency
+  if (currency !== undefined && requested.currency !== undefined && requested.currency !== currency) {
+    reject('INVALID_COMMAND', `budget currency ${requested.currency} differs from the ${scope} currency ${currency}`)
   }
   const used = zeroUsage()
   for (const budget of allocated) for (const d of USAGE_DIMENSIONS) used[d] += limitOf(budget, d) ?? 0
   for (const d of USAGE_DIMENSIONS) {
-    const limit = limitOf(ceiling, d)
-    if (limit === undefined) continue
     const asked = limitOf(requested, d)
-    if (asked === undefined) reject('WORK_CONTRACT_INCOMPLETE', `the budget must limit ${LIMIT_KEY[d]}, which the ${scope} limits`, { missing: LIMIT_KEY[d] })
+    if (asked === undefined) continue
+    const limit = limitOf(ceiling, d)
+    if (limit === undefined) {
+      const left = inherited?.remaining[d]
+      if (left !== undefined && asked > left) {
+        reject('BUDGET_EXCEEDED', `${LIMIT_KEY[d]} would exceed what the ${scope} inherits`, { dimension: LIMIT_KEY[d], limit: left, requested: asked, inherited: true })
+      }
+      continue
+    }
     if (used[d] + asked > limit) {
       reject('BUDGET_EXCEEDED', `${LIMIT_KEY[d]} would exceed the ${scope} budget`, { dimension: LIMIT_KEY[d], limit, allocated: used[d], requested: asked })
     }
@@ -188,22 +209,22 @@ export function ancestry(group: GroupState, record: WorkItemRecord): WorkItemRec
 }
 
 /** One Group's stretch of a budget path: WorkItems nearest first, then the Group's Mission. */
-interface PathSegment {
+export interface PathSegment {
   readonly group: GroupState
   readonly items: readonly WorkItemRecord[]
 }
 
 /**
- * The Group segments from `record` up to the root Mission (§14). `state` carries the walk from a
- * child Mission's Group to its parent WorkItem; without it, or when the Authority does not serve
- * the parent Group, the path ends at `group`'s Mission.
+ * The Group segments from `record` (from `group`'s Mission when `undefined`) up to the root Mission
+ * (§14). `state` carries the walk from a child Mission's Group to its parent WorkItem; without it,
+ * or when the Authority does not serve the parent Group, the path ends at `group`'s Mission.
  */
-function pathOf(group: GroupState, record: WorkItemRecord, state: AuthorityState | undefined): PathSegment[] {
+export function pathOf(group: GroupState, record: WorkItemRecord | undefined, state: AuthorityState | undefined): PathSegment[] {
   const path: PathSegment[] = []
-  let at: { group: GroupState; record: WorkItemRecord } | undefined = { group, record }
+  let at: { group: GroupState; record: WorkItemRecord | undefined } | undefined = { group, record }
   // A path has a segment per Mission level (a handful), so a scan finds a repeated Group soon enough.
   while (at !== undefined && !path.some((segment) => segment.group.groupId === at!.group.groupId)) {
-    path.push({ group: at.group, items: ancestry(at.group, at.record) })
+    path.push({ group: at.group, items: at.record === undefined ? [] : ancestry(at.group, at.record) })
     at = parentOf(state, at.group)
   }
   return path
@@ -230,11 +251,11 @@ export interface BudgetLevel {
 /**
  * Every budget a charge to `record` draws on, nearest first: the WorkItem, its parent WorkItems, its
  * Mission and, through a child Mission's link (§14), the parent WorkItem and its ancestry and Mission
- * in the parent Group, up to the root.
+ * in the parent Group, up to the root. With `record` `undefined`, the path starts at `group`'s Mission.
  * @param state - The Authority state whose child links lead into parent Groups; without it the path
  * ends at `group`'s Mission.
  */
-export function budgetLevels(group: GroupState, record: WorkItemRecord, state?: AuthorityState): BudgetLevel[] {
+export function budgetLevels(group: GroupState, record: WorkItemRecord | undefined, state?: AuthorityState): BudgetLevel[] {
   const levels: BudgetLevel[] = []
   for (const { group: g, items } of pathOf(group, record, state)) {
     for (const r of items) levels.push({ scope: `WorkItem ${r.doc.workItemId}`, groupId: g.groupId, budget: r.doc.contract.budget, used: usageOf(r).subtree })
@@ -309,12 +330,35 @@ export interface UsageCharge {
 }
 
 /**
- * What can still be charged to `record` per dimension: the least that any level of its path has
- * left (§12: the authoritative remaining budget). An absent dimension is limited nowhere.
+ * What can still be charged to `record` (to `group`'s Mission when `undefined`) per dimension: the
+ * least that any level of its path has left (§12: the authoritative remaining budget). A dimension
+ * the record inherits is bounded by the levels above it; an absent dimension is limited nowhere.
  * @param state - As for {@link budgetLevels}.
  */
-export function remainingBudget(group: GroupState, record: WorkItemRecord, state?: AuthorityState): Limits {
+export function remainingBudget(group: GroupState, record: WorkItemRecord | undefined, state?: AuthorityState): Limits {
   return leftOver(budgetLevels(group, record, state), zeroUsage())
+}
+
+/** What a budget inherits from its ancestry (§12). */
+export interface Inheritance {
+  /** What can still be charged to it ({@link remainingBudget}). */
+  readonly remaining: Limits
+  /** The currency its money is counted in: its own, else the nearest one named above it. */
+  readonly currency: string | undefined
+}
+
+/**
+ * What the budget of `record` (of `group`'s Mission when `undefined`) inherits: its remaining
+ * budget and its currency (§12: a dimension or currency a budget leaves out comes from its ancestry).
+ * @param state - As for {@link budgetLevels}.
+ * @param below - A WorkItem below `record` whose budget is being checked again (a corrected
+ * contract): what it consumed already counts as left, since its new limit covers it.
+ */
+export function inheritanceOf(group: GroupState, record: WorkItemRecord | undefined, state?: AuthorityState, below?: WorkItemRecord): Inheritance {
+  const levels = budgetLevels(group, record, state)
+  const credit = zeroUsage()
+  if (below !== undefined) for (const d of USAGE_DIMENSIONS) credit[d] = -usageOf(below).subtree[d]
+  return { remaining: leftOver(levels, credit), currency: levels.find((level) => level.budget.currency !== undefined)?.budget.currency }
 }
 
 function leftOver(levels: readonly BudgetLevel[], add: Usage): Limits {
@@ -333,7 +377,8 @@ function leftOver(levels: readonly BudgetLevel[], add: Usage): Limits {
 /**
  * Checks that `delta` may be charged to `record` (§12: one atomic transition over the complete
  * ancestry) and returns what the Event reports: the WorkItem's cumulative usage (its subtree, which
- * its budget covers) and the least that any level has left afterwards.
+ * its budget covers) and the least that any level has left afterwards (for a dimension the
+ * WorkItem inherits, what its ancestry has left).
  * @param state - As for {@link budgetLevels}; the pipeline's handlers always pass it.
  * @throws ProtocolError `INVALID_COMMAND` for an all-zero delta; `BUDGET_EXCEEDED` when a level is
  * exhausted (`details.exhausted`) or when any one dimension of any level would go over.
@@ -389,21 +434,33 @@ function heldOf(budget: ResourceBudget, used: Readonly<Usage>): Usage {
 }
 
 /**
- * What is committed from `record`'s budget (§12, §14): its own usage, what its child WorkItems
- * reserve, and what its child Missions hold: the whole budget while one runs, its usage once it
- * ended. The unused rest is what a new child WorkItem or child Mission may still get.
+ * What is committed from `record`'s budget (§12, §14): its own usage and what its children hold
+ * ({@link heldByChildren}). The unused rest is what a new child WorkItem or child Mission may still get.
  * @param state - Finds the child Missions; without it they are not counted.
  */
 export function committedUnder(group: GroupState, record: WorkItemRecord, state?: AuthorityState): Usage {
-  const id = record.doc.workItemId
+  const total = heldByChildren(group, record, state)
+  const own = usageOf(record).own
+  for (const d of USAGE_DIMENSIONS) total[d] += own[d]
+  return total
+}
+
+/**
+ * What the direct children of `record` (the top-level WorkItems of `group`'s Mission when
+ * `undefined`) hold from its budget (§12, §14): a child WorkItem its reservation, or what it
+ * consumed in a dimension it inherits; a child Mission its whole budget while it runs (what it
+ * consumed in an inherited dimension), its usage once it ended.
+ * @param state - Finds the child Missions; without it they are not counted.
+ */
+export function heldByChildren(group: GroupState, record: WorkItemRecord | undefined, state?: AuthorityState): Usage {
   const total = zeroUsage()
   const add = (part: Readonly<Usage>): void => {
     for (const d of USAGE_DIMENSIONS) total[d] += part[d]
   }
-  add(usageOf(record).own)
+  const id = record?.doc.workItemId
   // The parent -> children indexes keep this independent of how many WorkItems and child Missions there are.
   for (const child of childrenOf(group, id)) add(heldOf(child.reservedBudget, usageOf(child).subtree))
-  if (state !== undefined) {
+  if (state !== undefined && id !== undefined) {
     for (const childGroupId of childGroupsOf(state, group.groupId, id)) {
       const child = state.groups.get(childGroupId)
       if (child === undefined) continue
@@ -442,9 +499,15 @@ function childGroupsOf(state: AuthorityState, groupId: string, workItemId: strin
   return index.byParent.get(`${groupId} ${workItemId}`) ?? []
 }
 
-/** The currency `record`'s amounts are counted in: its contract's, else its Mission's. */
-function currencyOf(group: GroupState, record: WorkItemRecord): string | undefined {
-  return record.doc.contract.budget.currency ?? group.mission.budget.currency
+/**
+ * ISO 4217's "no currency": the label of amounts no budget names a currency for, so that turning
+ * usage into a Resource Budget ({@link usageAsBudget}) never drops its money.
+ */
+export const NO_CURRENCY = 'XXX'
+
+/** The currency `record`'s amounts are counted in: its contract's, else its Mission's (§12: an unnamed currency is inherited). */
+function currencyOf(group: GroupState, record: WorkItemRecord): string {
+  return record.doc.contract.budget.currency ?? group.mission.budget.currency ?? NO_CURRENCY
 }
 
 /** {@link committedUnder} as a Resource Budget, for {@link requireAllocation}. */

@@ -8,12 +8,12 @@ import type { ActorRef, GroupState } from '../model.js'
 import { requireBoundEvidence, submissionOf, uncoveredCriteria } from './evidence.js'
 import { requireCurrentExecution } from './leases.js'
 import { nextState, requireRows } from './work-machine.js'
-import { isCurrentCoordinator, isMissionOwner, isPolicyService, present, requireWorkItem, workDraft } from './work-roles.js'
+import { isMissionOwner, isPolicyService, present, requireCoordinatorOr, requireWorkItem, workDraft } from './work-roles.js'
 
 /**
  * `work.accept_result` (§13.2, §7.2): the current Coordinator verifies a submission made under the
- * current Ownership Epoch. Its review Evidence must cover every acceptance criterion and report no
- * failure, the submission and review together must supply every required Evidence type, and a
+ * current Ownership Epoch. The Evidence of that submission and of the review, taken together, must
+ * supply every required Evidence type of every acceptance criterion and report no failure, and a
  * Coordinator that owned the WorkItem needs at least one piece of Evidence from someone else.
  */
 export const acceptResult: HandlerFor<'work.accept_result'> = (command, ctx) => {
@@ -21,7 +21,7 @@ export const acceptResult: HandlerFor<'work.accept_result'> = (command, ctx) => 
   const p = command.payload
   const actor = command.actor as ActorRef
   const record = requireWorkItem(group, p.workItemId)
-  if (!isCurrentCoordinator(group, actor, ctx.nowMs)) reject('AUTH_FORBIDDEN', 'only the current Coordinator accepts results')
+  requireCoordinatorOr(ctx, group, actor, false, 'only the current Coordinator accepts results')
   requireRows(record.doc.state, command.kind)
   const submission = submissionOf(record)
   // §11.5: only a submission of the current Ownership Epoch may complete the WorkItem.
@@ -34,19 +34,22 @@ export const acceptResult: HandlerFor<'work.accept_result'> = (command, ctx) => 
   if (ownOutput && p.evidence.every((e) => e.generatedBy.type === actor.type && e.generatedBy.id === actor.id)) {
     reject('AUTH_FORBIDDEN', 'the Coordinator cannot be the sole reviewer of its own output')
   }
-  const contract = record.doc.contract
-  const uncovered = [...new Set([...uncoveredCriteria(contract, p.evidence, 'any'), ...uncoveredCriteria(contract, [...submission.evidence, ...p.evidence], 'every')])]
-  const failed = p.evidence.filter((e) => e.result === 'failed').map((e) => e.evidenceId)
+  // §13.2: the Coordinator evaluates the combined Evidence, so a type the submission already
+  // passed need not be repeated by the review, and a failure on either side stands. The filed
+  // submission is the latest, of the current epoch (checked above): a fenced one's Evidence covers nothing (§4.5).
+  const combined = [...submission.evidence, ...p.evidence]
+  const uncovered = uncoveredCriteria(record.doc.contract, combined, 'every')
+  const failed = combined.filter((e) => e.result === 'failed').map((e) => e.evidenceId)
   if (uncovered.length > 0 || failed.length > 0) {
-    reject('INVALID_COMMAND', 'the review Evidence does not meet the acceptance criteria', { uncoveredCriteria: uncovered, failedEvidence: failed })
+    reject('INVALID_COMMAND', 'the submission and review Evidence together do not meet the acceptance criteria', { uncoveredCriteria: uncovered, failedEvidence: failed })
   }
   nextState(record.doc.state, command.kind, { acceptanceCriteriaMet: true })
   return [workDraft('work.result.accepted', { workItemId: p.workItemId, evidence: p.evidence })]
 }
 
-/** Whether `actor` may end a WorkItem without owning it: the Coordinator, the MissionOwner or Organization policy. */
-function mayEndWork(ctx: HandlerContext, group: GroupState, actor: ActorRef): boolean {
-  return isCurrentCoordinator(group, actor, ctx.nowMs) || isMissionOwner(group, actor) || isPolicyService(ctx, actor)
+/** Checks that `actor` may end a WorkItem without owning it: the Coordinator, the MissionOwner or Organization policy. */
+function requireMayEndWork(ctx: HandlerContext, group: GroupState, actor: ActorRef, message: string): void {
+  requireCoordinatorOr(ctx, group, actor, isMissionOwner(group, actor) || isPolicyService(ctx, actor), message)
 }
 
 /**
@@ -62,7 +65,7 @@ export const failWork: HandlerFor<'work.fail'> = (command, ctx) => {
   requireRows(record.doc.state, command.kind)
   const ownerReport = p.ownershipEpoch !== undefined && p.executionLeaseId !== undefined
   if (ownerReport) requireCurrentExecution(group, record, actor, p.ownershipEpoch!, p.executionLeaseId!, ctx.nowMs)
-  else if (!mayEndWork(ctx, group, actor)) reject('AUTH_FORBIDDEN', 'only the owner, the Coordinator, the MissionOwner or policy may fail a WorkItem')
+  else requireMayEndWork(ctx, group, actor, 'only the owner, the Coordinator, the MissionOwner or policy may fail a WorkItem')
   requireBoundEvidence(ctx, group, record, p.evidence)
   if (!p.evidence.some((e) => e.result === 'failed' || e.type === 'failure_report')) reject('INVALID_COMMAND', 'failing a WorkItem needs failure Evidence')
   nextState(record.doc.state, command.kind)
@@ -74,7 +77,7 @@ export const cancelWork: HandlerFor<'work.cancel'> = (command, ctx) => {
   const group = requireGroup(ctx)
   const p = command.payload
   const record = requireWorkItem(group, p.workItemId)
-  if (!mayEndWork(ctx, group, command.actor as ActorRef)) reject('AUTH_FORBIDDEN', 'only the Coordinator, the MissionOwner or policy may cancel a WorkItem')
+  requireMayEndWork(ctx, group, command.actor as ActorRef, 'only the Coordinator, the MissionOwner or policy may cancel a WorkItem')
   nextState(record.doc.state, command.kind)
   return [workDraft('work.cancelled', { workItemId: p.workItemId, reason: p.reason })]
 }

@@ -6,8 +6,8 @@
  */
 import { USAGE_DIMENSIONS, type AgentCard, type CapabilityRef, type ResourceBudget, type WorkContract } from '@weft/spec'
 import { reject } from '../handler.js'
-import type { GroupState, WorkItemRecord } from '../model.js'
-import { limitOf, requireAllocation, usageAsBudget, zeroUsage, type Usage } from './work-budget.js'
+import type { AuthorityState, GroupState, WorkItemRecord } from '../model.js'
+import { inheritanceOf, limitOf, NO_CURRENCY, requireAllocation, usageAsBudget, zeroUsage, type Usage } from './work-budget.js'
 import { parseInstant } from '../instants.js'
 
 function blank(text: string): boolean {
@@ -19,9 +19,10 @@ function duplicates(ids: readonly string[]): string[] {
 }
 
 /**
- * Checks what §10.1 requires of a contract beyond its schema: a goal, at least one deliverable,
- * acceptance criteria each naming its required Evidence, required capabilities, business impact,
- * and a budget whose money limit names its currency.
+ * Checks what §10.1 requires of a contract beyond its schema: a goal, acceptance criteria and
+ * business impact that say something (the schema lets text of blanks through, which carries none).
+ * The budget needs nothing more than its schema: a dimension it leaves out, and a currency it does
+ * not name, are inherited from its ancestry (§12).
  * @throws ProtocolError `WORK_CONTRACT_INCOMPLETE` for missing information, `INVALID_COMMAND` for
  * criteria or deliverables that share an ID (Evidence could not be mapped to them, §13.2).
  */
@@ -35,7 +36,6 @@ export function requireCompleteContract(contract: WorkContract): void {
   }
   if (contract.requiredCapabilities.length === 0) missing.push('requiredCapabilities')
   if (blank(contract.businessImpact)) missing.push('businessImpact')
-  if (contract.budget.financialLimit !== undefined && contract.budget.currency === undefined) missing.push('budget.currency')
   if (missing.length > 0) reject('WORK_CONTRACT_INCOMPLETE', `the Work Contract lacks ${missing.join(', ')}`, { missing })
   const repeated = [...duplicates(contract.acceptanceCriteria.map((c) => c.criterionId)), ...duplicates(contract.requiredDeliverables.map((d) => d.deliverableId))]
   if (repeated.length > 0) reject('INVALID_COMMAND', `the Work Contract repeats ${repeated.join(', ')}`, { repeated })
@@ -45,11 +45,14 @@ export function requireCompleteContract(contract: WorkContract): void {
  * Checks that `contract` stays within what it is carved from (§4.11): its deadline within the
  * Mission's and the parent WorkItem's, its budget within the remaining allocation of the Mission
  * (top-level WorkItems) or of the parent WorkItem (its children), and its allowed resources within
- * the parent's.
+ * the parent's. A limit the budget lists in a dimension its parent inherits must fit what the
+ * parent's ancestry has left; a dimension it leaves out is inherited (§12).
  * @param selfId - The WorkItem the contract belongs to, left out of the allocation already made.
- * @throws ProtocolError `INVALID_COMMAND`, `WORK_CONTRACT_INCOMPLETE` or `BUDGET_EXCEEDED`.
+ * @param state - Leads from a child Mission to its parent WorkItem's budgets (§14); without it the
+ * ancestry ends at the Group's Mission.
+ * @throws ProtocolError `INVALID_COMMAND` or `BUDGET_EXCEEDED`.
  */
-export function requireContractFits(group: GroupState, contract: WorkContract, parent: WorkItemRecord | undefined, selfId: string): void {
+export function requireContractFits(group: GroupState, contract: WorkContract, parent: WorkItemRecord | undefined, selfId: string, state?: AuthorityState): void {
   const deadline = parseInstant(contract.deadline)
   if (deadline > parseInstant(group.mission.deadline)) reject('INVALID_COMMAND', 'the WorkItem deadline is after the Mission deadline', { deadline: contract.deadline })
   if (parent !== undefined && deadline > parseInstant(parent.doc.contract.deadline)) {
@@ -58,7 +61,7 @@ export function requireContractFits(group: GroupState, contract: WorkContract, p
   if (parent !== undefined) requireResourcesWithin(contract, parent.doc.contract)
   const parentId = parent?.doc.workItemId
   const ceiling = parent?.doc.contract.budget ?? group.mission.budget
-  requireAllocation(ceiling, parent === undefined ? 'Mission' : `parent WorkItem ${parentId}`, [reservedUnder(group, parentId, selfId, ceiling.currency)], contract.budget)
+  requireAllocation(ceiling, parent === undefined ? 'Mission' : `parent WorkItem ${parentId}`, [reservedUnder(group, parentId, selfId, ceiling.currency)], contract.budget, inheritanceOf(group, parent, state, group.workItems.get(selfId)))
 }
 
 /**
@@ -162,8 +165,8 @@ export function reservedUnder(group: GroupState, parentId: string | undefined, s
     const own = self.reservedBudget
     for (const d of USAGE_DIMENSIONS) total[d] -= limitOf(own, d) ?? 0
   }
-  // 'XXX' is ISO 4217's "no currency": any code keeps the money limit, and none is compared.
-  return usageAsBudget(total, currency ?? 'XXX')
+  // Any code keeps the money limit, and none is compared.
+  return usageAsBudget(total, currency ?? NO_CURRENCY)
 }
 
 function requireResourcesWithin(child: WorkContract, parent: WorkContract): void {

@@ -53,16 +53,18 @@ describe('work.propose and work.authorize (§10.2)', () => {
 })
 
 describe('Work Contract completeness and narrowing (§10.1, §4.11)', () => {
-  it('needs business impact, criteria with descriptions and a currency for money', () => {
+  it('needs business impact and criteria with descriptions', () => {
     const w = world()
-    const incomplete = [
-      contract({ businessImpact: ' ' }),
-      contract({ acceptanceCriteria: [{ criterionId: 'x', description: '  ', evidenceRequired: ['deterministic_test'] }] }),
-      contract({ budget: { financialLimit: 5, toolCallLimit: 5, modelTokenLimit: 5 } }),
-      // §4.11: the Mission limits model tokens, so the WorkItem must too.
-      contract({ budget: { currency: 'USD', financialLimit: 5, toolCallLimit: 5 } }),
-    ]
+    const incomplete = [contract({ businessImpact: ' ' }), contract({ acceptanceCriteria: [{ criterionId: 'x', description: '  ', evidenceRequired: ['deterministic_test'] }] })]
     for (const c of incomplete) expect(refused(w, 'work.authorize', { workItemId: wid('a'), contract: c }, cast.coordinator)).toBe('WORK_CONTRACT_INCOMPLETE')
+  })
+
+  it('inherits from the Mission the currency and the limits a budget leaves out (§12)', () => {
+    const w = world()
+    // The Mission limits model tokens and names USD; neither contract need repeat them.
+    authorize(w, wid('a'), { budget: { financialLimit: 5, toolCallLimit: 5, modelTokenLimit: 5 } })
+    authorize(w, wid('b'), { budget: { currency: 'USD', financialLimit: 5, toolCallLimit: 5 } })
+    expect([item(w, wid('a')).doc.state, item(w, wid('b')).doc.state]).toEqual(['open', 'open'])
   })
 
   it('rejects criteria sharing an ID and deadlines past the Mission (INVALID_COMMAND)', () => {

@@ -5,14 +5,14 @@
  */
 import type { Membership, WorkContract, WorkItem, WorkOffer } from '@weft/spec'
 import { draft, reject, requireGroup, type AnyEventDraft, type EventDraft, type HandlerContext, type HandlerFor } from '../handler.js'
-import { actorKey, type ActorRef, type GroupState, type WorkItemRecord } from '../model.js'
+import { actorKey, type ActorRef, type AuthorityState, type GroupState, type WorkItemRecord } from '../model.js'
 import { requireAcyclicDependencies } from './dag.js'
 import { ownerLive } from './leases.js'
 import { activeWorkItemsOf, queuedWorkItems, requireWithinCount, requireWithinRate } from './runaway.js'
 import { cardCapabilityFor, reconcileDependencies, requireCompleteContract, requireContractFits } from './work-contract.js'
 import { requireRetryAllowed } from './retry.js'
 import { hasGuard, machineStateOf, nextState } from './work-machine.js'
-import { childMissionRunning, isCurrentCoordinator, isMissionOwner, nextWorkItemRevision, present, requireMissionActive, requireWorkAuthor, requireWorkItem, workDraft } from './work-roles.js'
+import { childMissionRunning, isMissionOwner, nextWorkItemRevision, present, requireCoordinatorOr, requireMissionActive, requireWorkAuthor, requireWorkItem, workDraft } from './work-roles.js'
 import { parseInstant } from '../instants.js'
 
 /** Scopes of a Worker Membership created on acceptance: its WorkItems, not the whole Group (§8). */
@@ -61,7 +61,7 @@ export const authorizeWork: HandlerFor<'work.authorize'> = (command, ctx) => {
   requireCompleteContract(contract)
   const parent = p.parentWorkItemId === undefined ? undefined : requireWorkItem(group, p.parentWorkItemId)
   requireAcyclicDependencies(group.workItems, p.workItemId, dependencyIds)
-  requireContractFits(group, contract, parent, p.workItemId)
+  requireContractFits(group, contract, parent, p.workItemId, ctx.state)
   // §20: the Group's backlog of work waiting to run is bounded by policy.
   requireWithinCount(command, ctx, group, 'queued_work_items', () => queuedWorkItems(group), ctx.policy.maxQueuedWorkItems)
   const workItem: WorkItem = {
@@ -117,9 +117,9 @@ export const offerWork: HandlerFor<'work.offer'> = (command, ctx) => {
   const contract: WorkContract = p.contract === undefined ? previous : { ...p.contract, contractVersion: previous.contractVersion + 1 }
   const authoring = requireWorkAuthor(ctx, group, command.actor as ActorRef, p, { use: 'offer', workItemId: p.workItemId, contract })
   const drafts: AnyEventDraft[] = []
-  if (p.contract !== undefined) drafts.push(contractCorrection(group, record, contract))
+  if (p.contract !== undefined) drafts.push(contractCorrection(group, record, contract, ctx.state))
   // §12: a failed item kept only what it consumed; offered again it reserves its whole budget, which must still fit its parent.
-  else if (record.doc.state === 'failed') requireContractFits(group, contract, record.parentWorkItemId === undefined ? undefined : group.workItems.get(record.parentWorkItemId), p.workItemId)
+  else if (record.doc.state === 'failed') requireContractFits(group, contract, record.parentWorkItemId === undefined ? undefined : group.workItems.get(record.parentWorkItemId), p.workItemId, ctx.state)
   // §11.4: a retry after a classified failure must fit the attempts, deadline, cost and back-off of its contract.
   if (from === 'failed') requireRetryAllowed(ctx, group, record, contract, p.contract !== undefined)
   const missing = contract.requiredCapabilities.filter((need) => !p.selectionBasis.requiredCapabilities.some((c) => c.id === need.id))
@@ -134,12 +134,12 @@ export const offerWork: HandlerFor<'work.offer'> = (command, ctx) => {
 }
 
 /** The `work.contract.revised` of an offer carrying a corrected contract (§10.1), after the same checks as authorization. */
-function contractCorrection(group: GroupState, record: WorkItemRecord, contract: WorkContract): EventDraft<'work.contract.revised'> {
+function contractCorrection(group: GroupState, record: WorkItemRecord, contract: WorkContract, state: AuthorityState): EventDraft<'work.contract.revised'> {
   const workItemId = record.doc.workItemId
   const dependencyIds = [...new Set(contract.dependencyWorkItemIds)]
   requireCompleteContract(contract)
   requireAcyclicDependencies(group.workItems, workItemId, dependencyIds)
-  requireContractFits(group, contract, record.parentWorkItemId === undefined ? undefined : group.workItems.get(record.parentWorkItemId), workItemId)
+  requireContractFits(group, contract, record.parentWorkItemId === undefined ? undefined : group.workItems.get(record.parentWorkItemId), workItemId, state)
   return workDraft('work.contract.revised', {
     workItemId,
     contract: { ...contract, dependencyWorkItemIds: dependencyIds },
@@ -240,7 +240,7 @@ export const addDependency: HandlerFor<'ext.missionweaveprotocol.core.work_depen
   const p = command.payload
   const actor = command.actor as ActorRef
   const record = requireWorkItem(group, p.workItemId)
-  if (!isCurrentCoordinator(group, actor, ctx.nowMs) && !isMissionOwner(group, actor)) reject('AUTH_FORBIDDEN', 'only the current Coordinator or the MissionOwner may add dependencies')
+  requireCoordinatorOr(ctx, group, actor, isMissionOwner(group, actor), 'only the current Coordinator or the MissionOwner may add dependencies')
   nextState(record.doc.state, command.kind)
   if (record.dependencyIds.includes(p.dependencyId)) reject('INVALID_COMMAND', `WorkItem ${p.workItemId} already depends on ${p.dependencyId}`)
   requireAcyclicDependencies(group.workItems, p.workItemId, [p.dependencyId])

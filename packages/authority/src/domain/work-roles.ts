@@ -25,8 +25,8 @@ export function nextWorkItemRevision(group: GroupState, workItemId: string): num
   return (group.revisions.get(aggregateKey('workItem', workItemId)) ?? 0) + 1
 }
 
-/** Whether `actor` is the Coordinator of the current Coordinator Epoch under an unexpired lease (§7.2). */
-export function isCurrentCoordinator(group: GroupState, actor: ActorRef, nowMs: number): boolean {
+/** Whether `actor` is the Coordinator of the current Coordinator Epoch under an unexpired lease (§7.2), whatever the Command carries. */
+function holdsCoordinatorLease(group: GroupState, actor: ActorRef, nowMs: number): boolean {
   const lease = group.coordinatorLease
   return (
     actor.type === 'agent' &&
@@ -36,6 +36,30 @@ export function isCurrentCoordinator(group: GroupState, actor: ActorRef, nowMs: 
     lease.state === 'active' &&
     nowMs < parseInstant(lease.expiresAt)
   )
+}
+
+/**
+ * Whether the Command acts as the current Coordinator (§7.2): `actor` holds the current
+ * Coordinator lease and the Command carries the current Coordinator Epoch. §15.1: a Command whose
+ * authority derives from the lease must carry that epoch, so one without it has no Coordinator
+ * authority, even from the Coordinator; it may still rest on another (owner, MissionOwner, Grant).
+ */
+export function isCurrentCoordinator(ctx: HandlerContext, group: GroupState, actor: ActorRef): boolean {
+  return ctx.coordinatorEpoch === group.mission.coordinator.coordinatorEpoch && holdsCoordinatorLease(group, actor, ctx.nowMs)
+}
+
+/**
+ * Checks that the Command rests on `otherAuthority` or acts as the current Coordinator
+ * ({@link isCurrentCoordinator}). When neither holds but the actor is the current Coordinator
+ * without the Coordinator Epoch, the Command relied on the role outside the lease: fenced (§15.1).
+ * @throws ProtocolError `AUTH_STALE_COORDINATOR` then, `AUTH_FORBIDDEN` otherwise (`message`).
+ */
+export function requireCoordinatorOr(ctx: HandlerContext, group: GroupState, actor: ActorRef, otherAuthority: boolean, message: string): void {
+  if (otherAuthority || isCurrentCoordinator(ctx, group, actor)) return
+  if (ctx.coordinatorEpoch === undefined && holdsCoordinatorLease(group, actor, ctx.nowMs)) {
+    reject('AUTH_STALE_COORDINATOR', `${message}: a Command under the Coordinator lease carries the current Coordinator Epoch`)
+  }
+  reject('AUTH_FORBIDDEN', message)
 }
 
 /** Whether `actor` is the Mission's MissionOwner. */
@@ -74,10 +98,11 @@ export interface WorkAuthoring {
 }
 
 /**
- * Checks that `actor` may author work (§9.1): the current Coordinator; the MissionOwner when the
- * Command says `emergencyOverride` (§7.1: an explicit, audited override); or a delegate citing a
- * persisted Grant, checked by {@link checkDelegatedUse}.
- * @throws ProtocolError `AUTH_FORBIDDEN` (or what {@link checkDelegatedUse} throws).
+ * Checks that `actor` may author work (§9.1): the current Coordinator under its Coordinator Epoch;
+ * the MissionOwner when the Command says `emergencyOverride` (§7.1: an explicit, audited override);
+ * or a delegate citing a persisted Grant, checked by {@link checkDelegatedUse}.
+ * @throws ProtocolError `AUTH_FORBIDDEN`, `AUTH_STALE_COORDINATOR` (see {@link requireCoordinatorOr})
+ * or what {@link checkDelegatedUse} throws.
  */
 export function requireWorkAuthor(
   ctx: HandlerContext,
@@ -96,7 +121,7 @@ export function requireWorkAuthor(
     return { emergencyOverride: true }
   }
   // §9.1: only the current Coordinator authors work without a Grant or override.
-  if (!isCurrentCoordinator(group, actor, ctx.nowMs)) reject('AUTH_FORBIDDEN', 'only the current Coordinator, a MissionOwner override or a Grant delegate may do this')
+  requireCoordinatorOr(ctx, group, actor, false, 'only the current Coordinator, a MissionOwner override or a Grant delegate may do this')
   return {}
 }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { cast, contract, evidence } from '../../test/fixtures.js'
-import { accept, activate, authorize, checkpointOf, exec, failure, item, offer, publish, refused, start, submit, wid, world, type Running, type World } from '../../test/fixtures-work.js'
+import { cast, contract, evidence, type Cast } from '../../test/fixtures.js'
+import { accept, activate, authorize, checkpointOf, exec, failure, item, offer, publish, refused, rejection, start, submit, wid, world, type Running, type World } from '../../test/fixtures-work.js'
 import { DEFAULT_TEST_POLICY } from '../../test/fixtures.js'
 import { closedLeasesOf } from './leases.js'
 import { usageOf } from './work-budget.js'
@@ -349,6 +349,51 @@ describe('work.accept_result (§13.2, §7.2)', () => {
     expect(refused(w, 'work.accept_result', { workItemId: wid('a'), evidence: [evidence(w.group, wid('a'), cast.reviewer)] }, cast.coordinator)).toBe('INVALID_COMMAND')
     const assessment = { ...evidence(w.group, wid('a'), cast.reviewer), type: 'reviewer_assessment' as const }
     exec(w, 'work.accept_result', { workItemId: wid('a'), evidence: [assessment] }, cast.coordinator)
+    expect(item(w, wid('a')).doc.state).toBe('verified')
+  })
+
+  it('[command work.accept_result] [event work.result.accepted] judges the submission and review Evidence together: a reviewer assessment accepts what the submission tested', () => {
+    const w = world()
+    const r = activate(w, wid('a'))
+    // The submission carries the passing deterministic_test the criterion requires.
+    submit(w, wid('a'), r)
+    const assessment = { ...evidence(w.group, wid('a'), cast.reviewer), type: 'reviewer_assessment' as const }
+    const [accepted] = exec(w, 'work.accept_result', { workItemId: wid('a'), evidence: [assessment] }, cast.coordinator)
+    expect(accepted?.kind).toBe('work.result.accepted')
+    expect(item(w, wid('a')).doc.state).toBe('verified')
+  })
+
+  it('[error INVALID_COMMAND] failing Evidence in the submission blocks acceptance even when the review passes', () => {
+    const w = world()
+    const r = activate(w, wid('a'))
+    const flaky = failure(w, wid('a'), cast.worker1)
+    exec(w, 'work.submit', { workItemId: wid('a'), ownershipEpoch: r.epoch, executionLeaseId: r.leaseId, artifactIds: [publish(w, wid('a'), r)], evidence: [evidence(w.group, wid('a'), cast.worker1), flaky] }, cast.worker1)
+    const error = rejection(w, 'work.accept_result', { workItemId: wid('a'), evidence: [evidence(w.group, wid('a'), cast.reviewer)] }, cast.coordinator)
+    expect(error).toMatchObject({ code: 'INVALID_COMMAND', details: { uncoveredCriteria: [], failedEvidence: [flaky.evidenceId] } })
+    expect(item(w, wid('a')).doc.state).toBe('submitted')
+  })
+
+  it('[error INVALID_COMMAND] Evidence of a submission under a fenced Ownership Epoch covers nothing', () => {
+    const w = world()
+    const criteria = [{ criterionId: 'tests-pass', description: 'Tests and business rules pass.', evidenceRequired: ['deterministic_test' as const, 'business_rule' as const] }]
+    const r1 = activate(w, wid('a'), cast.worker1, { acceptanceCriteria: criteria })
+    const rule = (by: Cast) => ({ ...evidence(w.group, wid('a'), by), type: 'business_rule' as const })
+    // Epoch 1 submits both required types, then fails and is re-offered.
+    exec(w, 'work.submit', { workItemId: wid('a'), ownershipEpoch: r1.epoch, executionLeaseId: r1.leaseId, artifactIds: [publish(w, wid('a'), r1)], evidence: [evidence(w.group, wid('a'), cast.worker1), rule(cast.worker1)] }, cast.worker1)
+    exec(w, 'work.fail', { workItemId: wid('a'), reason: 'Rejected on review.', evidence: [failure(w, wid('a'))] }, cast.coordinator)
+    offer(w, wid('a'), [cast.worker2])
+    accept(w, wid('a'), cast.worker2)
+    const r2 = start(w, wid('a'), cast.worker2)
+    expect(r2.epoch).toBe(2)
+    // Epoch 2 submits only the business rule; epoch 1's deterministic_test must not stand in for it.
+    exec(w, 'work.submit', { workItemId: wid('a'), ownershipEpoch: r2.epoch, executionLeaseId: r2.leaseId, artifactIds: [publish(w, wid('a'), r2)], evidence: [rule(cast.worker2)] }, cast.worker2)
+    const assessment = { ...evidence(w.group, wid('a'), cast.reviewer), type: 'reviewer_assessment' as const }
+    expect(rejection(w, 'work.accept_result', { workItemId: wid('a'), evidence: [assessment] }, cast.coordinator)).toMatchObject({
+      code: 'INVALID_COMMAND',
+      details: { uncoveredCriteria: ['tests-pass'] },
+    })
+    // The review's own test, with epoch 2's business rule, covers both types.
+    exec(w, 'work.accept_result', { workItemId: wid('a'), evidence: [evidence(w.group, wid('a'), cast.reviewer)] }, cast.coordinator)
     expect(item(w, wid('a')).doc.state).toBe('verified')
   })
 

@@ -14,7 +14,7 @@ import { leaseLive, ownerLive, ownershipDeadlineMs, renewLease, requireCurrentEx
 import { offlineBindingOf, reconcileCheckpoint, reconcileRenewal } from './offline.js'
 import { limitsOf, requireNotExhausted, requireUsageFits } from './work-budget.js'
 import { nextState, requireRows } from './work-machine.js'
-import { childMissionRunning, executionRef, isCurrentCoordinator, isMissionOwner, isPolicyService, present, requireMissionActive, requireWorkItem, workDraft } from './work-roles.js'
+import { childMissionRunning, executionRef, isCurrentCoordinator, isMissionOwner, isPolicyService, present, requireCoordinatorOr, requireMissionActive, requireWorkItem, workDraft } from './work-roles.js'
 
 /**
  * The execution approval a WorkItem needs before start (§12): what its contract says, raised to
@@ -55,7 +55,7 @@ export const grantExecution: HandlerFor<'approval.grant_execution'> = (command, 
   const allowed =
     mode === 'human_required'
       ? actor.type === 'human' && isMissionOwner(group, actor)
-      : isMissionOwner(group, actor) || isCurrentCoordinator(group, actor, ctx.nowMs) || isPolicyService(ctx, actor)
+      : isMissionOwner(group, actor) || isCurrentCoordinator(ctx, group, actor) || isPolicyService(ctx, actor)
   if (!allowed) reject('AUTH_FORBIDDEN', `${mode} execution approval cannot come from ${actor.id}`)
   if (record.doc.owner?.ownershipEpoch !== p.ownershipEpoch) reject('WORK_STALE_OWNERSHIP', `Ownership Epoch ${p.ownershipEpoch} is not current`, { ownershipEpoch: p.ownershipEpoch })
   if (record.executionApprovals.some((a) => a.approvalId === p.approvalId) || group.approvals.has(p.approvalId)) reject('INVALID_COMMAND', `approval ${p.approvalId} already exists`)
@@ -179,7 +179,7 @@ export const unblockWork: HandlerFor<'work.unblock'> = (command, ctx) => {
   const record = requireWorkItem(group, p.workItemId)
   const owner = record.doc.owner
   const isOwner = actor.type === 'agent' && owner?.agentId === actor.id
-  if (!isCurrentCoordinator(group, actor, ctx.nowMs) && !isMissionOwner(group, actor) && !isOwner) reject('AUTH_FORBIDDEN', 'only the Coordinator, the MissionOwner or the owner may unblock')
+  requireCoordinatorOr(ctx, group, actor, isMissionOwner(group, actor) || isOwner, 'only the Coordinator, the MissionOwner or the owner may unblock')
   requireRows(record.doc.state, command.kind)
   if (childMissionRunning(ctx.state, record)) reject('INVALID_STATE_TRANSITION', `WorkItem ${p.workItemId} waits for its child Mission`)
   const next = nextState(record.doc.state, command.kind, { ownershipLive: ownerLive(record, ctx.nowMs) })

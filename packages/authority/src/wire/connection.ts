@@ -186,7 +186,8 @@ export function serveConnection(socket: WebSocket, ctx: ConnectionContext, id: s
       const error = ProtocolError.from(thrown)
       log('warn', `session_open refused: ${error.message}`, error.code)
       // An unregistered or inactive Agent may not hold a session; the Authority's reason stays in its audit.
-      const answer = error.code === 'INTERNAL_ERROR' ? error : new ProtocolError('AUTH_FORBIDDEN', 'The Agent may not open a session.')
+      // A HELLO rate limit (§20) concerns this authenticated Agent alone, so it learns it and when to retry.
+      const answer = error.code === 'INTERNAL_ERROR' || error.code === 'RATE_LIMITED' ? error : new ProtocolError('AUTH_FORBIDDEN', 'The Agent may not open a session.')
       return fatal(answer, CLOSE_CODES.authenticationFailed, { relatedFrameId: response.frameId })
     }
     if (phase !== 'opening') return
@@ -320,7 +321,7 @@ export function serveConnection(socket: WebSocket, ctx: ConnectionContext, id: s
     if (error.code !== 'AUTH_STALE_SESSION') return error
     const current = ctx.authority.state.org.agents.get(agent!.id)?.sessionEpoch
     const details = { ...error.details, ...(current === undefined ? {} : { currentSessionEpoch: current }), ...(commandEpoch === undefined ? {} : { commandSessionEpoch: commandEpoch }) }
-    return new ProtocolError(error.code, error.message, { retryable: false, details, ...(error.relatedActionId === undefined ? {} : { relatedActionId: error.relatedActionId }) })
+    return error.with({ retryable: false, details })
   }
 
   const ack = (frame: AckFrame): void => {

@@ -11,10 +11,10 @@ import type { AddressInfo } from 'node:net'
 import type { TLSSocket } from 'node:tls'
 import { createClient } from '@weft/client'
 import { DEFAULT_MAX_FRAME_BYTES, frameIdSource } from '@weft/client/wire'
-import { UsageError, type KeyResolver, type SigningKey } from '@weft/codec'
+import { ProtocolError, UsageError, type KeyResolver, type SigningKey } from '@weft/codec'
 import type { EventPayload, PresenceRecord } from '@weft/spec'
-import { WebSocketServer } from 'ws'
-import { systemClock, systemRandom, type Clock, type RandomSource } from '../clock.js'
+import { WebSocketServer, type WebSocket } from 'ws'
+import { systemClock, systemRandom, timestampOf, type Clock, type RandomSource } from '../clock.js'
 import { createDelivery, type Delivery, type DeliverySource } from '../delivery.js'
 import type { Authority } from '../pipeline.js'
 import { serveConnection, type ConnectionContext, type ServerConnection } from './connection.js'
@@ -79,6 +79,16 @@ export interface WireServerOptions {
   readonly random?: RandomSource
   /** Receives one entry per notable connection event (sessions, refusals, closes). Default: none. */
   readonly log?: (entry: WireLogEntry) => void
+  /**
+   * Connections open at once, handshakes included; the upgrade of one more is refused with HTTP 503
+   * and a `RATE_LIMITED` error body (§19, §20). Default: no limit.
+   */
+  readonly maxConnections?: number
+  /**
+   * Connections open at once from one peer address; the upgrade of one more is refused with HTTP
+   * 429 and a `RATE_LIMITED` error body. Peers behind one proxy or NAT share an address. Default: no limit.
+   */
+  readonly maxConnectionsPerPeer?: number
 }
 
 /** What the server reports about one connection. */
@@ -187,10 +197,12 @@ export async function createWireServer(options: WireServerOptions): Promise<Wire
     o.tls === undefined ? createHttpServer(refuseHttp) : createHttpsServer({ cert: pem(o.tls.cert), key: pem(o.tls.key), minVersion: 'TLSv1.3', maxVersion: 'TLSv1.3' }, refuseHttp)
   // The socket cap sits above the frame bound, so a moderately oversized frame is still read and
   // answered with an ERROR before the close; beyond the cap the socket is cut (1009) unread.
-  const wss = new WebSocketServer({ server: http, maxPayload: maxFrameBytes * 2, perMessageDeflate: false, clientTracking: false })
+  const peers = connectionCounter(o, clock, log)
+  const wss = new WebSocketServer({ server: http, maxPayload: maxFrameBytes * 2, perMessageDeflate: false, clientTracking: false, verifyClient: peers.admit })
   const newId = frameIdSource(random)
   wss.on('connection', (socket, request) => {
     const id = newId().replace('urn:weft:frame:', 'urn:weft:connection:')
+    peers.hold(socket, request)
     const tlsProtocol = (request.socket as TLSSocket).getProtocol?.() ?? undefined
     log({ level: 'info', message: `connection from ${request.socket.remoteAddress ?? 'unknown'}${tlsProtocol === undefined ? '' : ` over ${tlsProtocol}`}`, connectionId: id })
     connections.add(serveConnection(socket, ctx, id))
@@ -230,6 +242,48 @@ export async function createWireServer(options: WireServerOptions): Promise<Wire
   }
 }
 
+/** The `Retry-After` of a refused upgrade, in seconds: connections free up as peers leave. */
+const CONNECTION_RETRY_AFTER_SECONDS = 1
+
+/**
+ * Counts the open WebSockets, in all and per peer address, and refuses an upgrade beyond
+ * `maxConnections` or `maxConnectionsPerPeer` before any WebSocket exists for it. ws completes an
+ * admitted upgrade synchronously, so `hold` runs before the next `admit` and the counts are exact.
+ */
+function connectionCounter(o: WireServerOptions, clock: Clock, log: (entry: WireLogEntry) => void) {
+  const perPeer = new Map<string, number>()
+  let open = 0
+  const peerOf = (request: IncomingMessage): string => request.socket.remoteAddress ?? 'unknown'
+  const refusal = (peer: string): { status: number; message: string } | undefined => {
+    if (o.maxConnections !== undefined && open >= o.maxConnections) return { status: 503, message: `The server holds its limit of ${o.maxConnections} connections.` }
+    if (o.maxConnectionsPerPeer !== undefined && (perPeer.get(peer) ?? 0) >= o.maxConnectionsPerPeer) return { status: 429, message: `${peer} holds its limit of ${o.maxConnectionsPerPeer} connections.` }
+    return undefined
+  }
+  return {
+    admit(info: { req: IncomingMessage }, done: (ok: boolean, status?: number, message?: string, headers?: Record<string, string | number>) => void): void {
+      const peer = peerOf(info.req)
+      const refused = refusal(peer)
+      if (refused === undefined) return done(true)
+      // §19, §20: a limit reached is RATE_LIMITED and safe to retry; the body is the error object.
+      const error = new ProtocolError('RATE_LIMITED', refused.message, { retryable: true, details: { retryAfterMs: CONNECTION_RETRY_AFTER_SECONDS * 1000 } })
+      log({ level: 'warn', message: `connection refused from ${peer}: ${refused.message}`, code: error.code })
+      done(false, refused.status, JSON.stringify(error.toWire(timestampOf(clock.now()))), { 'Content-Type': 'application/json', 'Retry-After': CONNECTION_RETRY_AFTER_SECONDS })
+    },
+    hold(socket: WebSocket, request: IncomingMessage): void {
+      const peer = peerOf(request)
+      open++
+      perPeer.set(peer, (perPeer.get(peer) ?? 0) + 1)
+      // Registered before the connection's own listeners: its place is free before its close is logged.
+      socket.once('close', () => {
+        open--
+        const left = (perPeer.get(peer) ?? 1) - 1
+        if (left === 0) perPeer.delete(peer)
+        else perPeer.set(peer, left)
+      })
+    },
+  }
+}
+
 function pem(value: string | Uint8Array): string | Buffer {
   return typeof value === 'string' ? value : Buffer.from(value)
 }
@@ -251,7 +305,7 @@ function checkOptions(options: WireServerOptions): WireServerOptions {
   }
   const port = options.port
   if (port !== undefined && (!Number.isSafeInteger(port) || port < 0 || port > 65535)) throw new UsageError('createWireServer: port must be an integer from 0 to 65535')
-  for (const name of ['maxFrameBytes', 'maxUnackedPerGroup', 'retryAfterMs', 'handshakeTimeoutMs', 'sessionTtlSeconds'] as const) {
+  for (const name of ['maxFrameBytes', 'maxUnackedPerGroup', 'retryAfterMs', 'handshakeTimeoutMs', 'sessionTtlSeconds', 'maxConnections', 'maxConnectionsPerPeer'] as const) {
     const value = options[name]
     if (value !== undefined && (!Number.isSafeInteger(value) || value < 1)) throw new UsageError(`createWireServer: ${name} must be a positive integer`)
   }

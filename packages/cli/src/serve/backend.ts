@@ -6,9 +6,10 @@
  * @module
  */
 import { join } from 'node:path'
-import { createAuthority, historyPosition, type Authority, type AuthorityPolicy, type Clock, type CursorStore } from '@weft/authority'
+import { createAuthority, historyPosition, LogProofError, type Authority, type AuthorityPolicy, type Clock, type CursorStore } from '@weft/authority'
 import { UsageError } from '@weft/codec'
 import { openSqliteAuthorityStore } from '@weft/store-sqlite'
+import { createPrivateFile } from './files.js'
 import type { ServeLog } from './log.js'
 import { STORE_FILE, type Organization } from './organization.js'
 
@@ -17,6 +18,12 @@ import { STORE_FILE, type Organization } from './organization.js'
  * state and the log out. The Authority of `@weft/authority` and the PostgreSQL one both are one.
  */
 export type ServedAuthority = Pick<Authority, 'submit' | 'submitCommand' | 'connect' | 'state' | 'group' | 'events' | 'eventPage' | 'snapshot' | 'organizationEvents' | 'replayState' | 'onCommit'>
+
+/**
+ * The exit code of `weft serve` and `weft inspect --verify` when the stored log fails its proof
+ * (`LogProofError`): it was tampered with or damaged, and nothing of it is served.
+ */
+export const LOG_PROOF_EXIT = 3
 
 /** A PostgreSQL database holding the log (`weft serve --postgres URL --pg-schema NAME`). */
 export interface PostgresTarget {
@@ -54,10 +61,20 @@ export interface BackendOptions {
  */
 export function openSqliteBackend(options: BackendOptions): Backend {
   const path = join(options.dataDir, STORE_FILE)
+  try {
+    // An empty file is an empty database. SQLite creates the -wal and -shm files with the mode of
+    // the database file, so the log, its receipts and its blobs stay the owner's alone.
+    createPrivateFile(path)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+  }
   // Stated here rather than left to the store's default: no acknowledged Event is lost even with the machine.
   const store = openSqliteAuthorityStore(path, { synchronous: 'full' })
   try {
     const { organization } = options
+    // §6.4, §15.2, §16: nothing of the stored log is folded, served or built on before it is proved.
+    const proof = store.proveLog({ registry: organization.registry, authority: organization.authority.actor })
+    options.log({ level: 'info', msg: 'log proved', events: proof.events, signatures: proof.signatures, anchoredAt: proof.anchoredAt })
     const authority = createAuthority({
       registry: organization.registry,
       keys: { authority: organization.authority.actor, signingKey: organization.authority.signingKey },
@@ -157,7 +174,7 @@ export async function openPostgresBackend(target: PostgresTarget, options: Backe
       log: (entry) => options.log({ ...entry, backend: 'postgres' }),
     })
   } catch (error) {
-    if (error instanceof UsageError) throw error
+    if (error instanceof UsageError || error instanceof LogProofError) throw error
     throw new Error(`the PostgreSQL database ${database} (schema ${schema}) cannot be used: ${failureReason(error)}`, { cause: error })
   }
   return { authority, cursorStore: authority.cursorStore, where: { backend: 'postgres', database, schema }, close: () => authority.close() }

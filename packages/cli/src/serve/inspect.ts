@@ -12,11 +12,11 @@
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { budgetLimit, reducers, restoreState, type AuthorityState, type AuthorityStore, type GroupState } from '@weft/authority'
+import { budgetLedgerOf, LogProofError, reducers, restoreState, type AuthorityState, type AuthorityStore, type BudgetLedger, type BudgetLedgerEntry, type BudgetRef, type GroupState } from '@weft/authority'
 import { UsageError } from '@weft/codec'
 import { openSqliteAuthorityStore } from '@weft/store-sqlite'
-import { USAGE_DIMENSIONS, type Event, type EventPayload, type Lease, type ResourceBudget, type UsageDimension } from '@weft/spec'
-import { checkPostgresUrl, failureReason, postgresTarget, redactedUrl, type PostgresTarget } from './backend.js'
+import { USAGE_DIMENSIONS, type Lease, type UsageDimension } from '@weft/spec'
+import { checkPostgresUrl, failureReason, LOG_PROOF_EXIT, postgresTarget, redactedUrl, type PostgresTarget } from './backend.js'
 import { loadOrganization, ORGANIZATION_FILE, STORE_FILE } from './organization.js'
 
 /** One Event as `inspect` lists it. */
@@ -53,14 +53,13 @@ export interface WorkItemLine {
   readonly executionLeaseExpiresAt?: string
 }
 
-/** One dimension of a budget (§12): amounts in the ledger's units, money in microunits of the currency. */
-export interface LedgerCell {
-  /** The limit; `null` when the budget sets none. */
+/**
+ * One dimension of a budget (§12), as the Authority's `budgetLedgerOf` reads it: amounts in the
+ * ledger's units, money in microunits of the currency.
+ */
+export interface LedgerCell extends Omit<BudgetLedgerEntry, 'limit'> {
+  /** The limit the budget lists; `null` when it lists none (`source` tells whether it is inherited or unlimited). */
   readonly allocated: number | null
-  /** What was charged: to the WorkItem and everything below it, or to the whole Mission. */
-  readonly used: number
-  /** `allocated - used`, never below 0; `null` when unlimited. */
-  readonly remaining: number | null
 }
 
 /** The six-dimensional ledger of one budget: a Mission's or a WorkItem's. */
@@ -111,13 +110,8 @@ export interface InspectOptions {
   readonly postgres?: PostgresTarget
 }
 
-type UsageRecorded = EventPayload<'ext.missionweaveprotocol.core.resource_usage_recorded'>
-
-/**
- * A store that serves reads of `inner` and refuses every write, and that hands each usage Event
- * of the fold to `onUsage` on the way (the ledger is summed in the same pass).
- */
-function readOnly(inner: AuthorityStore, onUsage: (event: Event) => void): AuthorityStore {
+/** A store that serves reads of `inner` and refuses every write. */
+function readOnly(inner: AuthorityStore): AuthorityStore {
   return {
     appendTransaction() {
       throw new UsageError('weft inspect never writes to the store')
@@ -125,62 +119,20 @@ function readOnly(inner: AuthorityStore, onUsage: (event: Event) => void): Autho
     groupEvents: (groupId, after, max) => inner.groupEvents(groupId, after, max),
     organizationEvents: () => inner.organizationEvents(),
     receipt: (key, actionId) => inner.receipt(key, actionId),
-    *allEvents() {
-      for (const event of inner.allEvents()) {
-        if (event.kind === 'ext.missionweaveprotocol.core.resource_usage_recorded') onUsage(event)
-        yield event
-      }
-    },
+    allEvents: () => inner.allEvents(),
   }
 }
 
-/** Usage per budget level, keyed `mission <groupId>` and `<groupId> <workItemId>`. */
-type Ledger = Map<string, Record<UsageDimension, number>>
-
-function charge(ledger: Ledger, key: string, delta: Partial<Record<UsageDimension, number>>): void {
-  let used = ledger.get(key)
-  if (used === undefined) ledger.set(key, (used = Object.fromEntries(USAGE_DIMENSIONS.map((d) => [d, 0])) as Record<UsageDimension, number>))
-  for (const d of USAGE_DIMENSIONS) used[d] += delta[d] ?? 0
-}
-
-/**
- * Books each usage Event on every budget it draws on (§12, §14): its WorkItem, the WorkItem's
- * parents, its Mission and, through a child Mission's link, the parent WorkItem, up to the root.
- */
-function ledgerOf(state: AuthorityState, usage: readonly Event[]): Ledger {
-  const ledger: Ledger = new Map()
-  for (const event of usage) {
-    const { workItemId, usageDelta } = event.payload as UsageRecorded
-    const seen = new Set<string>()
-    let groupId: string | undefined = event.groupId
-    let itemId: string | undefined = workItemId
-    while (groupId !== undefined && !seen.has(groupId)) {
-      seen.add(groupId)
-      const group = state.groups.get(groupId)
-      // A WorkItem and its parents; the seen set stops at a parent link that would loop.
-      for (const items = new Set<string>(); itemId !== undefined && !items.has(itemId); itemId = group?.workItems.get(itemId)?.parentWorkItemId) {
-        items.add(itemId)
-        charge(ledger, `${groupId} ${itemId}`, usageDelta)
-      }
-      charge(ledger, `mission ${groupId}`, usageDelta)
-      const link = state.childLinks.get(groupId)
-      groupId = link?.parentGroupId
-      itemId = link?.parentWorkItemId
-    }
-  }
-  return ledger
-}
-
-function ledgerLine(scope: LedgerLine['scope'], id: string, budget: ResourceBudget, used: Record<UsageDimension, number> | undefined): LedgerLine {
+/** The ledger line of `ledger`, the Authority's reading of one budget (§12). */
+function ledgerLine(ledger: BudgetLedger): LedgerLine {
   const dimensions = Object.fromEntries(
     USAGE_DIMENSIONS.map((d) => {
-      // The same reading of the budget as the Authority's ledger (§12), so the two never disagree.
-      const allocated = budgetLimit(budget, d) ?? null
-      const spent = used?.[d] ?? 0
-      return [d, { allocated, used: spent, remaining: allocated === null ? null : Math.max(0, allocated - spent) }]
+      const { limit, ...rest } = ledger.dimensions[d]
+      return [d, { allocated: limit, ...rest }]
     }),
   ) as Record<UsageDimension, LedgerCell>
-  return { scope, id, ...(budget.currency === undefined ? {} : { currency: budget.currency }), dimensions }
+  const id = ledger.workItemId ?? ledger.missionId
+  return { scope: ledger.scope, id, ...(ledger.currency === undefined ? {} : { currency: ledger.currency }), dimensions }
 }
 
 function leaseLine(lease: Lease, now: number): LeaseLine {
@@ -197,7 +149,7 @@ function leaseLine(lease: Lease, now: number): LeaseLine {
   }
 }
 
-function groupReport(store: AuthorityStore, group: GroupState, ledger: Ledger, options: InspectOptions): GroupReport {
+function groupReport(store: AuthorityStore, state: AuthorityState, group: GroupState, options: InspectOptions): GroupReport {
   const now = options.now ?? Date.now()
   const after = options.lastEvents === undefined ? 0 : Math.max(0, group.head - options.lastEvents)
   const events = store.groupEvents(group.groupId, after).map((e) => ({ sequence: e.sequence ?? 0, kind: e.kind, actor: `${e.actor.type}:${e.actor.id}`, occurredAt: e.occurredAt }))
@@ -213,10 +165,8 @@ function groupReport(store: AuthorityStore, group: GroupState, ledger: Ledger, o
     }
   })
   const leases = [group.coordinatorLease, ...records.flatMap((r) => [r.ownershipLease, r.executionLease].filter((l): l is Lease => l !== undefined))].map((l) => leaseLine(l, now))
-  const budget = [
-    ledgerLine('mission', group.missionId, group.mission.budget, ledger.get(`mission ${group.groupId}`)),
-    ...records.map((r) => ledgerLine('workItem', r.doc.workItemId, r.doc.contract.budget, ledger.get(`${group.groupId} ${r.doc.workItemId}`))),
-  ]
+  // The Authority's own reading of each budget (§12), so the two never disagree.
+  const budget = [undefined, ...records.map((r) => r.doc.workItemId)].map((id) => ledgerLine(budgetLedgerOf(state, group.groupId, id)!))
   return { groupId: group.groupId, missionId: group.missionId, missionState: group.mission.state, objective: group.mission.objective, head: group.head, events, workItems, leases, budget }
 }
 
@@ -259,16 +209,14 @@ export async function inspectData(dataDir: string, options: InspectOptions = {})
   const organization = await loadOrganization(join(dataDir, ORGANIZATION_FILE))
   const stored = options.postgres === undefined ? sqliteLog(dataDir) : await postgresLog(options.postgres)
   try {
-    const usage: Event[] = []
-    const store = readOnly(stored.store, (event) => usage.push(event))
+    const store = readOnly(stored.store)
     const state = restoreState(store, reducers, organization.registry)
     if (options.groupId !== undefined && !state.groups.has(options.groupId)) throw new UsageError(`no Group ${options.groupId} in ${stored.where}`)
-    const ledger = ledgerOf(state, usage)
     const groups = [...state.groups.values()].filter((g) => options.groupId === undefined || g.groupId === options.groupId)
     return {
       organizationId: organization.organizationId,
       agents: [...state.org.agents.values()].map((a) => ({ agentId: a.agentId, cardVersion: a.card.cardVersion, status: a.card.status, sessionEpoch: a.sessionEpoch })),
-      groups: groups.map((g) => groupReport(store, g, ledger, options)),
+      groups: groups.map((g) => groupReport(store, state, g, options)),
     }
   } finally {
     stored.close()
@@ -299,6 +247,11 @@ function amount(d: UsageDimension, value: number | null, currency: string | unde
   return d === 'financialMicrounits' ? `${(value / 1_000_000).toFixed(2)}${currency === undefined ? '' : ` ${currency}`}` : String(value)
 }
 
+/** `Mission <id>` or `WorkItem <id>`, as the budget table names a budget. */
+function budgetName(ref: BudgetRef): string {
+  return ref.workItemId === undefined ? `Mission ${ref.missionId}` : `WorkItem ${ref.workItemId}`
+}
+
 function groupText(g: GroupReport): string {
   const out = [`Group ${g.groupId}`, `  Mission ${g.missionId} (${g.missionState}), ${g.head} Events: ${g.objective}`, '', `Events (${g.events.length} of ${g.head})`]
   out.push(table(['seq', 'time', 'kind', 'actor'], g.events.map((e) => [String(e.sequence), e.occurredAt, e.kind, e.actor])))
@@ -316,14 +269,15 @@ function groupText(g: GroupReport): string {
       g.leases.map((l) => [l.leaseType, l.holderAgentId, l.workItemId ?? '-', l.epoch === undefined ? '-' : String(l.epoch), l.state, l.expiresAt, l.live ? 'yes' : 'no']),
     ),
   )
-  out.push('', 'Budget (allocated / used / remaining; dimensions neither limited nor used are left out)')
+  out.push('', 'Budget (allocated / reserved by children / used / remaining on the whole path; dimensions neither limited nor used are left out)')
   const rows = g.budget.flatMap((b) =>
-    USAGE_DIMENSIONS.filter((d) => b.dimensions[d].allocated !== null || b.dimensions[d].used > 0).map((d) => {
+    USAGE_DIMENSIONS.filter((d) => b.dimensions[d].source !== 'unlimited' || b.dimensions[d].used > 0).map((d) => {
       const c = b.dimensions[d]
-      return [`${b.scope === 'mission' ? 'Mission' : 'WorkItem'} ${b.id}`, DIMENSION_LABEL[d], amount(d, c.allocated, b.currency), amount(d, c.used, b.currency), amount(d, c.remaining, b.currency)]
+      const allocated = c.inheritedFrom === undefined ? amount(d, c.allocated, b.currency) : `inherited from ${budgetName(c.inheritedFrom)}`
+      return [`${b.scope === 'mission' ? 'Mission' : 'WorkItem'} ${b.id}`, DIMENSION_LABEL[d], allocated, amount(d, c.reserved, b.currency), amount(d, c.used, b.currency), amount(d, c.remaining, b.currency)]
     }),
   )
-  out.push(table(['budget', 'dimension', 'allocated', 'used', 'remaining'], rows))
+  out.push(table(['budget', 'dimension', 'allocated', 'reserved', 'used', 'remaining'], rows))
   return out.join('\n')
 }
 
@@ -335,22 +289,28 @@ export function inspectionText(inspection: Inspection): string {
 }
 
 /**
- * `weft inspect --data DIR [--postgres URL [--pg-schema NAME]] [--group ID] [--last N] [--json]` on its arguments.
- * @returns 0 after printing; 1 when the PostgreSQL database cannot be read; 2 for bad arguments, a
- * directory without an Organization or log, or an unknown Group.
+ * `weft inspect --data DIR [--postgres URL [--pg-schema NAME]] [--group ID] [--last N] [--json] [--verify]` on its arguments.
+ * With `--verify`, proves the log as `weft serve` does on start (`verify.ts`) and prints one line.
+ * @returns 0 after printing; 1 when the log cannot be read; 2 for bad arguments, a directory
+ * without an Organization or log, or an unknown Group; 3 when the log fails its proof or its file is damaged.
  */
 export async function inspectCommand(args: readonly string[], io: { readonly stdout: (text: string) => void; readonly stderr: (text: string) => void }): Promise<number> {
   const { values } = parseArgs({
     args: [...args],
     strict: true,
     allowPositionals: false,
-    options: { data: { type: 'string' }, group: { type: 'string' }, last: { type: 'string' }, json: { type: 'boolean' }, postgres: { type: 'string' }, 'pg-schema': { type: 'string' } },
+    options: { data: { type: 'string' }, group: { type: 'string' }, last: { type: 'string' }, json: { type: 'boolean' }, postgres: { type: 'string' }, 'pg-schema': { type: 'string' }, verify: { type: 'boolean' } },
   })
   try {
     if (values.data === undefined) throw new UsageError('--data DIR is required (inspect reads the organization.json of a weft serve data directory)')
     const last = values.last === undefined ? undefined : Number(values.last)
     if (last !== undefined && (!Number.isSafeInteger(last) || last < 0)) throw new UsageError(`--last must be a non-negative integer, got ${values.last}`)
     const postgres = postgresTarget(values.postgres, values['pg-schema'])
+    if (values.verify === true) {
+      const { verifyData, verificationText } = await import('./verify.js')
+      io.stdout(verificationText(await verifyData(values.data, postgres === undefined ? {} : { postgres })))
+      return 0
+    }
     const inspection = await inspectData(values.data, {
       ...(values.group === undefined ? {} : { groupId: values.group }),
       ...(last === undefined ? {} : { lastEvents: last }),
@@ -363,10 +323,13 @@ export async function inspectCommand(args: readonly string[], io: { readonly std
       io.stderr(`weft inspect: ${error.message}\n`)
       return 2
     }
-    if (values.postgres !== undefined && error instanceof Error) {
+    // A tampered or damaged log (`--verify`, or a file SQLite cannot read): the one line of `weft serve`.
+    if (error instanceof LogProofError) {
       io.stderr(`weft inspect: ${error.message}\n`)
-      return 1
+      return LOG_PROOF_EXIT
     }
-    throw error
+    // Anything else that failed (an unreachable database, an unreadable file) is one line too, never a stack trace.
+    io.stderr(`weft inspect: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}\n`)
+    return 1
   }
 }

@@ -10,7 +10,7 @@
  * @module
  */
 import { randomBytes, randomUUID } from 'node:crypto'
-import { readFile, stat, writeFile } from 'node:fs/promises'
+import { readFile, stat } from 'node:fs/promises'
 import {
   canonicalizeOrThrow,
   decodeBase64url,
@@ -24,6 +24,7 @@ import {
   type SigningKey,
 } from '@weft/codec'
 import type { Actor, AgentCard } from '@weft/spec'
+import { createPrivateFile } from './files.js'
 
 /** The `format` member of a version 1 `organization.json`. */
 export const ORGANIZATION_FORMAT = 'weft.organization/1'
@@ -68,8 +69,12 @@ export interface PrincipalEntry {
   readonly keyId: string
   /** The Ed25519 public key, base64url of 32 bytes. */
   readonly publicKey: string
-  /** The key signs nothing dated earlier. Default: the file's `createdAt`. */
+  /** The key signs nothing dated earlier (inclusive, §6.4). Default: the file's `createdAt`. */
   readonly validFrom?: string
+  /** The key signs nothing dated at or after it (exclusive, §6.4): its planned expiry. */
+  readonly validUntil?: string
+  /** The key was revoked: it signs nothing dated at or after it (exclusive, §6.4). */
+  readonly revokedAt?: string
   /** An Agent's card (required for Agents: an unregistered Agent cannot open a session, §6.3). */
   readonly card?: CardTemplate
 }
@@ -121,21 +126,35 @@ export function newOrganization(now: Date = new Date()): OrganizationFile {
 }
 
 /**
- * Writes `file` to `path` readable by its owner only (it holds private seeds).
+ * Writes `file` to `path` with mode 0600 whatever the umask (it holds private seeds).
  * @throws UsageError when `path` exists already: an Organization's keys are never replaced by accident.
  */
 export async function writeOrganization(path: string, file: OrganizationFile): Promise<void> {
   try {
-    await writeFile(path, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600, flag: 'wx' })
+    createPrivateFile(path, `${JSON.stringify(file, null, 2)}\n`)
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new UsageError(`${path} exists already; remove it first to start a new Organization`)
     throw error
   }
 }
 
-/** The public key binding of `entry` as Registry evidence (§6.4). */
-function binding(type: PrincipalEntry['type'], id: string, keyId: string, publicKey: string, validFrom: string) {
-  return { keyId, principal: { type, id }, algorithm: 'Ed25519', publicKey, validFrom, validityHistory: [] }
+/** The validity boundaries of a key besides its start (§6.4). */
+type Boundaries = Pick<PrincipalEntry, 'validUntil' | 'revokedAt'>
+
+/** The boundaries `entry` states, without absent members. */
+function boundaries(entry: { readonly [K in keyof Boundaries]?: string | undefined }): Boundaries {
+  return { ...(entry.validUntil === undefined ? {} : { validUntil: entry.validUntil }), ...(entry.revokedAt === undefined ? {} : { revokedAt: entry.revokedAt }) }
+}
+
+/**
+ * The public key binding of a key as Registry evidence (§6.4). The file states a key's current
+ * boundaries, not their history, so they become one validity-status record, dated at the key's
+ * `validFrom`.
+ */
+function binding(type: PrincipalEntry['type'], id: string, keyId: string, publicKey: string, validFrom: string, status: Boundaries = {}) {
+  const stated = boundaries(status)
+  const validityHistory = Object.keys(stated).length === 0 ? [] : [{ sequence: 1, recordedAt: validFrom, ...stated }]
+  return { keyId, principal: { type, id }, algorithm: 'Ed25519', publicKey, validFrom, validityHistory }
 }
 
 /**
@@ -146,7 +165,7 @@ export function registryEvidence(file: OrganizationFile) {
   const service = (entry: ServiceEntry) => binding('service', entry.id, entry.keyId, encodeBase64url(seedKey(entry, 'service').pair.publicKey), file.createdAt)
   return {
     organizationId: file.organizationId,
-    bindings: [service(file.authority), service(file.controlPlane), ...file.principals.map((p) => binding(p.type, p.id, p.keyId, p.publicKey, p.validFrom ?? file.createdAt))],
+    bindings: [service(file.authority), service(file.controlPlane), ...file.principals.map((p) => binding(p.type, p.id, p.keyId, p.publicKey, p.validFrom ?? file.createdAt, p))],
   }
 }
 
@@ -196,6 +215,17 @@ function need(condition: boolean, message: string): asserts condition {
   if (!condition) throw new UsageError(`organization.json: ${message}`)
 }
 
+/** Refuses members of `value` outside `known`: a misspelt one (`revokedAtt`) would otherwise be dropped silently. */
+function onlyKnown(value: Json, known: readonly string[], path: string): void {
+  const unknown = Object.keys(value).filter((k) => !known.includes(k))
+  need(unknown.length === 0, `${path} has an unknown member${unknown.length === 1 ? '' : 's'} ${unknown.map((k) => JSON.stringify(k)).join(', ')}`)
+}
+
+function timestamp(value: unknown, path: string): string | undefined {
+  need(value === undefined || (typeof value === 'string' && isProtocolTimestamp(value)), `${path} must be an RFC 3339 timestamp`)
+  return value
+}
+
 function uri(value: unknown, path: string): string {
   need(typeof value === 'string' && isAbsoluteUri(value), `${path} must be an absolute URI`)
   return value
@@ -203,22 +233,32 @@ function uri(value: unknown, path: string): string {
 
 function checkService(value: unknown, path: string): ServiceEntry {
   need(isObject(value), `${path} must be an object { id, keyId, seed }`)
+  onlyKnown(value, SERVICE_MEMBERS, path)
   need(typeof value['seed'] === 'string', `${path}.seed must be a base64url string`)
   return { id: uri(value['id'], `${path}.id`), keyId: uri(value['keyId'], `${path}.keyId`), seed: value['seed'] }
 }
 
 const PRINCIPAL_TYPES: ReadonlySet<unknown> = new Set(['human', 'agent', 'service'])
 
+const FILE_MEMBERS = ['format', 'organizationId', 'createdAt', 'authority', 'controlPlane', 'principals']
+const SERVICE_MEMBERS = ['id', 'keyId', 'seed']
+const PRINCIPAL_MEMBERS = ['type', 'id', 'keyId', 'publicKey', 'validFrom', 'validUntil', 'revokedAt', 'card']
+const CARD_MEMBERS = ['displayName', 'description', 'owner', 'status', 'protocolVersions', 'endpoints', 'capabilities', 'maxConcurrency']
+
 function checkPrincipal(value: unknown, path: string): PrincipalEntry {
-  need(isObject(value), `${path} must be an object { type, id, keyId, publicKey, validFrom?, card? }`)
-  const { type, publicKey, validFrom, card } = value
+  need(isObject(value), `${path} must be an object { type, id, keyId, publicKey, validFrom?, validUntil?, revokedAt?, card? }`)
+  const { type, publicKey, card } = value
+  onlyKnown(value, PRINCIPAL_MEMBERS, typeof value['id'] === 'string' ? `${path} (${value['id']})` : path)
   need(PRINCIPAL_TYPES.has(type), `${path}.type must be human, agent or service`)
   need(typeof publicKey === 'string' && decodeBase64url(publicKey)?.length === 32, `${path}.publicKey must be 32 bytes in base64url`)
-  need(validFrom === undefined || (typeof validFrom === 'string' && isProtocolTimestamp(validFrom)), `${path}.validFrom must be an RFC 3339 timestamp`)
+  const validFrom = timestamp(value['validFrom'], `${path}.validFrom`)
+  const validUntil = timestamp(value['validUntil'], `${path}.validUntil`)
+  const revokedAt = timestamp(value['revokedAt'], `${path}.revokedAt`)
   // §6.3: the session_open of an Agent's handshake needs its registered card.
   need(type !== 'agent' || isObject(card), `${path}.card is required for an Agent (the Organization registers it, §6.1)`)
   need(type === 'agent' || card === undefined, `${path}.card is for Agents only`)
   if (isObject(card)) {
+    onlyKnown(card, CARD_MEMBERS, `${path}.card`)
     need(typeof card['displayName'] === 'string', `${path}.card.displayName must be a string`)
     need(isObject(card['owner']), `${path}.card.owner must be an Actor { type, id }`)
     need(Array.isArray(card['endpoints']) && Array.isArray(card['capabilities']), `${path}.card needs endpoints and capabilities arrays`)
@@ -230,12 +270,14 @@ function checkPrincipal(value: unknown, path: string): PrincipalEntry {
     keyId: uri(value['keyId'], `${path}.keyId`),
     publicKey,
     ...(validFrom === undefined ? {} : { validFrom }),
+    ...boundaries({ validUntil, revokedAt }),
     ...(isObject(card) ? { card: card as unknown as CardTemplate } : {}),
   }
 }
 
 function checkFile(value: unknown): OrganizationFile {
   need(isObject(value), 'the file must hold one JSON object')
+  onlyKnown(value, FILE_MEMBERS, 'the file')
   need(value['format'] === ORGANIZATION_FORMAT, `format must be "${ORGANIZATION_FORMAT}"`)
   const { createdAt, principals } = value
   need(typeof createdAt === 'string' && isProtocolTimestamp(createdAt), 'createdAt must be an RFC 3339 timestamp')
@@ -278,7 +320,8 @@ export function cardsToRegister(org: Organization, registered: (agentId: string)
       status: t.status ?? 'active',
       protocolVersions: t.protocolVersions ?? ['0.1'],
       endpoints: t.endpoints,
-      publicKeys: [{ keyId: p.keyId, algorithm: 'Ed25519', publicKey: p.publicKey, validFrom: p.validFrom ?? org.file.createdAt }],
+      // §6.1: the card states the key's boundaries too, so revoking a key issues a new card version.
+      publicKeys: [{ keyId: p.keyId, algorithm: 'Ed25519', publicKey: p.publicKey, validFrom: p.validFrom ?? org.file.createdAt, ...boundaries(p) }],
       capabilities: t.capabilities,
       maxConcurrency: t.maxConcurrency,
       issuedAt,

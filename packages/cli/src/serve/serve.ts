@@ -10,16 +10,19 @@
  * survives a kill of the process, and a restart folds the log back into the same state.
  * @module
  */
-import { mkdir, readFile } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import { createDelivery, DEFAULT_POLICY, systemClock, timestampOf, type AuthorityPolicy, type Clock } from '@weft/authority'
+import { createDelivery, DEFAULT_POLICY, LogProofError, systemClock, timestampOf, type AuthorityPolicy, type Clock } from '@weft/authority'
 import { createWireServer, type WireLogEntry } from '@weft/authority/wire'
 import { createClient, type Receipt } from '@weft/client'
 import { ProtocolError, UsageError } from '@weft/codec'
 import type { AgentCard } from '@weft/spec'
-import { openPostgresBackend, openSqliteBackend, postgresTarget, type Backend, type PostgresTarget, type ServedAuthority } from './backend.js'
+import { LOG_PROOF_EXIT, openPostgresBackend, openSqliteBackend, postgresTarget, type Backend, type PostgresTarget, type ServedAuthority } from './backend.js'
 import { createControlEndpoint, type ControlEndpoint } from './control.js'
+import { causeText, loggedDelivery } from './internal-errors.js'
+import { createPrivateDir } from './files.js'
+import { LIMIT_FLAGS, limitHellos, SERVE_LIMITS, type ServeLimits } from './limits.js'
 import { jsonLines, peekEnvelope, type ServeLog } from './log.js'
 import { cardsToRegister, loadOrganization, newOrganization, ORGANIZATION_FILE, readableByOthers, registryEvidence, writeOrganization, type Organization } from './organization.js'
 
@@ -49,7 +52,14 @@ export interface ServeOptions {
   readonly insecureLoopback?: boolean
   /** Port of the control endpoint on 127.0.0.1 (human and service Commands); absent: none. */
   readonly controlPort?: number
+  /** Authority limits (§20); `maxMessagesPerMinute` and `maxProposalsPerMinute` default to {@link SERVE_LIMITS}. */
   readonly policy?: ServePolicy
+  /** Sessions one Agent may open per sliding minute; more HELLOs are refused with `RATE_LIMITED`. Default {@link SERVE_LIMITS}. */
+  readonly maxHellosPerMinute?: number
+  /** WebSocket connections open at once; more upgrades are refused (HTTP 503, `RATE_LIMITED`). Default {@link SERVE_LIMITS}. */
+  readonly maxConnections?: number
+  /** WebSocket connections open at once from one peer address; more are refused (HTTP 429, `RATE_LIMITED`). Default {@link SERVE_LIMITS}. */
+  readonly maxConnectionsPerPeer?: number
   /** Receives the structured log. Default: none. */
   readonly log?: ServeLog
   /** Default: the wall clock. */
@@ -82,7 +92,9 @@ function loggedAuthority(authority: ServedAuthority, log: ServeLog): ServedAutho
       receipt = await authority.submit(bytes)
     } catch (thrown) {
       const error = ProtocolError.from(thrown)
-      log({ level: 'info', msg: 'command refused', code: error.code, ...peekEnvelope(bytes) })
+      // §19: the peer learns only the code of an INTERNAL_ERROR; the log keeps its cause.
+      const internal = error.code === 'INTERNAL_ERROR' ? { cause: causeText(thrown) } : {}
+      log({ level: error.code === 'INTERNAL_ERROR' ? 'error' : 'info', msg: 'command refused', code: error.code, ...peekEnvelope(bytes), ...internal })
       throw thrown
     }
     const sequences = receipt.events.flatMap((e) => (e.sequence === undefined ? [] : [e.sequence]))
@@ -129,7 +141,13 @@ async function registerCards(authority: ServedAuthority, logged: ServedAuthority
 function wireEntry(entry: WireLogEntry): Parameters<ServeLog>[0] {
   const { message, ...rest } = entry
   // The wire server's connection lines become the fixed phrases operators grep for.
-  const msg = message.startsWith('connection from') ? 'connection opened' : message.startsWith('closed by the peer') || message.startsWith('closing') ? 'connection closed' : message
+  const msg = message.startsWith('connection from')
+    ? 'connection opened'
+    : message.startsWith('connection refused')
+      ? 'connection refused'
+      : message.startsWith('closed by the peer') || message.startsWith('closing')
+        ? 'connection closed'
+        : message
   return { ...rest, msg, ...(msg === message ? {} : { detail: message }) }
 }
 
@@ -167,7 +185,14 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const organization = await loadOrganization(orgPath)
   if (await readableByOthers(orgPath)) log({ level: 'warn', msg: 'organization file readable by others', path: orgPath, detail: 'it holds private keys; chmod 600' })
   const controlPlane = [organization.controlPlane.actor.id]
-  const policy = { ...options.policy, controlPlane }
+  const limits: ServeLimits = {
+    maxMessagesPerMinute: options.policy?.maxMessagesPerMinute ?? SERVE_LIMITS.maxMessagesPerMinute,
+    maxProposalsPerMinute: options.policy?.maxProposalsPerMinute ?? SERVE_LIMITS.maxProposalsPerMinute,
+    maxHellosPerMinute: options.maxHellosPerMinute ?? SERVE_LIMITS.maxHellosPerMinute,
+    maxConnections: options.maxConnections ?? SERVE_LIMITS.maxConnections,
+    maxConnectionsPerPeer: options.maxConnectionsPerPeer ?? SERVE_LIMITS.maxConnectionsPerPeer,
+  }
+  const policy = { ...options.policy, maxMessagesPerMinute: limits.maxMessagesPerMinute, maxProposalsPerMinute: limits.maxProposalsPerMinute, controlPlane }
   const opening = { dataDir: options.dataDir, organization, clock, policy, log }
   const backend: Backend = options.postgres === undefined ? openSqliteBackend(opening) : await openPostgresBackend(options.postgres, opening)
   try {
@@ -176,9 +201,9 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     log({ level: 'info', msg: 'store opened', ...backend.where, groups: heads.length, groupEvents: heads.reduce((a, b) => a + b, 0), organizationId: organization.organizationId })
     const logged = loggedAuthority(authority, log)
     await registerCards(authority, logged, organization, clock, orgPath, log)
-    const delivery = createDelivery(authority, { cursorStore: backend.cursorStore, controlPlane })
+    const delivery = loggedDelivery(createDelivery(authority, { cursorStore: backend.cursorStore, controlPlane }), log)
     const wire = await createWireServer({
-      authority: logged,
+      authority: limitHellos(logged, limits.maxHellosPerMinute, clock),
       registry: organization.registry,
       sessionIssuer: organization.controlPlane,
       delivery,
@@ -186,6 +211,8 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       log: (entry) => log(wireEntry(entry)),
       ...(options.host === undefined ? {} : { host: options.host }),
       port: options.port ?? DEFAULT_PORT,
+      maxConnections: limits.maxConnections,
+      maxConnectionsPerPeer: limits.maxConnectionsPerPeer,
       ...(options.tls === undefined ? {} : { tls: options.tls }),
       ...(options.insecureLoopback === undefined ? {} : { insecureLoopback: options.insecureLoopback }),
     }).catch((error: unknown) => {
@@ -200,7 +227,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
         throw error
       })
     }
-    log({ level: 'info', msg: 'listening', url: wire.url, ...(control === undefined ? {} : { controlUrl: control.url }) })
+    log({ level: 'info', msg: 'listening', url: wire.url, ...(control === undefined ? {} : { controlUrl: control.url }), limits })
     let closing: Promise<void> | undefined
     return {
       url: wire.url,
@@ -243,6 +270,19 @@ interface ConfigFile {
   insecureLoopback?: boolean
   tls?: { cert: string; key: string }
   policy?: ServePolicy
+  maxHellosPerMinute?: number
+  maxConnections?: number
+  maxConnectionsPerPeer?: number
+}
+
+/** The limits a `--config` file sets at its top level; the rates of Messages and proposals are `policy` limits. */
+const SERVER_LIMITS = ['maxHellosPerMinute', 'maxConnections', 'maxConnectionsPerPeer'] as const
+
+/** `value` (a flag's text or a config member) as a positive integer. */
+function positive(value: unknown, name: string): number {
+  const n = typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value
+  if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 1) throw new UsageError(`${name} must be a positive integer`)
+  return n
 }
 
 const POLICY_LIMITS = ['freshnessSeconds', 'maxCommandBytes', 'maxMissionDepth', 'maxDelegationDepth', 'maxMessagesPerMinute', 'maxProposalsPerMinute', 'maxQueuedWorkItems', 'maxActiveWorkItems'] as const
@@ -263,7 +303,7 @@ async function readConfig(path: string): Promise<ConfigFile> {
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new UsageError(`--config ${path}: the file must hold one JSON object`)
   const raw = value as Record<string, unknown>
-  const unknown = Object.keys(raw).filter((k) => !['host', 'port', 'controlPort', 'insecureLoopback', 'tls', 'policy'].includes(k))
+  const unknown = Object.keys(raw).filter((k) => !['host', 'port', 'controlPort', 'insecureLoopback', 'tls', 'policy', ...SERVER_LIMITS].includes(k))
   if (unknown.length > 0) throw new UsageError(`--config ${path}: unknown member(s) ${unknown.join(', ')}`)
   const config: ConfigFile = {}
   if (raw['host'] !== undefined) {
@@ -271,6 +311,7 @@ async function readConfig(path: string): Promise<ConfigFile> {
     config.host = raw['host']
   }
   if (raw['port'] !== undefined) config.port = port(raw['port'], 'port')
+  for (const name of SERVER_LIMITS) if (raw[name] !== undefined) config[name] = positive(raw[name], `--config ${path}: ${name}`)
   if (raw['controlPort'] !== undefined) config.controlPort = port(raw['controlPort'], 'controlPort')
   if (raw['insecureLoopback'] !== undefined) {
     if (typeof raw['insecureLoopback'] !== 'boolean') throw new UsageError(`--config ${path}: insecureLoopback must be true or false`)
@@ -287,22 +328,23 @@ async function readConfig(path: string): Promise<ConfigFile> {
     if (typeof policy !== 'object' || policy === null) throw new UsageError(`--config ${path}: policy must be an object of limits`)
     for (const [name, limit] of Object.entries(policy)) {
       if (!(POLICY_LIMITS as readonly string[]).includes(name)) throw new UsageError(`--config ${path}: policy.${name} is not a settable limit (${POLICY_LIMITS.join(', ')})`)
-      if (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit < 1) throw new UsageError(`--config ${path}: policy.${name} must be a positive integer`)
-      limits[name] = limit
+      limits[name] = positive(limit, `--config ${path}: policy.${name}`)
     }
     config.policy = limits
   }
   return config
 }
 
-/** Where `weft serve` waits for its stop signals: `process` in the command. */
+/** The process `weft serve` runs in (`process` in the command): where it waits for its stop signals. */
 export interface SignalSource {
   once(signal: 'SIGINT' | 'SIGTERM', listener: (signal: NodeJS.Signals) => void): unknown
   off(signal: 'SIGINT' | 'SIGTERM', listener: (signal: NodeJS.Signals) => void): unknown
+  /** Sets the file mode creation mask and returns the previous one (`process.umask`); absent, the mask is left alone. */
+  umask?(mask: number): number
 }
 
 async function init(dataDir: string, write: (text: string) => void): Promise<void> {
-  await mkdir(dataDir, { recursive: true })
+  await createPrivateDir(dataDir)
   const file = newOrganization()
   const path = join(dataDir, ORGANIZATION_FILE)
   await writeOrganization(path, file)
@@ -317,6 +359,7 @@ async function init(dataDir: string, write: (text: string) => void): Promise<voi
       `Next, register your people and Agents: add one entry per Principal to "principals" in ${path},\n` +
       '  { "type": "human", "id": URI, "keyId": URI, "publicKey": base64url }\n' +
       '  { "type": "agent", "id": URI, "keyId": URI, "publicKey": base64url, "card": { "displayName", "owner", "endpoints", "capabilities", "maxConcurrency" } }\n' +
+      '  (a key may also state "validFrom", "validUntil" and "revokedAt", RFC 3339 times: §6.4)\n' +
       `then start the server: weft serve --data ${dataDir}\n`,
   )
 }
@@ -326,7 +369,8 @@ async function init(dataDir: string, write: (text: string) => void): Promise<voi
  * server runs until SIGINT or SIGTERM, then shuts down gracefully and resolves with exit code 0.
  * `--postgres URL [--pg-schema NAME]` keeps the log in PostgreSQL (see {@link ServeOptions.postgres}).
  * Log lines go to `stderr`, one JSON object each.
- * @returns 0 after a clean stop or `--init`; 1 when the server could not start; 2 for bad arguments.
+ * @returns 0 after a clean stop or `--init`; 1 when the server could not start; 2 for bad arguments;
+ * 3 ({@link LOG_PROOF_EXIT}) when the stored log fails its proof (tampered with or damaged).
  */
 export async function serveCommand(args: readonly string[], io: { readonly stdout: (text: string) => void; readonly stderr: (text: string) => void }, signals: SignalSource = process): Promise<number> {
   const { values } = parseArgs({
@@ -345,8 +389,16 @@ export async function serveCommand(args: readonly string[], io: { readonly stdou
       config: { type: 'string' },
       postgres: { type: 'string' },
       'pg-schema': { type: 'string' },
+      'max-messages-per-minute': { type: 'string' },
+      'max-proposals-per-minute': { type: 'string' },
+      'max-hellos-per-minute': { type: 'string' },
+      'max-connections': { type: 'string' },
+      'max-connections-per-peer': { type: 'string' },
     },
   })
+  // Like PostgreSQL, the server keeps what it creates to its owner, files its libraries create
+  // included: 077 joins the umask it was started with.
+  if (signals.umask !== undefined) signals.umask(signals.umask(0o077) | 0o077)
   try {
     if (values.data === undefined) throw new UsageError('--data DIR is required')
     if (values.init === true) {
@@ -360,6 +412,18 @@ export async function serveCommand(args: readonly string[], io: { readonly stdou
     const controlPort = values['control-port'] === undefined ? config.controlPort : port(values['control-port'], '--control-port')
     const insecureLoopback = values['insecure-loopback'] ?? config.insecureLoopback
     const host = values.host ?? config.host
+    // Each limit: its flag, else the --config file, else the default of startServer.
+    const flagged = (name: keyof ServeLimits): number | undefined => {
+      const text = values[LIMIT_FLAGS[name]]
+      return typeof text === 'string' ? positive(text, `--${LIMIT_FLAGS[name]}`) : undefined
+    }
+    const rates = { maxMessagesPerMinute: flagged('maxMessagesPerMinute'), maxProposalsPerMinute: flagged('maxProposalsPerMinute') }
+    const policy = { ...config.policy, ...definedOnly(rates) }
+    const serverLimits = definedOnly({
+      maxHellosPerMinute: flagged('maxHellosPerMinute') ?? config.maxHellosPerMinute,
+      maxConnections: flagged('maxConnections') ?? config.maxConnections,
+      maxConnectionsPerPeer: flagged('maxConnectionsPerPeer') ?? config.maxConnectionsPerPeer,
+    })
     const options: ServeOptions = {
       dataDir: values.data,
       port: values.port === undefined ? (config.port ?? DEFAULT_PORT) : port(values.port, '--port'),
@@ -368,7 +432,8 @@ export async function serveCommand(args: readonly string[], io: { readonly stdou
       ...(tlsFiles === undefined ? {} : { tls: { cert: await readFile(tlsFiles.cert), key: await readFile(tlsFiles.key) } }),
       ...(insecureLoopback === undefined ? {} : { insecureLoopback }),
       ...(controlPort === undefined ? {} : { controlPort }),
-      ...(config.policy === undefined ? {} : { policy: config.policy }),
+      ...(Object.keys(policy).length === 0 ? {} : { policy }),
+      ...serverLimits,
       ...(postgres === undefined ? {} : { postgres }),
     }
     return await run(options, signals)
@@ -377,8 +442,18 @@ export async function serveCommand(args: readonly string[], io: { readonly stdou
       io.stderr(`weft serve: ${error.message}\n`)
       return 2
     }
+    // A tampered or damaged log: one line naming the Group, the sequence and the failed check.
+    if (error instanceof LogProofError) {
+      io.stderr(`weft serve: ${error.message}\n`)
+      return LOG_PROOF_EXIT
+    }
     throw error
   }
+}
+
+/** `record` without its `undefined` members (`exactOptionalPropertyTypes`). */
+function definedOnly<T extends Record<string, number | undefined>>(record: T): { [K in keyof T]?: number } {
+  return Object.fromEntries(Object.entries(record).filter(([, v]) => v !== undefined)) as { [K in keyof T]?: number }
 }
 
 async function run(options: ServeOptions, signals: SignalSource): Promise<number> {
@@ -403,7 +478,7 @@ async function run(options: ServeOptions, signals: SignalSource): Promise<number
     server = await startServer(options)
   } catch (error) {
     detach()
-    if (error instanceof UsageError) throw error
+    if (error instanceof UsageError || error instanceof LogProofError) throw error
     log({ level: 'error', msg: 'failed to start', detail: (error as Error).message })
     return 1
   }

@@ -1,4 +1,5 @@
-import { canonicalizeOrThrow, ProtocolError } from '@weft/codec'
+import { canonicalizeOrThrow, ERROR_CODES, ProtocolError, type ErrorCode, type ProtocolErrorOptions } from '@weft/codec'
+import { validators } from '@weft/validators'
 import { describe, expect, it } from 'vitest'
 import { errorFrame, errorOfFrame, frameIdSource, helloTranscriptBytes, HELLO_TRANSCRIPT_CONTEXT, isWireId, parseReceiptFrameId, readFrame, receiptFrameId } from './frames.js'
 
@@ -70,6 +71,17 @@ describe('receipt frame IDs', () => {
   })
 })
 
+/**
+ * The members error.schema.json defines for particular codes (§15.3, §16, §17.3, §20), as Weft
+ * fills them; every other code carries only the members all codes share.
+ */
+const CODE_MEMBERS: Partial<Record<ErrorCode, ProtocolErrorOptions>> = {
+  REVISION_CONFLICT: { expectedRevision: 3, currentRevision: 5 },
+  RATE_LIMITED: { retryAfterMs: 1500 },
+  BACKPRESSURE: { retryAfterMs: 250 },
+  CURSOR_TOO_OLD: { snapshotArtifactHash: `sha256:${'a'.repeat(64)}` },
+}
+
 describe('ERROR frames (§19)', () => {
   it('carry code, retry safety, relations and retry guidance, and read back as the same ProtocolError', () => {
     const error = new ProtocolError('BACKPRESSURE', 'Slow down.', { details: { retryAfterMs: 250, afterSequence: 9 } })
@@ -77,8 +89,21 @@ describe('ERROR frames (§19)', () => {
     expect(frame.error).toEqual({ code: 'BACKPRESSURE', message: 'Slow down.', retryable: true, occurredAt: '2026-07-15T00:00:00.000Z', fatal: true, groupId: 'urn:x:group', retryAfterMs: 250, details: { retryAfterMs: 250, afterSequence: 9 } })
     expect(readFrame(JSON.stringify(frame), 4096).ok).toBe(true)
     const back = errorOfFrame(frame)
-    expect([back.code, back.retryable, back.groupId, back.details]).toEqual(['BACKPRESSURE', true, 'urn:x:group', { retryAfterMs: 250, afterSequence: 9, fatal: true }])
+    expect([back.code, back.retryable, back.groupId, back.fatal, back.retryAfterMs, back.details]).toEqual(['BACKPRESSURE', true, 'urn:x:group', true, 250, { retryAfterMs: 250, afterSequence: 9 }])
   })
+
+  for (const code of ERROR_CODES) {
+    const members = CODE_MEMBERS[code] ?? {}
+    it(`[error ${code}] carries ${Object.keys(members).join(', ') || 'the shared members'} on the wire, validates against error.schema.json and reads back`, () => {
+      const error = new ProtocolError(code, `refused: ${code}`, { ...members, relatedActionId: 'urn:x:action', details: { note: 1 } })
+      const frame = errorFrame(error, 'urn:weft:frame:x:2', '2026-07-15T00:00:00.000Z', { relatedFrameId: 'urn:x:frame', groupId: 'urn:x:group' })
+      expect(validators.websocketFrame.errors(frame)).toEqual([])
+      expect(validators.error.errors(frame.error)).toEqual([])
+      expect(frame.error).toMatchObject({ code, relatedFrameId: 'urn:x:frame', relatedActionId: 'urn:x:action', groupId: 'urn:x:group', ...members })
+      const back = errorOfFrame(readFrame(JSON.stringify(frame), 4096).ok ? frame : expect.fail('the frame does not read'))
+      expect(back).toMatchObject({ code, retryable: error.retryable, relatedFrameId: 'urn:x:frame', relatedActionId: 'urn:x:action', groupId: 'urn:x:group', details: { note: 1 }, ...members })
+    })
+  }
 })
 
 describe('frameIdSource', () => {

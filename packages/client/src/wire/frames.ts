@@ -5,7 +5,7 @@
  * `ERROR` frame codec (§19) and the close codes this binding uses.
  * @module
  */
-import { canonicalizeOrThrow, encodeBase64url, isAbsoluteUri, isErrorCode, parseStrictJson, ProtocolError, type ErrorCode, type WireError } from '@weft/codec'
+import { canonicalizeOrThrow, encodeBase64url, isAbsoluteUri, isErrorCode, parseStrictJson, ProtocolError, type ErrorCode } from '@weft/codec'
 import { FRAME_TYPES, type ErrorFrame, type WebSocketFrame } from '@weft/spec'
 import { validators } from '@weft/validators'
 import type { RandomSource } from '../ids.js'
@@ -228,40 +228,29 @@ export interface ErrorFrameOptions {
   readonly groupId?: string | undefined
 }
 
+/** The members an {@link ErrorFrameOptions} may set, each an `id` of the schema or left out. */
+const RELATIONS = ['relatedFrameId', 'relatedActionId', 'groupId'] as const
+
 /**
- * The `ERROR` frame of `error` (§19): machine-readable, with its retry safety, and the frame,
- * Action ID and Group it relates to when known. `retryAfterMs` is lifted from
- * `details.retryAfterMs` so a `BACKPRESSURE` frame carries its retry guidance at the top level.
+ * The `ERROR` frame of `error` (§19): machine-readable, with its retry safety, the frame, Action ID
+ * and Group it relates to when known (the options win over the error's own), and every member
+ * error.schema.json gives the code (`snapshotArtifactHash`, `retryAfterMs`, revisions; see
+ * `ProtocolError.toWire`).
  */
 export function errorFrame(error: ProtocolError, frameId: string, occurredAt: string, options: ErrorFrameOptions = {}): ErrorFrame {
-  const wire: WireError & { retryAfterMs?: number } = error.toWire(occurredAt)
+  const wire = error.toWire(occurredAt)
   if (options.fatal === true) wire.fatal = true
-  const relatedFrameId = options.relatedFrameId ?? error.relatedFrameId
-  const relatedActionId = options.relatedActionId ?? error.relatedActionId
-  const groupId = options.groupId ?? error.groupId
-  if (isWireId(relatedFrameId)) wire.relatedFrameId = relatedFrameId
-  else delete wire.relatedFrameId
-  if (isWireId(relatedActionId)) wire.relatedActionId = relatedActionId
-  else delete wire.relatedActionId
-  if (isWireId(groupId)) wire.groupId = groupId
-  else delete wire.groupId
-  const retryAfterMs = error.details?.['retryAfterMs']
-  if (Number.isSafeInteger(retryAfterMs) && (retryAfterMs as number) >= 0) wire.retryAfterMs = retryAfterMs as number
+  for (const name of RELATIONS) {
+    const value = options[name]
+    if (value === undefined) continue
+    if (isWireId(value)) wire[name] = value
+    else delete wire[name]
+  }
   return { protocolVersion: PROTOCOL_VERSION, frameId, frameType: 'ERROR', error: wire }
 }
 
-/** The `ProtocolError` an `ERROR` frame carries, as the receiver throws it. */
+/** The `ProtocolError` an `ERROR` frame carries, as the receiver throws it, every schema member read back. */
 export function errorOfFrame(frame: ErrorFrame): ProtocolError {
-  const e = frame.error
-  const code: ErrorCode = isErrorCode(e.code) ? e.code : 'INTERNAL_ERROR'
-  const details: Record<string, unknown> = { ...(e.details ?? {}) }
-  if (e.retryAfterMs !== undefined) details['retryAfterMs'] = e.retryAfterMs
-  if (e.fatal !== undefined) details['fatal'] = e.fatal
-  return new ProtocolError(code, e.message, {
-    retryable: e.retryable,
-    ...(e.relatedActionId === undefined ? {} : { relatedActionId: e.relatedActionId }),
-    ...(e.relatedFrameId === undefined ? {} : { relatedFrameId: e.relatedFrameId }),
-    ...(e.groupId === undefined ? {} : { groupId: e.groupId }),
-    ...(Object.keys(details).length === 0 ? {} : { details }),
-  })
+  const { code, message, occurredAt: _occurredAt, ...members } = frame.error
+  return new ProtocolError(isErrorCode(code) ? code : 'INTERNAL_ERROR', message, members)
 }

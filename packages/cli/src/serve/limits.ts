@@ -1,0 +1,84 @@
+/**
+ * The §20 limits `weft serve` applies unless told otherwise, and the one it enforces itself: HELLOs
+ * per Agent. An unlimited server accepts a flood of Messages from one Agent, and every HELLO of a
+ * looping runtime appends a durable `session_opened` Event; the defaults stop both well above what
+ * legitimate Agents do.
+ * @module
+ */
+import type { Clock } from '@weft/authority'
+import { ProtocolError } from '@weft/codec'
+import type { ServedAuthority } from './backend.js'
+
+/** The limits of {@link SERVE_LIMITS}, each a positive integer. */
+export interface ServeLimits {
+  /** §20 `message_rate`: Messages one actor may have accepted per Group in any sliding minute (at most 1024). */
+  readonly maxMessagesPerMinute: number
+  /** §20 `proposal_rate`: `work.propose` Commands one actor may have accepted per Group in any sliding minute (at most 1024). */
+  readonly maxProposalsPerMinute: number
+  /** Sessions one Agent may open (HELLO handshakes that verified) in any sliding minute. */
+  readonly maxHellosPerMinute: number
+  /** WebSocket connections open at once, handshakes included. */
+  readonly maxConnections: number
+  /** WebSocket connections open at once from one peer address. */
+  readonly maxConnectionsPerPeer: number
+}
+
+/**
+ * The defaults: about 16 Messages a second per Agent and Group, sustained, with bursts to a
+ * thousand; two proposals a second; a reconnect every second per Agent; a thousand connections, a
+ * hundred of them from one address (Agents behind one proxy or NAT share it).
+ */
+export const SERVE_LIMITS: ServeLimits = Object.freeze({
+  maxMessagesPerMinute: 1000,
+  maxProposalsPerMinute: 120,
+  maxHellosPerMinute: 60,
+  maxConnections: 1000,
+  maxConnectionsPerPeer: 100,
+})
+
+/** The command-line flag of each limit. */
+export const LIMIT_FLAGS = Object.freeze({
+  maxMessagesPerMinute: 'max-messages-per-minute',
+  maxProposalsPerMinute: 'max-proposals-per-minute',
+  maxHellosPerMinute: 'max-hellos-per-minute',
+  maxConnections: 'max-connections',
+  maxConnectionsPerPeer: 'max-connections-per-peer',
+} as const satisfies { readonly [K in keyof ServeLimits]: string })
+
+const SESSION_OPEN = 'ext.missionweaveprotocol.identity.session_open'
+const WINDOW_MS = 60_000
+
+/**
+ * `authority` whose in-process transport (`connect()`, what the wire server opens sessions
+ * through) refuses a `session_open` for an Agent that already opened `limit` sessions in the last
+ * minute, with a retryable `RATE_LIMITED` (§19, §20) before the Authority appends anything.
+ * Only handshakes that verified reach it, so a peer cannot spend another Agent's allowance.
+ */
+export function limitHellos(authority: ServedAuthority, limit: number, clock: Clock): ServedAuthority {
+  const opened = new Map<string, number[]>()
+  const check = (agentId: string): void => {
+    const now = clock.now()
+    const recent = (opened.get(agentId) ?? []).filter((t) => t > now - WINDOW_MS)
+    if (recent.length >= limit) {
+      opened.set(agentId, recent)
+      const retryAfterMs = Math.max(1, recent[recent.length - limit]! + WINDOW_MS - now)
+      throw new ProtocolError('RATE_LIMITED', `hello_rate: ${recent.length} sessions opened in the last minute reach the limit of ${limit}`, {
+        retryable: true,
+        details: { policyName: 'hello_rate', limit, windowSeconds: WINDOW_MS / 1000, retryAfterMs },
+      })
+    }
+    recent.push(now)
+    opened.set(agentId, recent)
+  }
+  const connect: ServedAuthority['connect'] = () => {
+    const inner = authority.connect()
+    return {
+      async submit(command, bytes) {
+        const payload = command['payload'] as { readonly agentId?: unknown } | undefined
+        if (command['kind'] === SESSION_OPEN && typeof payload?.agentId === 'string') check(payload.agentId)
+        return inner.submit(command, bytes)
+      },
+    }
+  }
+  return Object.freeze(Object.create(authority, { connect: { value: connect, enumerable: true } }) as ServedAuthority)
+}
