@@ -12,12 +12,17 @@ const SUITES = {
   wire: './wire.mjs',
   demo: './demo.mjs',
   open: './open.mjs',
+  soak: './soak.mjs',
 }
+/** Suites that run only when named: they take minutes. */
+const ON_DEMAND = new Set(['soak'])
+/** Options that take a value; a suite reads its own from `args`. */
+const VALUED = new Set(['--seconds'])
 
 const args = process.argv.slice(2)
 const json = args.includes('--json')
-const names = args.filter((a) => !a.startsWith('--'))
-const selected = names.length ? names : Object.keys(SUITES)
+const names = args.filter((a, i) => !a.startsWith('--') && !VALUED.has(args[i - 1]))
+const selected = names.length ? names : Object.keys(SUITES).filter((name) => !ON_DEMAND.has(name))
 for (const name of selected) {
   if (!(name in SUITES)) {
     console.error(`unknown suite ${JSON.stringify(name)}; suites: ${Object.keys(SUITES).join(', ')}`)
@@ -38,7 +43,7 @@ if (!args.includes('--no-build')) {
 
 for (const name of selected) {
   const suite = await import(SUITES[name])
-  const result = await suite.run({ json, log: (line) => console.error(line) })
+  const result = await suite.run({ json, log: (line) => console.error(line), args })
   console.log(result.table)
   if (json) console.log(JSON.stringify({ suite: name, ...result.summary }))
   // A missed target is reported, not an error: the bench measured what it set out to measure.

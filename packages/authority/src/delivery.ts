@@ -91,6 +91,16 @@ export interface SubscriptionHandlers {
   onError?(error: ProtocolError, groupId: string): void
 }
 
+/** Options of {@link Delivery.subscribe}. */
+export interface SubscribeOptions {
+  /**
+   * Start with every Group paused: nothing is read from the log or handed out until
+   * {@link Subscription.resume}, while live Events queue up to the buffer bound. For a subscriber
+   * that cannot take Events yet (a WebSocket whose peer is not reading, §17.3).
+   */
+  readonly paused?: boolean
+}
+
 /** Where one Group of a subscription stands. */
 export type ChannelStatus = 'live' | 'paused' | 'backpressured' | 'ended'
 
@@ -135,11 +145,12 @@ export interface Delivery {
   /**
    * Subscribes `subscriber` to `groups`: each replays from its `afterSequence` (default: the ACK
    * Cursor) up to the head, then continues live with every later Event, none lost or repeated.
-   * All Groups are checked before any is subscribed.
+   * All Groups are checked before any is subscribed; with `options.paused` none is read before
+   * {@link Subscription.resume}.
    * @throws ProtocolError `GROUP_NOT_FOUND` for a Group the subscriber may not read, `INVALID_COMMAND` for a position beyond the head or a repeated Group,
    * `CURSOR_TOO_OLD` (details: the snapshot reference) for a position below the Group's compaction point.
    */
-  subscribe(subscriber: ActorRef, groups: readonly DeliveryGroup[], handlers: SubscriptionHandlers): Subscription
+  subscribe(subscriber: ActorRef, groups: readonly DeliveryGroup[], handlers: SubscriptionHandlers, options?: SubscribeOptions): Subscription
   /**
    * One page of the visible history of `groupId` after `afterSequence` (default: the ACK Cursor).
    * Attention filters never apply here (§17.2). `limit` is capped by the page size.
@@ -414,7 +425,7 @@ export function createDelivery(authority: DeliverySource, options: DeliveryOptio
   const detach = authority.onCommit(onCommit)
 
   return {
-    subscribe(subscriber, groups, handlers) {
+    subscribe(subscriber, groups, handlers, options = {}) {
       if (groups.length === 0) fail('INVALID_COMMAND', 'a subscription names at least one group')
       if (new Set(groups.map((g) => g.groupId)).size !== groups.length) fail('INVALID_COMMAND', 'a subscription names each group once')
       // Check every Group first: a refused subscription registers nothing.
@@ -439,7 +450,7 @@ export function createDelivery(authority: DeliverySource, options: DeliveryOptio
           queue: [],
           page: [],
           pageAt: 0,
-          paused: false,
+          paused: options.paused === true,
           status: 'open',
           draining: false,
         }

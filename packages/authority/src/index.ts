@@ -15,7 +15,9 @@
  */
 export { createAuthority } from './authority.js'
 export type { Authority, AuthorityOptions, AuthorityKeys, AuditEntry, AcceptedTransaction } from './pipeline.js'
-export { DEFAULT_POLICY } from './pipeline.js'
+export { DEFAULT_POLICY, DEFAULT_MAX_AUDIT_ENTRIES } from './pipeline.js'
+// What of a refused Command an audit entry keeps and an error's `details` echo (§6.4, §19).
+export { MAX_ECHO_CHARS, MAX_ECHO_ITEMS } from './bounded.js'
 export { createMemoryStore } from './store.js'
 export type { AuthorityStore, StoredReceipt, SnapshotRecord, MemoryStoreOptions } from './store.js'
 export type { Clock, RandomSource } from './clock.js'
@@ -45,7 +47,7 @@ export type {
 // Delivery (§8, §16, §17.2–§17.3): subscriptions, paged replay, ACK Cursors, backpressure.
 export { createDelivery, createMemoryCursorStore } from './delivery.js'
 export { deliveryFeed } from './feed.js'
-export type { Delivery, DeliveryOptions, DeliverySource, DeliveryGroup, Subscription, SubscriptionHandlers, ChannelStatus, ReplayPage, CursorStore } from './delivery.js'
+export type { Delivery, DeliveryOptions, DeliverySource, DeliveryGroup, Subscription, SubscriptionHandlers, SubscribeOptions, ChannelStatus, ReplayPage, CursorStore } from './delivery.js'
 
 // Archival (§7.4): signed Group Snapshots.
 export { buildGroupSnapshot, signGroupSnapshot, verifyGroupSnapshot, snapshotArtifactHash } from './snapshots.js'

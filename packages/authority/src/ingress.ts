@@ -1,8 +1,8 @@
 /**
  * The ingress checks of a Group Authority, in the order of a Command's walk (ARCHITECTURE): size,
- * the six §6.4 stages (strict parse, schema, signature), the payload schema, freshness,
- * idempotency by (actor, Action ID), Session, Membership and Coordinator Epochs, issuer type, and
- * `expectedRevision`. Each check reads the state and throws a `ProtocolError` with the most
+ * the six §6.4 stages (strict parse, schema, signature), the payload schema, freshness, an Agent's
+ * card and key standing, idempotency by (actor, Action ID), Session, Membership and Coordinator
+ * Epochs, issuer type, and `expectedRevision`. Each check reads the state and throws a `ProtocolError` with the most
  * specific §19 code; none writes anything. The first failing check decides the answer.
  *
  * Every refusal carries a protected {@link Diagnostic} as its `cause`: which check failed and why.
@@ -33,6 +33,7 @@ import type { AnyCommand, AuthorityPolicy, HandlerContext } from './handler.js'
 import { actorKey, aggregateKey, type ActorRef, type AuthorityState, type GroupState } from './model.js'
 import type { AuthorityStore, StoredReceipt } from './store.js'
 import { parseInstant } from './instants.js'
+import { standingRefusal } from './standing.js'
 
 /** Where in the ingress a Command was refused; kept in the audit record, never sent (§6.4). */
 export type IngressStage =
@@ -42,6 +43,8 @@ export type IngressStage =
   | 'payload'
   | 'extensions'
   | 'freshness'
+  | 'admission'
+  | 'card'
   | 'idempotency'
   | 'session'
   | 'group'
@@ -276,9 +279,9 @@ const CREATES_GROUP: ReadonlySet<string> = new Set<CommandKind>(['mission.create
 
 /**
  * Ingress steps after the signature, in order: kind and payload schema, critical extensions,
- * freshness, idempotency, Session Epoch, Group and Membership (or control-plane policy for a
- * service), Coordinator Epoch, issuer type, `expectedRevision`. Returns the Command typed by its
- * kind, or the stored receipt when it is an exact retry.
+ * freshness, an Agent's card and key standing, idempotency, Session Epoch, Group and Membership
+ * (or control-plane policy for a service), Coordinator Epoch, issuer type, `expectedRevision`.
+ * Returns the Command typed by its kind, or the stored receipt when it is an exact retry.
  * @throws ProtocolError with the code of the first failing check.
  */
 export function admit(decoded: Decoded, ctx: IngressContext, nowMs: number): Admitted | Duplicate {
@@ -287,6 +290,7 @@ export function admit(decoded: Decoded, ctx: IngressContext, nowMs: number): Adm
   checkExtensions(command)
   checkFreshness(command, ctx.policy, nowMs)
   const actor = command.actor as ActorRef
+  checkStanding(command, actor, ctx.state)
   const key = actorKey(actor)
   const prior = ctx.store.receipt(key, command.actionId)
   if (prior !== undefined) {
@@ -387,6 +391,18 @@ function checkFreshness(command: Command, policy: AuthorityPolicy, nowMs: number
   }
 }
 
+/**
+ * §6.1, §6.4: an Agent acts only under an `active` current Agent Card (`AUTH_FORBIDDEN`), with a key
+ * its registered cards hold valid at the Command's signed time (`AUTH_INVALID_SIGNATURE`, stage
+ * `admission`). The cards are folded state: a revocation registered through any Authority process
+ * of a shared log holds here at once, whatever Registry this one verified the signature with.
+ */
+function checkStanding(command: Command, actor: ActorRef, state: AuthorityState): void {
+  if (actor.type !== 'agent') return
+  const refusal = standingRefusal(state, actor.id, command.signature.keyId, command.issuedAt)
+  if (refusal !== undefined) throw refusal
+}
+
 /** §4.4, §6.3: an Agent Command carries exactly the Agent's current Session Epoch (0 before any session). */
 function checkSession(command: Command, actor: ActorRef, rule: CommandRule, state: AuthorityState): void {
   if (actor.type !== 'agent' || !rule.requiredEpochs.agent.includes('session')) return
@@ -404,26 +420,36 @@ function requireEpoch(value: number | undefined, name: string, stage: IngressSta
  * §8, §15.1: the named Group must exist (except for the kinds that create it); an Agent or human
  * needs a Membership there, active or provisional, at exactly the envelope's epoch; a service is
  * authorized by Organization policy (the control plane list) instead.
+ *
+ * §17.2, §19: whoever never held a Membership in the Group learns nothing of it. Their Command is
+ * answered exactly as one naming an absent Group (the same code, message and retryability, no
+ * details), whatever its kind, its epochs and whether its issuer type may send it; and the answer
+ * comes after the same work: a Group lookup, then one Membership lookup that an absent Group skips,
+ * before anything else reads the Group. A service outside the control plane is refused before the
+ * Group is looked up, so it gets `AUTH_FORBIDDEN` for any Group. A former member (an ended
+ * Membership) and a member at a stale epoch knew the Group: they get `MEMBERSHIP_REQUIRED` and
+ * `MEMBERSHIP_STALE`.
  */
 function checkGroupAndMembership(command: Command, actor: ActorRef, key: string, rule: CommandRule, ctx: IngressContext): GroupState | undefined {
-  let group: GroupState | undefined
-  if (rule.scope === 'group') {
-    if (command.groupId === undefined) refuse('INVALID_COMMAND', `${command.kind} is Group-scoped and needs a groupId.`, 'group', 'group-id-missing')
-    group = ctx.state.groups.get(command.groupId)
-    // §17.2: an absent Group and one the caller may not see answer alike.
-    if (group === undefined && !CREATES_GROUP.has(command.kind)) refuse('GROUP_NOT_FOUND', 'group not found', 'group', 'group-absent')
+  // §15.1: an Organization-scoped kind names no Group, and the catalog asks no Membership Epoch of one.
+  if (rule.scope !== 'group') return undefined
+  if (command.groupId === undefined) refuse('INVALID_COMMAND', `${command.kind} is Group-scoped and needs a groupId.`, 'group', 'group-id-missing')
+  // §8: Organization policy, not a Membership, authorizes a service; it names no Group.
+  if (actor.type === 'service' && !ctx.policy.controlPlane.includes(actor.id)) {
+    refuse('AUTH_FORBIDDEN', 'The service is not authorized by Organization policy.', 'membership', 'service-not-control-plane')
   }
-  if (actor.type === 'service') {
-    if (rule.scope === 'group' && !ctx.policy.controlPlane.includes(actor.id)) {
-      refuse('AUTH_FORBIDDEN', 'The service is not authorized by Organization policy.', 'membership', 'service-not-control-plane')
-    }
-    return group
+  const group = ctx.state.groups.get(command.groupId)
+  if (group === undefined) {
+    if (CREATES_GROUP.has(command.kind)) return undefined
+    groupNotFound('group', 'group-absent')
   }
+  // The Group's creator holds no Membership in it yet; its handler refuses a taken Group ID.
+  if (actor.type === 'service' || CREATES_GROUP.has(command.kind)) return group
+  const id = group.membershipByMember.get(key)
+  const membership = id === undefined ? undefined : group.memberships.get(id)
+  if (membership === undefined) groupNotFound('membership', 'no-membership')
   if (!rule.requiredEpochs[actor.type].includes('membership')) return group
   const epoch = requireEpoch(command.membershipEpoch, 'membershipEpoch', 'membership')
-  const id = group?.membershipByMember.get(key)
-  const membership = id === undefined ? undefined : group?.memberships.get(id)
-  if (membership === undefined) refuse('MEMBERSHIP_REQUIRED', 'No applicable Membership.', 'membership', 'no-membership')
   if (membership.state === 'ended') {
     if (epoch < membership.membershipEpoch) refuse('MEMBERSHIP_STALE', 'The Membership Epoch is fenced.', 'membership', 'membership-epoch-fenced')
     refuse('MEMBERSHIP_REQUIRED', 'No applicable Membership.', 'membership', 'membership-ended')
@@ -432,6 +458,11 @@ function checkGroupAndMembership(command: Command, actor: ActorRef, key: string,
     refuse('MEMBERSHIP_STALE', 'The Membership Epoch is fenced.', 'membership', epoch < membership.membershipEpoch ? 'membership-epoch-fenced' : 'membership-epoch-not-issued')
   }
   return group
+}
+
+/** §17.2: the one answer for an absent Group and for one the caller may not know of; only the audit tells them apart. */
+function groupNotFound(stage: IngressStage, reason: string): never {
+  return refuse('GROUP_NOT_FOUND', 'group not found', stage, reason)
 }
 
 /**

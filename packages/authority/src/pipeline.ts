@@ -7,7 +7,7 @@
  * @module
  */
 import type { Receipt, Transport } from '@weft/client'
-import { parseStrictJson, ProtocolError, UsageError, type ErrorCode, type KeyResolver, type SigningKey } from '@weft/codec'
+import { parseStrictJson, ProtocolError, sha256Tagged, UsageError, type ErrorCode, type KeyResolver, type SigningKey } from '@weft/codec'
 import type { Event, GroupSnapshot } from '@weft/spec'
 import { systemClock, systemRandom, timestampOf, uuidSource, type Clock, type RandomSource } from './clock.js'
 import type { CommandHandlers } from './gen/handlers.js'
@@ -28,6 +28,7 @@ import {
   type IngressStage,
 } from './ingress.js'
 import { emptyState, type ActorRef, type AuthorityState, type GroupState } from './model.js'
+import { boundedError, isWireId, truncated } from './bounded.js'
 import { RATE_RING_CAPACITY } from './domain/runaway.js'
 import { findLease, type LeaseView } from './domain/leases.js'
 import { budgetLedgerOf, type BudgetLedger } from './domain/budget-ledger.js'
@@ -85,28 +86,45 @@ export interface AuthorityOptions {
    * debug option for hosts that bring their own handler tables. Default `false`.
    */
   readonly checkEventPayloads?: boolean
+  /**
+   * How many refused Commands {@link Authority.audit} keeps: the newest, the oldest dropped first.
+   * An entry holds a bounded amount whatever the Command held (see {@link AuditEntry}), so the
+   * record stays within a fixed size however many and however large the refused Commands are. 0
+   * keeps none. Default {@link DEFAULT_MAX_AUDIT_ENTRIES}.
+   */
+  readonly maxAuditEntries?: number
 }
+
+/** The default of {@link AuthorityOptions.maxAuditEntries}. An entry holds at most about 2,000 characters, so some 20 MB of text at the very worst. */
+export const DEFAULT_MAX_AUDIT_ENTRIES = 10_000
 
 /**
  * One refused Command as the audit record keeps it (§6.4: the first failing stage and its reason
- * are retained for authorized auditors and never sent to the caller). Envelope fields are present
- * when the Command could be read that far.
+ * are retained for authorized auditors and never sent to the caller). Envelope members are present
+ * when the Command could be read that far. Every text that may come from the Command (identifiers,
+ * a handler's reason) is cut to `MAX_ECHO_CHARS` (256) characters and then marked
+ * `…[<n> chars]` with its full length, so an entry stays small whatever was sent.
  */
 export interface AuditEntry {
   /** The Authority clock when the Command was refused. */
   readonly at: string
   readonly code: ErrorCode
-  /** The message the caller received. */
-  readonly message: string
   /** Which check refused it (an {@link IngressStage}, or `<document kind>:<§6.4 stage>` for an embedded document). */
   readonly stage: string
   /** A stable reason, or the handler's message. */
   readonly reason: string
   readonly detail?: string
+  /** The signer the envelope names. */
   readonly actor?: ActorRef
+  /**
+   * `sha256:` of the exact bytes submitted (of UTF-8 text when given text), which identifies the
+   * refused Command without keeping it; on {@link Authority.submitTrusted}, of its JSON text.
+   */
+  readonly bytesHash?: string
   readonly actionId?: string
   readonly kind?: string
   readonly groupId?: string
+  readonly correlationId?: string
 }
 
 /**
@@ -246,7 +264,10 @@ export interface Authority {
   organizationEvents(): readonly Event[]
   /** A fresh fold of the whole stored log with the same reducers; equal to {@link state} unless something is wrong. */
   replayState(): AuthorityState
-  /** Every refused Command so far, oldest first. */
+  /**
+   * The refused Commands, oldest first: the last {@link AuthorityOptions.maxAuditEntries} of them
+   * (default {@link DEFAULT_MAX_AUDIT_ENTRIES}).
+   */
   audit(): readonly AuditEntry[]
   /**
    * Calls `listener` with the Events of every committed transaction, in commit order, right after
@@ -326,7 +347,7 @@ export function createPipeline(options: PipelineOptions): Authority {
     }
     return record
   }
-  const auditLog: AuditEntry[] = []
+  const audit = createAuditRing(options.maxAuditEntries ?? DEFAULT_MAX_AUDIT_ENTRIES)
   const commitListeners = new Set<(events: readonly Event[]) => void>()
   const verifyDocument = documentVerifier(verifier, registry)
   // The trusted path's handler runs on a Command whose payload schema was checked at admission; the
@@ -389,7 +410,7 @@ export function createPipeline(options: PipelineOptions): Authority {
       if (admitted.duplicate !== undefined) return { ...admitted.duplicate, duplicate: true }
       return commit(admitted, decoded, nowMs, now, trusted)
     } catch (thrown) {
-      throw refused(thrown, decoded?.command ?? (trusted ? input : peek(input, policy.maxCommandBytes)), now, stage)
+      throw refused(thrown, input, trusted, decoded?.command ?? (trusted ? input : peek(input, policy.maxCommandBytes)), now, stage)
     }
   }
 
@@ -462,22 +483,32 @@ export function createPipeline(options: PipelineOptions): Authority {
     }
   }
 
-  /** The caller's error (with `relatedActionId` when known), after recording the refusal in audit. */
-  function refused(thrown: unknown, source: unknown, at: string, stage: IngressStage): ProtocolError {
-    const error = ProtocolError.from(thrown)
+  /**
+   * The caller's error, after recording the refusal in audit. It names the Command's Action ID when
+   * that is one (§19), and its `details` are bounded: nothing of the input is echoed whole.
+   */
+  function refused(thrown: unknown, input: unknown, trusted: boolean, source: unknown, at: string, stage: IngressStage): ProtocolError {
+    const error = boundedError(ProtocolError.from(thrown))
+    const { actionId, actor, kind, groupId, correlationId } = envelopeOf(source)
     const diagnostic = diagnosticOf(error, stage)
-    const envelope = envelopeOf(source)
-    auditLog.push(
+    const hash = bytesHashOf(input, trusted)
+    audit.add(
       Object.freeze({
         at,
         code: error.code,
-        message: error.message,
-        ...diagnostic,
-        ...envelope,
+        stage: truncated(diagnostic.stage),
+        reason: truncated(diagnostic.reason),
+        ...(diagnostic.detail === undefined ? {} : { detail: truncated(diagnostic.detail) }),
+        ...(actor === undefined ? {} : { actor: Object.freeze({ type: actor.type, id: truncated(actor.id) }) }),
+        ...(hash === undefined ? {} : { bytesHash: hash }),
+        ...(actionId === undefined ? {} : { actionId: truncated(actionId) }),
+        ...(kind === undefined ? {} : { kind: truncated(kind) }),
+        ...(groupId === undefined ? {} : { groupId: truncated(groupId) }),
+        ...(correlationId === undefined ? {} : { correlationId: truncated(correlationId) }),
       }),
     )
-    if (envelope.actionId === undefined) return error
-    return error.with({ relatedActionId: envelope.actionId })
+    // §19: a value that is no schema `id` (a megabyte of `actionId`, say) is not named back.
+    return isWireId(actionId) ? error.with({ relatedActionId: actionId }) : error
   }
 
   // Signed Commands submitted in this turn of the event loop and not yet started, in order.
@@ -571,7 +602,7 @@ export function createPipeline(options: PipelineOptions): Authority {
     checkpoint,
     organizationEvents: () => store.organizationEvents(),
     replayState: () => fold(store.allEvents(), reducers),
-    audit: () => auditLog.slice(),
+    audit: () => audit.entries(),
     onCommit(listener) {
       commitListeners.add(listener)
       return () => commitListeners.delete(listener)
@@ -668,8 +699,8 @@ function peek(bytes: unknown, maxBytes: number): unknown {
   return parsed.ok ? parsed.value : undefined
 }
 
-/** The envelope members of a (possibly invalid) Command that the audit record and `relatedActionId` use. */
-function envelopeOf(source: unknown): Pick<AuditEntry, 'actor' | 'actionId' | 'kind' | 'groupId'> {
+/** The envelope members of a (possibly invalid) Command that the audit record and `relatedActionId` use, whole. */
+function envelopeOf(source: unknown): Pick<AuditEntry, 'actor' | 'actionId' | 'kind' | 'groupId' | 'correlationId'> {
   if (typeof source !== 'object' || source === null) return {}
   const s = source as Record<string, unknown>
   const actor = s['actor'] as Record<string, unknown> | undefined
@@ -681,6 +712,39 @@ function envelopeOf(source: unknown): Pick<AuditEntry, 'actor' | 'actionId' | 'k
       : {}),
     ...(text(s['kind']) ? { kind: s['kind'] } : {}),
     ...(text(s['groupId']) ? { groupId: s['groupId'] } : {}),
+    ...(text(s['correlationId']) ? { correlationId: s['correlationId'] } : {}),
+  }
+}
+
+/** {@link AuditEntry.bytesHash} of submitted `input`: its bytes, or the JSON text of a trusted Command object. */
+function bytesHashOf(input: unknown, trusted: boolean): string | undefined {
+  const bytes = trusted ? jsonText(input) : input
+  if (bytes instanceof Uint8Array) return sha256Tagged(bytes)
+  return typeof bytes === 'string' ? sha256Tagged(Buffer.from(bytes, 'utf8')) : undefined
+}
+
+/** The audit record: a ring of the newest `capacity` entries. */
+interface AuditRing {
+  add(entry: AuditEntry): void
+  /** The entries, oldest first. */
+  entries(): AuditEntry[]
+}
+
+function createAuditRing(capacity: number): AuditRing {
+  const ring: AuditEntry[] = []
+  // Where the next entry goes once the ring is full: the oldest entry's place.
+  let next = 0
+  return {
+    add(entry) {
+      if (capacity === 0) return
+      if (ring.length < capacity) {
+        ring.push(entry)
+        return
+      }
+      ring[next] = entry
+      next = (next + 1) % capacity
+    },
+    entries: () => [...ring.slice(next), ...ring.slice(0, next)],
   }
 }
 
@@ -712,5 +776,7 @@ function checkOptions(options: PipelineOptions): PipelineOptions {
   }
   if (options.clock !== undefined && typeof options.clock.now !== 'function') throw new UsageError('clock must be { now(): number }')
   if (options.random !== undefined && typeof options.random !== 'function') throw new UsageError('random must be a function (n) => Uint8Array')
+  const entries = options.maxAuditEntries
+  if (entries !== undefined && (!Number.isSafeInteger(entries) || entries < 0)) throw new UsageError(`maxAuditEntries must be a non-negative integer, got ${String(entries)}`)
   return options
 }

@@ -137,7 +137,7 @@ export function seededRandom(seed = 1): (n: number) => Uint8Array {
 }
 
 /** An Authority over the test tables, on `clock`, with `cast.controlPlane` as the control plane. */
-export function testAuthority(clock: TestClock = testClock(), options: { maxCommandBytes?: number; store?: AuthorityStore } = {}): Authority {
+export function testAuthority(clock: TestClock = testClock(), options: { maxCommandBytes?: number; store?: AuthorityStore; maxAuditEntries?: number } = {}): Authority {
   return createPipeline({
     handlers: testHandlers,
     reducers: testReducers,
@@ -147,6 +147,7 @@ export function testAuthority(clock: TestClock = testClock(), options: { maxComm
     random: seededRandom(),
     policy: { controlPlane: [cast.controlPlane.actor.id], ...(options.maxCommandBytes === undefined ? {} : { maxCommandBytes: options.maxCommandBytes }) },
     ...(options.store === undefined ? {} : { store: options.store }),
+    ...(options.maxAuditEntries === undefined ? {} : { maxAuditEntries: options.maxAuditEntries }),
   })
 }
 

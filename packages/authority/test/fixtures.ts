@@ -60,8 +60,11 @@ export function testRegistry(extra: readonly Cast[] = []): Registry {
 
 export const CAPABILITY = { id: 'weft.test.implementation', version: '1.0.0' }
 
-/** An Organization-signed Agent Card for `who` with the test capability. */
-export function agentCard(who: Cast, cardVersion = 1): AgentCard {
+/**
+ * An Organization-signed Agent Card for `who` with the test capability; `changes` replace members
+ * before the signature (a `status`, the `publicKeys` with their validity boundaries).
+ */
+export function agentCard(who: Cast, cardVersion = 1, changes: Partial<Pick<AgentCard, 'status' | 'publicKeys'>> = {}): AgentCard {
   return sign(
     'agent-card',
     {
@@ -88,6 +91,7 @@ export function agentCard(who: Cast, cardVersion = 1): AgentCard {
       ],
       maxConcurrency: 2,
       issuedAt: '2026-07-01T00:00:00Z',
+      ...changes,
     },
     cast.registry.key,
   ) as unknown as AgentCard

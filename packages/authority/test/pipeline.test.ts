@@ -107,8 +107,9 @@ describe('ingress, step by step', () => {
     expect(receipt.events.map((e) => [e.kind, e.groupId, e.sequence])).toEqual([['mission.created', 'urn:weft:test:group:two', 1]])
   })
 
-  it('8. refuses an actor without a Membership as MEMBERSHIP_REQUIRED', async () => {
-    await refusedAt(signed('membership.end', { membershipId: 'urn:x:m', reason: 'r' }, cast.worker1, inGroup(cast.worker1), clock), 'MEMBERSHIP_REQUIRED', 'membership')
+  it('8. answers an actor that never held a Membership as for an absent Group: GROUP_NOT_FOUND (§17.2)', async () => {
+    const error = await refusedAt(signed('membership.end', { membershipId: 'urn:x:m', reason: 'r' }, cast.worker1, inGroup(cast.worker1), clock), 'GROUP_NOT_FOUND', 'membership')
+    expect([error.message, authority.audit().at(-1)?.reason]).toEqual(['group not found', 'no-membership'])
   })
 
   it('8. refuses a Membership Epoch other than the current one as MEMBERSHIP_STALE', async () => {

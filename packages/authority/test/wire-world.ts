@@ -146,6 +146,12 @@ export interface RawSocket {
   hello(who: Who, override?: Partial<Record<'clientNonce' | 'keyId' | 'agentId', string>> & { readonly response?: object }): Promise<WebSocketFrame>
   /** Sends a PING and resolves when its reply arrives, with every frame received before it. */
   barrier(): Promise<WebSocketFrame[]>
+  /** Stops reading the socket, as a peer that never reads would (the server's writes pile up). */
+  pause(): void
+  /** Reads the socket again. */
+  resume(): void
+  /** Takes every frame received and not yet taken by {@link next}. */
+  taken(): WebSocketFrame[]
   close(): void
 }
 
@@ -202,6 +208,9 @@ export async function rawSocket(url: string): Promise<RawSocket> {
         before.push(frame)
       }
     },
+    pause: () => socket.pause(),
+    resume: () => socket.resume(),
+    taken: () => inbox.splice(0),
     close: () => socket.close(),
   }
   return raw

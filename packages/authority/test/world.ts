@@ -28,7 +28,7 @@ import { manifest } from './fixtures-artifacts.js'
 import { childPayload, decision, missionPayload } from './fixtures-missions.js'
 import { refusal, seededRandom } from './fixtures-pipeline.js'
 import { SELECTION } from './fixtures-work.js'
-import { agentCard, cast, contract, evidence, GROUP, testClock, testRegistry, type TestClock } from './fixtures.js'
+import { agentCard, cast, contract, evidence, GROUP, testClock, testRegistry, type Cast, type TestClock } from './fixtures.js'
 
 /** A cast member by name (`owner`, `coordinator`, `worker1`, ...). */
 export type Who = keyof typeof cast
@@ -59,6 +59,8 @@ export interface World {
 export interface WorldOptions {
   readonly policy?: Partial<AuthorityPolicy>
   readonly store?: AuthorityStore
+  /** Principals the Registry binds besides the cast (no client is made for them). */
+  readonly principals?: readonly Cast[]
 }
 
 /**
@@ -69,7 +71,7 @@ export interface WorldOptions {
  */
 export function createWorld(options: WorldOptions = {}): World {
   const clock = testClock()
-  const registry = testRegistry()
+  const registry = testRegistry(options.principals)
   const authority = createAuthority({
     registry,
     keys: { authority: { type: 'service', id: cast.authority.actor.id }, signingKey: cast.authority.key },

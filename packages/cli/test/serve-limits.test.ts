@@ -10,13 +10,12 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import type { Client } from '@weft/client'
-import { connectWebSocket } from '@weft/client/wire'
 import { ProtocolError } from '@weft/codec'
 import type { EventPayload } from '@weft/spec'
 import { afterAll, describe, expect, it } from 'vitest'
 import { WebSocket } from 'ws'
 import { ORGANIZATION_FILE, type OrganizationFile } from '../src/serve/organization.js'
-import { dataDir, groupOf, openMission, party, people, principalEntry, removeTemporaryDirs, startServe, stop, temporaryDir, UMASK_000, WEFT, type Party, type ServeProcess } from './serve-world.js'
+import { dataDir, groupOf, handshakeOutcome, openMission, party, people, principalEntry, removeTemporaryDirs, startServe, stop, temporaryDir, UMASK_000, WEFT, type Party, type ServeProcess } from './serve-world.js'
 
 const CLI = fileURLToPath(new URL('..', import.meta.url))
 
@@ -59,18 +58,6 @@ function opened(r: Raw): WebSocket {
   return r.socket
 }
 
-/** The code an attempt to open a session of `who` fails with, or `open`. */
-async function handshake(server: ServeProcess, who: 'reviewer'): Promise<string> {
-  const { actor, key } = people[who]
-  return connectWebSocket({ url: server.url, actor, signingKey: key, reconnect: false, heartbeatMs: 0 }).then(
-    async (c) => {
-      await c.close()
-      return 'open'
-    },
-    (e: unknown) => (e instanceof ProtocolError ? e.code : String(e)),
-  )
-}
-
 /** Posts `n` Messages as `client` in the Mission's conversation, one at a time; the §19 code of the first refusal and how many were accepted before it. */
 async function post(client: Client, conversationId: string, n: number): Promise<{ accepted: number; refusal?: ProtocolError }> {
   for (let i = 0; i < n; i++) {
@@ -111,6 +98,8 @@ describe('weft serve under umask 000', () => {
       maxHellosPerMinute: 60,
       maxConnections: 1000,
       maxConnectionsPerPeer: 100,
+      maxAuditEntries: 10_000,
+      maxControlBodyBytes: 1024 * 1024,
     })
     // The Coordinator holds one connection from 127.0.0.1; 99 more fit, the next does not.
     const sockets = (await Promise.all(Array.from({ length: 99 }, () => raw(server.url)))).map(opened)
@@ -125,8 +114,8 @@ describe('weft serve limits and their flags (§20)', () => {
     const server = await serve(dir, ['--max-messages-per-minute', '5', '--max-proposals-per-minute', '2', '--max-hellos-per-minute', '3'])
     expect(server.log.find((l) => l.msg === 'listening')?.['limits']).toMatchObject({ maxMessagesPerMinute: 5, maxProposalsPerMinute: 2, maxHellosPerMinute: 3 })
 
-    expect([await handshake(server, 'reviewer'), await handshake(server, 'reviewer'), await handshake(server, 'reviewer')]).toEqual(['open', 'open', 'open'])
-    expect(await handshake(server, 'reviewer')).toBe('RATE_LIMITED')
+    expect([await handshakeOutcome(server, 'reviewer'), await handshakeOutcome(server, 'reviewer'), await handshakeOutcome(server, 'reviewer')]).toEqual(['open', 'open', 'open'])
+    expect(await handshakeOutcome(server, 'reviewer')).toBe('RATE_LIMITED')
     await server.waitLog((l) => l.msg === 'connection closed' && l['code'] === 'RATE_LIMITED')
     expect(server.log.filter((l) => l['code'] === 'RATE_LIMITED').map((l) => l.msg)).toEqual([expect.stringMatching(/^session_open refused: hello_rate/), 'connection closed'])
     // The refused HELLO appended nothing: three Session Epochs, not four (§6.3).

@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url'
 import { createInterface } from 'node:readline'
 import { createClient, type BuiltCommand, type Client, type Receipt, type Transport } from '@weft/client'
 import { connectWebSocket, TransportUnavailableError, type WebSocketConnection } from '@weft/client/wire'
-import { encodeBase64url, keyPairFromSeed, sign, type SigningKey } from '@weft/codec'
+import { encodeBase64url, keyPairFromSeed, ProtocolError, sign, type SigningKey } from '@weft/codec'
 import type { Actor, Artifact, CommandPayload, Event, EventPayload, Evidence, Lease, WorkContract } from '@weft/spec'
 import { openSqliteAuthorityStore } from '@weft/store-sqlite'
 import { expect } from 'vitest'
@@ -212,6 +212,18 @@ export function party(server: Pick<ServeProcess, 'url' | 'controlUrl'>, groupId:
       await Promise.all(connections.map((c) => c.close()))
     },
   }
+}
+
+/** The code an attempt to open a session of `who` on `server` fails with (§19), or `open` (the session is closed again). */
+export function handshakeOutcome(server: Pick<ServeProcess, 'url'>, who: Exclude<Who, 'owner'>): Promise<string> {
+  const { actor, key } = people[who]
+  return connectWebSocket({ url: server.url, actor, signingKey: key, reconnect: false, heartbeatMs: 0 }).then(
+    async (c) => {
+      await c.close()
+      return 'open'
+    },
+    (e: unknown) => (e instanceof ProtocolError ? e.code : String(e)),
+  )
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -7,7 +7,8 @@
  */
 import type { Lease, WorkOwner } from '@weft/spec'
 import { reject } from '../handler.js'
-import type { ActorRef, GroupState, WorkItemRecord } from '../model.js'
+import type { ActorRef, GroupState, OrganizationState, WorkItemRecord } from '../model.js'
+import { cardActive } from '../standing.js'
 import { foldTable } from '../checkpoint-tables.js'
 import { parseInstant } from '../instants.js'
 
@@ -29,10 +30,11 @@ export function ownershipDeadlineMs(lease: Lease): number {
  * Whether the WorkItem has a live owner at `nowMs` (the `noLiveOwner` / `ownershipLive` guards of
  * §10.2): a queued owner within its start-by deadline, an active owner under an unexpired
  * Execution Lease, a blocked owner within its bounded blocked lease. Other states have no owner
- * that could be fenced.
+ * that could be fenced. An owner whose Agent Card is no longer active is not live whatever its
+ * leases say: its Commands are refused, so it could never use them (§6.1, §11.5).
  */
-export function ownerLive(record: WorkItemRecord, nowMs: number): boolean {
-  if (record.doc.owner === undefined) return false
+export function ownerLive(record: WorkItemRecord, nowMs: number, agents: OrganizationState['agents']): boolean {
+  if (record.doc.owner === undefined || !cardActive(agents.get(record.doc.owner.agentId))) return false
   switch (record.doc.state) {
     case 'active':
       return leaseLive(record.executionLease, nowMs)

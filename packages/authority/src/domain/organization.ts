@@ -2,11 +2,13 @@
  * The Organization domain (§6.1, §6.3): the Agent Registry's signed Agent Card versions and the
  * Session Epochs that fence older runtimes of an Agent. Both Commands are Organization-scoped
  * bootstrap Commands of the control plane (§15.1); opening a Session also revokes the Agent's
- * Execution Leases in every Group (§11.3).
+ * Execution Leases in every Group (§11.3). A card whose `status` is not `active` stops its Agent
+ * (see `standing.ts`): ingress refuses its Commands and its WorkItems may be offered again at once.
  * @module
  */
 import { draft, reject, type AnyEventDraft, type CommandOf, type HandlerContext, type HandlerFor, type ReducerFor } from '../handler.js'
 import type { ActorRef } from '../model.js'
+import { cardSuccessionFault } from '../standing.js'
 import { isControlPlane, requireRole } from './memberships.js'
 import { workItemTarget } from './missions.js'
 
@@ -25,6 +27,9 @@ function registerCard(command: CommandOf<'ext.missionweaveprotocol.registry.agen
   if (known !== undefined && card.cardVersion <= known.card.cardVersion) {
     reject('INVALID_COMMAND', `card version ${card.cardVersion} is not above the registered version ${known.card.cardVersion}`)
   }
+  // A revocation stays: another process with an older organization file must not lift it (§6.4 keeps key boundaries alike).
+  const fault = known === undefined ? undefined : cardSuccessionFault(known, card)
+  if (fault !== undefined) reject(fault.code, fault.message)
   return [draft('ext.missionweaveprotocol.registry.agent_card_registered', { card })]
 }
 

@@ -111,7 +111,7 @@ export const offerWork: HandlerFor<'work.offer'> = (command, ctx) => {
   requireMissionActive(group)
   const record = requireWorkItem(group, p.workItemId)
   const from = record.doc.state
-  nextState(from, command.kind, { noLiveOwner: !ownerLive(record, ctx.nowMs) })
+  nextState(from, command.kind, { noLiveOwner: !ownerLive(record, ctx.nowMs, ctx.state.org.agents) })
   if (childMissionRunning(ctx.state, record)) reject('INVALID_STATE_TRANSITION', `WorkItem ${p.workItemId} waits for its child Mission`)
   const previous = record.doc.contract
   const contract: WorkContract = p.contract === undefined ? previous : { ...p.contract, contractVersion: previous.contractVersion + 1 }

@@ -182,7 +182,7 @@ export const unblockWork: HandlerFor<'work.unblock'> = (command, ctx) => {
   requireCoordinatorOr(ctx, group, actor, isMissionOwner(group, actor) || isOwner, 'only the Coordinator, the MissionOwner or the owner may unblock')
   requireRows(record.doc.state, command.kind)
   if (childMissionRunning(ctx.state, record)) reject('INVALID_STATE_TRANSITION', `WorkItem ${p.workItemId} waits for its child Mission`)
-  const next = nextState(record.doc.state, command.kind, { ownershipLive: ownerLive(record, ctx.nowMs) })
+  const next = nextState(record.doc.state, command.kind, { ownershipLive: ownerLive(record, ctx.nowMs, ctx.state.org.agents) })
   const resolution = present({ resolution: p.resolution })
   return [
     workDraft(

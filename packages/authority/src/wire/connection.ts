@@ -25,7 +25,10 @@ import type { AckFrame, CommandFrame, Event, HelloClientInitFrame, HelloClientRe
 import type { WebSocket } from 'ws'
 import { timestampOf, type Clock, type RandomSource } from '../clock.js'
 import type { Delivery, Subscription } from '../delivery.js'
+import { boundedError } from '../bounded.js'
 import type { ActorRef } from '../model.js'
+import { keyEndedBy } from '../standing.js'
+import { createOutbox, type OverflowReason } from './outbox.js'
 import type { WireAuthority, WireLogEntry } from './server.js'
 
 /** What every connection of a server shares. */
@@ -41,6 +44,12 @@ export interface ConnectionContext {
   readonly handshakeTimeoutMs: number
   readonly idleTimeoutMs: number
   readonly sessionTtlMs: number
+  /** Bytes one connection may hold for its peer (§17.3 bounded buffering; see `outbox.ts`). */
+  readonly maxOutboundBytes: number
+  /** Milliseconds a connection's socket may take nothing while frames wait for it; 0: no limit. */
+  readonly sendTimeoutMs: number
+  /** Outbound counters of the server: the most bytes a closed connection held, and the connections closed for `BACKPRESSURE`. */
+  readonly outbound: { peak: number; peakInbound: number; backpressureCloses: number }
   /** Opens the next Session Epoch of `agentId` through the Authority (§6.3) and returns it. */
   openSession(agentId: string): Promise<number>
   readonly presence: Map<string, PresenceRecord>
@@ -56,8 +65,21 @@ export interface ServerConnection {
   readonly sessionEpoch: number | undefined
   readonly open: boolean
   readonly groupIds: readonly string[]
+  /** Bytes held for the peer: written to the socket and not yet sent, plus queued answers. */
+  readonly outboundBytes: number
+  /** The most bytes ever held for the peer at once. */
+  readonly peakOutboundBytes: number
+  /** The most bytes of received messages ever waiting at once to be handled. */
+  readonly peakInboundBytes: number
   /** A newer Session Epoch of the same Agent exists (§6.3): refuse everything and close. */
   fence(currentEpoch: number): void
+  /** The key the Agent authenticated with, once it sent `client_init`. */
+  readonly keyId: string | undefined
+  /**
+   * The Agent may no longer hold this session (§6.1 a card not active, §6.4 a key past its
+   * boundary): `error` goes out as a fatal `ERROR` and the connection closes as a fenced one.
+   */
+  revoke(error: ProtocolError): void
   /** Closes for a server shutdown. */
   shutdown(): void
   /** Drops the socket without a close handshake. */
@@ -75,6 +97,18 @@ interface Channel {
   /** Paused by this connection because the window is full. */
   paused: boolean
 }
+
+/**
+ * Thrown from a delivery handler for an Event that finds the socket full: the delivery keeps the
+ * Event and pauses its Group (see `SubscriptionHandlers.onEvent`) until the socket drains.
+ */
+const SOCKET_FULL = new Error('the socket is full')
+
+/** Bytes of messages a connection may read per turn of the event loop when others are waiting too (fairness between connections). */
+const TURN_SHARE_BYTES = 16 * 1024
+
+/** How long a connection closed for `BACKPRESSURE` waits for its peer's close frame before it drops the socket. */
+const OVERFLOW_CLOSE_GRACE_MS = 5000
 
 /** Every Event's frame text is built once, however many subscribers it goes to. */
 const eventText = new WeakMap<Event, string>()
@@ -109,9 +143,11 @@ export function serveConnection(socket: WebSocket, ctx: ConnectionContext, id: s
   const log = (level: WireLogEntry['level'], message: string, code?: string): void =>
     ctx.log({ level, message, connectionId: id, ...(agent === undefined ? {} : { agentId: agent.id }), ...(code === undefined ? {} : { code }) })
 
-  const send = (text: string): void => {
-    if (socket.readyState === socket.OPEN) socket.send(text)
-  }
+  /** Groups paused because their next Event found the socket full, in the order they should flow again. */
+  const blocked = new Set<Channel>()
+  const outbox = createOutbox(socket, { maxBytes: ctx.maxOutboundBytes, sendTimeoutMs: ctx.sendTimeoutMs, onDrain: () => unblock(), onOverflow: (reason) => overflow(reason) })
+  /** Every frame but an Event goes out through the outbox, so it counts against the connection's bound. */
+  const send = (text: string): void => outbox.answer(text)
   const sendError = (error: ProtocolError, options: ErrorFrameOptions = {}): void => {
     send(JSON.stringify(errorFrame(error, nextFrameId(), now(), options)))
   }
@@ -120,9 +156,34 @@ export function serveConnection(socket: WebSocket, ctx: ConnectionContext, id: s
   const fatal = (error: ProtocolError, closeCode: number, options: ErrorFrameOptions = {}): void => {
     if (phase === 'closed') return
     log('warn', `closing: ${error.message}`, error.code)
-    sendError(error, { ...options, fatal: true })
+    // What waits goes out first, unless waiting is why the connection ends: its peer is not reading.
+    outbox.last(JSON.stringify(errorFrame(error, nextFrameId(), now(), { ...options, fatal: true })), error.code === 'BACKPRESSURE')
     end()
     socket.close(closeCode, error.code)
+  }
+
+  /**
+   * §17.3: the connection cannot keep its bound, because its peer does not read what it asked for.
+   * It learns why and when to come back, and the connection closes with 1013 (try again later).
+   */
+  const overflow = (reason: OverflowReason): void => {
+    const details =
+      reason === 'outbound-queue-full' ? { reason, retryAfterMs: ctx.retryAfterMs, maxOutboundBytes: ctx.maxOutboundBytes } : { reason, retryAfterMs: ctx.retryAfterMs, sendTimeoutMs: ctx.sendTimeoutMs }
+    ctx.outbound.backpressureCloses++
+    const message = reason === 'outbound-queue-full' ? `More than ${ctx.maxOutboundBytes} bytes wait for this connection, which is not reading them.` : `The connection took nothing for ${ctx.sendTimeoutMs} ms.`
+    fatal(new ProtocolError('BACKPRESSURE', message, { retryAfterMs: ctx.retryAfterMs, details }), CLOSE_CODES.tryAgainLater)
+    // A peer that does not read will not answer the close either: its socket is dropped after a
+    // grace in which one that reads again still gets the close, rather than ws's 30 s.
+    setTimeout(() => socket.terminate(), OVERFLOW_CLOSE_GRACE_MS).unref()
+  }
+
+  /** The socket drained: paused Groups flow again, the longest waiting first, until it fills again. */
+  const unblock = (): void => {
+    for (const channel of [...blocked]) {
+      if (!outbox.writable) return
+      blocked.delete(channel)
+      if (!channel.paused && channels.get(channel.groupId) === channel) channel.subscription?.resume(channel.groupId)
+    }
   }
 
   const end = (): void => {
@@ -132,6 +193,8 @@ export function serveConnection(socket: WebSocket, ctx: ConnectionContext, id: s
     clearTimeout(idleTimer)
     for (const channel of channels.values()) channel.subscription?.close()
     channels.clear()
+    blocked.clear()
+    outbox.close()
     ctx.forget(connection)
   }
 
@@ -223,6 +286,9 @@ export function serveConnection(socket: WebSocket, ctx: ConnectionContext, id: s
     if (principal.type !== 'agent' || principal.id !== response.agentId) return 'key is not bound to this Agent'
     const at = parseTimestamp(now())
     if (at === undefined || !withinInterval(at, resolved.key)) return 'key is not valid now'
+    // §6.4: the boundaries the Agent's registered cards state hold too, registered since this server loaded its Registry or not.
+    const ended = keyEndedBy(ctx.authority.state.org.agents.get(response.agentId), response.keyId, at)
+    if (ended !== undefined) return `key is not valid now (${ended.reason})`
     const signature = decodeBase64url(response.challengeSignature)
     const transcript = helloTranscriptBytes({ agentId: response.agentId, keyId: response.keyId, selectedVersion: PROTOCOL_VERSION, clientNonce: response.clientNonce, serverNonce, challenge })
     if (signature === undefined || !verifyEd25519(resolved.key.publicKey, transcript, signature)) return 'signature does not verify'
@@ -258,14 +324,26 @@ export function serveConnection(socket: WebSocket, ctx: ConnectionContext, id: s
     // Each Group gets its own delivery subscription: one refused Group does not hold back the
     // others, and each pauses and resumes alone (§17.3).
     for (const group of frame.groups) {
-      channels.get(group.groupId)?.subscription?.close()
+      // A SUBSCRIBE of a Group replaces its subscription: the replay still to come restarts from
+      // the new position, and nothing of the old one is written (its Events were never queued here).
+      const replaced = channels.get(group.groupId)
+      replaced?.subscription?.close()
+      if (replaced !== undefined) blocked.delete(replaced)
       const channel: Channel = { groupId: group.groupId, subscription: undefined, unacked: [], paused: false }
       channels.set(group.groupId, channel)
       try {
-        channel.subscription = ctx.delivery.subscribe(agent!, [group], {
-          onEvent: (event, subscription) => deliver(channel, event, subscription),
-          onError: (error) => channelError(channel, error),
-        })
+        // §17.3: behind a full socket the replay is not even read from the log until it drains.
+        const full = !outbox.writable
+        channel.subscription = ctx.delivery.subscribe(
+          agent!,
+          [group],
+          { onEvent: (event, subscription) => deliver(channel, event, subscription), onError: (error) => channelError(channel, error) },
+          { paused: full },
+        )
+        if (full) {
+          blocked.add(channel)
+          outbox.wait()
+        }
       } catch (thrown) {
         if (channels.get(group.groupId) === channel) channels.delete(group.groupId)
         // §17.2: GROUP_NOT_FOUND reads the same for an absent and a hidden Group.
@@ -276,7 +354,14 @@ export function serveConnection(socket: WebSocket, ctx: ConnectionContext, id: s
 
   const deliver = (channel: Channel, event: Event, subscription: Subscription): void => {
     if (phase !== 'open' || channels.get(channel.groupId) !== channel) return subscription.close()
-    send(`{"protocolVersion":"${PROTOCOL_VERSION}","frameId":"${nextFrameId()}","frameType":"EVENT","event":${eventJson(event)}}`)
+    // §17.3: an Event is written only while the socket drains; otherwise it stays in the delivery,
+    // which pauses the Group with the Event undelivered until `unblock` resumes it.
+    if (!outbox.writable) {
+      outbox.wait()
+      blocked.add(channel)
+      throw SOCKET_FULL
+    }
+    outbox.event(`{"protocolVersion":"${PROTOCOL_VERSION}","frameId":"${nextFrameId()}","frameType":"EVENT","event":${eventJson(event)}}`)
     channel.unacked.push(event.sequence ?? 0)
     if (channel.paused || channel.unacked.length < ctx.maxUnackedPerGroup) return
     // §17.3: bounded buffering per Group. This Group pauses until the Agent's ACKs catch up;
@@ -289,9 +374,13 @@ export function serveConnection(socket: WebSocket, ctx: ConnectionContext, id: s
 
   const channelError = (channel: Channel, error: ProtocolError): void => {
     if (channels.get(channel.groupId) !== channel) return
-    // The delivery's own buffer filled while the Group was already paused here: the Agent knows.
-    if (error.code === 'BACKPRESSURE' && channel.paused) return
-    if (error.code === 'GROUP_NOT_FOUND') channels.delete(channel.groupId)
+    // The delivery's own buffer filled while the Group was paused here: the Agent knows of a full
+    // window, and a full socket is not its to know; the delivery reads the dropped Events back from the log.
+    if (error.code === 'BACKPRESSURE' && (channel.paused || blocked.has(channel))) return
+    if (error.code === 'GROUP_NOT_FOUND') {
+      channels.delete(channel.groupId)
+      blocked.delete(channel)
+    }
     sendError(error, { groupId: channel.groupId })
   }
 
@@ -338,9 +427,11 @@ export function serveConnection(socket: WebSocket, ctx: ConnectionContext, id: s
       while (covered < channel.unacked.length && channel.unacked[covered]! <= sequence) covered++
       channel.unacked.splice(0, covered)
       // Resume at half the window, so a Group does not flap between paused and live on every ACK.
+      // The window counts only Events written to this socket: an ACK of sequences never written
+      // (beyond them, up to the head) releases nothing more, and a full socket still holds the Group.
       if (channel.paused && channel.unacked.length <= ctx.maxUnackedPerGroup / 2) {
         channel.paused = false
-        channel.subscription?.resume(groupId)
+        if (!blocked.has(channel)) channel.subscription?.resume(groupId)
       }
     }
   }
@@ -370,21 +461,58 @@ export function serveConnection(socket: WebSocket, ctx: ConnectionContext, id: s
     }
     const reading = readFrame(data, ctx.maxFrameBytes)
     if (!reading.ok) {
+      // The issues' JSON Pointers hold the sender's member names: bounded, never echoed whole (§19).
+      const error = boundedError(reading.error)
       // Before authentication nothing malformed is tolerated; in a session the message is refused alone.
-      if (phase !== 'open') return fatal(reading.error, reading.error.code === 'UNSUPPORTED_VERSION' ? CLOSE_CODES.authenticationFailed : CLOSE_CODES.protocolError)
-      return sendError(reading.error)
+      if (phase !== 'open') return fatal(error, error.code === 'UNSUPPORTED_VERSION' ? CLOSE_CODES.authenticationFailed : CLOSE_CODES.protocolError)
+      return sendError(error)
     }
     // Frames are handled one at a time, so none arrives here while a session is being opened.
     return phase === 'open' ? sessionFrame(reading.frame) : handshakeFrame(reading.frame)
   }
 
+  // §17.3 bounded buffering, inbound. The socket is not read while more than a frame's worth of
+  // messages waits to be handled (Commands wait on the store), so TCP holds the peer back. And the
+  // connections take turns (deficit round robin): each turn of the event loop gives a connection
+  // one share of bytes to read, and one that read more waits for as many turns as it overdrew, so
+  // a flood (PINGs, megabyte frames) on one connection delays the frames of the others by about
+  // one share, while an idle server turns quickly and lets it go on.
+  /** Bytes of received messages not yet handled, and the most ever. */
+  let inbound = 0
+  let peakInbound = 0
+  /** Bytes this connection may still read in this turn; below zero, the turns it owes. */
+  let credit = TURN_SHARE_BYTES
+  let refilling = false
+  const readAgain = (): void => {
+    if (socket.isPaused && credit > 0 && inbound <= ctx.maxFrameBytes / 2) socket.resume()
+  }
+  const refill = (): void => {
+    credit = Math.min(TURN_SHARE_BYTES, credit + TURN_SHARE_BYTES)
+    readAgain()
+    if (credit < TURN_SHARE_BYTES) setImmediate(refill)
+    else refilling = false
+  }
   socket.on('message', (data, isBinary) => {
+    // What a closed connection's peer still sends is not read (it may flood until the close completes).
+    if (phase === 'closed') return
     const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data)
+    inbound += bytes.byteLength
+    peakInbound = Math.max(peakInbound, inbound)
+    credit -= bytes.byteLength
+    if (!refilling) {
+      refilling = true
+      setImmediate(refill)
+    }
+    if (credit <= 0 || inbound > ctx.maxFrameBytes) socket.pause()
     chain = chain
       .then(() => receive(bytes, isBinary))
       .catch((thrown: unknown) => {
         log('error', `internal failure: ${thrown instanceof Error ? thrown.message : String(thrown)}`, 'INTERNAL_ERROR')
         if (phase === 'open') sendError(ProtocolError.from(thrown))
+      })
+      .then(() => {
+        inbound -= bytes.byteLength
+        readAgain()
       })
   })
   socket.on('close', (code) => {
@@ -407,10 +535,26 @@ export function serveConnection(socket: WebSocket, ctx: ConnectionContext, id: s
     get groupIds() {
       return [...channels.keys()]
     },
+    get outboundBytes() {
+      return outbox.bytes
+    },
+    get peakOutboundBytes() {
+      return outbox.peak
+    },
+    get peakInboundBytes() {
+      return peakInbound
+    },
     fence(currentEpoch) {
       if (phase !== 'open' || sessionEpoch === undefined || sessionEpoch >= currentEpoch) return
       // §4.4, §6.3: two runtimes never operate one Agent; the older session ends here.
       fatal(new ProtocolError('AUTH_STALE_SESSION', 'A newer session of this Agent fenced this one.', { details: { sessionEpoch, currentSessionEpoch: currentEpoch } }), CLOSE_CODES.sessionFenced)
+    },
+    get keyId() {
+      return init?.keyId
+    },
+    revoke(error) {
+      // §6.3: the runtime must stop, as a fenced one does; its client does not reconnect after 4409.
+      if (phase === 'open') fatal(error, CLOSE_CODES.sessionFenced)
     },
     shutdown() {
       if (phase === 'closed') return

@@ -18,6 +18,7 @@ import { systemClock, systemRandom, timestampOf, type Clock, type RandomSource }
 import { createDelivery, type Delivery, type DeliverySource } from '../delivery.js'
 import type { Authority } from '../pipeline.js'
 import { serveConnection, type ConnectionContext, type ServerConnection } from './connection.js'
+import { endRevokedSessions } from './revocation.js'
 
 /** One line of the server's log. */
 export interface WireLogEntry {
@@ -67,6 +68,20 @@ export interface WireServerOptions {
   readonly maxUnackedPerGroup?: number
   /** The `retryAfterMs` guidance of `BACKPRESSURE`. Default 1000. */
   readonly retryAfterMs?: number
+  /**
+   * Bytes one connection may hold for its peer (§17.3 bounded buffering): frames written to its
+   * socket and not yet sent, plus answers (PING replies, `ERROR` frames, receipts) queued behind
+   * them. Event frames are written only while the socket holds less than an eighth of it; the
+   * other Events wait in the delivery. When the queued answers would pass it, the connection gets
+   * a fatal `BACKPRESSURE` with `retryAfterMs` and closes with 1013 (`CLOSE_CODES.tryAgainLater`).
+   * Default {@link DEFAULT_MAX_OUTBOUND_BYTES}.
+   */
+  readonly maxOutboundBytes?: number
+  /**
+   * A connection whose socket takes none of the bytes waiting for it this long (its peer stopped
+   * reading) is closed the same way; 0 never. Default {@link DEFAULT_SEND_TIMEOUT_MS}.
+   */
+  readonly sendTimeoutMs?: number
   /** Time allowed from connection to `server_accept`. Default 10000 ms. */
   readonly handshakeTimeoutMs?: number
   /** A connection silent this long (no frame, not even a PING) is closed; 0 never. Default 120000 ms. */
@@ -101,9 +116,31 @@ export interface WireConnectionInfo {
   readonly status: 'handshake' | 'open'
   /** The Groups subscribed on the connection. */
   readonly groupIds: readonly string[]
+  /** Bytes held for the peer now: written to the socket and not yet sent, plus queued answers. */
+  readonly outboundBytes: number
   /** Drops the connection at once, as a network failure would. */
   terminate(): void
 }
+
+/** Counters of a {@link WireServer}'s outbound buffering (§17.3). */
+export interface WireServerStats {
+  /** Connections open now, handshakes included. */
+  readonly connections: number
+  /** Bytes held for peers now, over all connections (see {@link WireConnectionInfo.outboundBytes}). */
+  readonly outboundBytes: number
+  /** The most bytes one connection ever held at once, closed connections included. */
+  readonly peakOutboundBytes: number
+  /** The most bytes of received messages one connection ever had waiting to be handled, closed connections included. */
+  readonly peakInboundBytes: number
+  /** Connections closed because they could not keep {@link WireServerOptions.maxOutboundBytes} or {@link WireServerOptions.sendTimeoutMs}. */
+  readonly backpressureCloses: number
+}
+
+/** Default of {@link WireServerOptions.maxOutboundBytes}: 8 MiB, room for a few receipts of the largest Commands (1 MiB) behind a full socket. */
+export const DEFAULT_MAX_OUTBOUND_BYTES = 8 * 1024 * 1024
+
+/** Default of {@link WireServerOptions.sendTimeoutMs}: a minute without the socket taking a byte. */
+export const DEFAULT_SEND_TIMEOUT_MS = 60_000
 
 /** A running WebSocket server. */
 export interface WireServer {
@@ -114,6 +151,8 @@ export interface WireServer {
   readonly connections: readonly WireConnectionInfo[]
   /** The latest Presence Record an Agent sent in a `PING` of its current session (§6.2). */
   presence(agentId: string): PresenceRecord | undefined
+  /** What the server holds for its peers now, and the most it held. */
+  stats(): WireServerStats
   /** Closes every connection (code 1001) and stops listening. */
   close(): Promise<void>
 }
@@ -127,7 +166,10 @@ const LOOPBACK_HOSTS: ReadonlySet<string> = new Set(['127.0.0.1', '::1', 'localh
  * the canonical transcript of a fresh challenge (`helloTranscriptBytes` of `@weft/client/wire`),
  * and the server, after verifying it against `registry`, submits
  * `ext.missionweaveprotocol.identity.session_open` as `sessionIssuer`. The new Session Epoch fences
- * the Agent's older sessions: their connections get `AUTH_STALE_SESSION` and close.
+ * the Agent's older sessions: their connections get `AUTH_STALE_SESSION` and close. An Agent Card
+ * registered for the Agent that is not `active`, or that revokes the key a session authenticated
+ * with, ends that session likewise (`AUTH_FORBIDDEN` or `AUTH_INVALID_SIGNATURE`, close code 4409),
+ * also when another process sharing the Authority's log accepted it.
  *
  * In a session: `SUBSCRIBE` subscribes each named Group through the delivery (replay, then live
  * without a gap); `COMMAND` submits the Command to the Authority and answers with its receipt as
@@ -153,6 +195,7 @@ export async function createWireServer(options: WireServerOptions): Promise<Wire
   const maxFrameBytes = o.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES
   const connections = new Set<ServerConnection>()
   const presence = new Map<string, PresenceRecord>()
+  const outbound = { peak: 0, peakInbound: 0, backpressureCloses: 0 }
   const issuer = createClient({ actor: o.sessionIssuer.actor, signingKey: o.sessionIssuer.signingKey, transport: o.authority.connect(), clock: () => clock.now(), random })
 
   const ctx: ConnectionContext = {
@@ -167,6 +210,9 @@ export async function createWireServer(options: WireServerOptions): Promise<Wire
     handshakeTimeoutMs: o.handshakeTimeoutMs ?? 10_000,
     idleTimeoutMs: o.idleTimeoutMs ?? 120_000,
     sessionTtlMs: (o.sessionTtlSeconds ?? 86_400) * 1000,
+    maxOutboundBytes: o.maxOutboundBytes ?? DEFAULT_MAX_OUTBOUND_BYTES,
+    sendTimeoutMs: o.sendTimeoutMs ?? DEFAULT_SEND_TIMEOUT_MS,
+    outbound,
     presence,
     log,
     async openSession(agentId) {
@@ -175,6 +221,8 @@ export async function createWireServer(options: WireServerOptions): Promise<Wire
       return (opened?.payload as EventPayload<'ext.missionweaveprotocol.identity.session_opened'>).sessionEpoch
     },
     forget(connection) {
+      outbound.peak = Math.max(outbound.peak, connection.peakOutboundBytes)
+      outbound.peakInbound = Math.max(outbound.peakInbound, connection.peakInboundBytes)
       connections.delete(connection)
       if (connection.agentId !== undefined && connection.sessionEpoch !== undefined && presence.get(connection.agentId)?.sessionEpoch === connection.sessionEpoch) presence.delete(connection.agentId)
     },
@@ -184,6 +232,8 @@ export async function createWireServer(options: WireServerOptions): Promise<Wire
   // fences every connection of that Agent on an older one.
   const detach = o.authority.onCommit((events) => {
     for (const event of events) {
+      // §6.1, §6.4: a card that stops its Agent ends the Agent's sessions here, whichever process accepted it.
+      endRevokedSessions(event, connections, o.authority.state, clock.now())
       if (event.kind !== 'ext.missionweaveprotocol.identity.session_opened') continue
       const { agentId, sessionEpoch } = event.payload as EventPayload<'ext.missionweaveprotocol.identity.session_opened'>
       for (const connection of [...connections]) if (connection.agentId === agentId) connection.fence(sessionEpoch)
@@ -224,10 +274,21 @@ export async function createWireServer(options: WireServerOptions): Promise<Wire
     port,
     get connections() {
       return [...connections].map(
-        (c): WireConnectionInfo => ({ id: c.id, agentId: c.agentId, sessionEpoch: c.sessionEpoch, status: c.open ? 'open' : 'handshake', groupIds: c.groupIds, terminate: () => c.terminate() }),
+        (c): WireConnectionInfo => ({ id: c.id, agentId: c.agentId, sessionEpoch: c.sessionEpoch, status: c.open ? 'open' : 'handshake', groupIds: c.groupIds, outboundBytes: c.outboundBytes, terminate: () => c.terminate() }),
       )
     },
     presence: (agentId) => presence.get(agentId),
+    stats() {
+      let outboundBytes = 0
+      let peakOutboundBytes = outbound.peak
+      let peakInboundBytes = outbound.peakInbound
+      for (const c of connections) {
+        outboundBytes += c.outboundBytes
+        peakOutboundBytes = Math.max(peakOutboundBytes, c.peakOutboundBytes)
+        peakInboundBytes = Math.max(peakInboundBytes, c.peakInboundBytes)
+      }
+      return { connections: connections.size, outboundBytes, peakOutboundBytes, peakInboundBytes, backpressureCloses: outbound.backpressureCloses }
+    },
     close() {
       closed ??= new Promise<void>((resolve) => {
         detach()
@@ -305,12 +366,14 @@ function checkOptions(options: WireServerOptions): WireServerOptions {
   }
   const port = options.port
   if (port !== undefined && (!Number.isSafeInteger(port) || port < 0 || port > 65535)) throw new UsageError('createWireServer: port must be an integer from 0 to 65535')
-  for (const name of ['maxFrameBytes', 'maxUnackedPerGroup', 'retryAfterMs', 'handshakeTimeoutMs', 'sessionTtlSeconds', 'maxConnections', 'maxConnectionsPerPeer'] as const) {
+  for (const name of ['maxFrameBytes', 'maxUnackedPerGroup', 'retryAfterMs', 'handshakeTimeoutMs', 'sessionTtlSeconds', 'maxConnections', 'maxConnectionsPerPeer', 'maxOutboundBytes'] as const) {
     const value = options[name]
     if (value !== undefined && (!Number.isSafeInteger(value) || value < 1)) throw new UsageError(`createWireServer: ${name} must be a positive integer`)
   }
-  const idle = options.idleTimeoutMs
-  if (idle !== undefined && (!Number.isSafeInteger(idle) || idle < 0)) throw new UsageError('createWireServer: idleTimeoutMs must be a non-negative integer')
+  for (const name of ['idleTimeoutMs', 'sendTimeoutMs'] as const) {
+    const value = options[name]
+    if (value !== undefined && (!Number.isSafeInteger(value) || value < 0)) throw new UsageError(`createWireServer: ${name} must be a non-negative integer`)
+  }
   if (options.clock !== undefined && typeof options.clock.now !== 'function') throw new UsageError('createWireServer: clock must be { now(): number }')
   if (options.random !== undefined && typeof options.random !== 'function') throw new UsageError('createWireServer: random must be a function (n) => Uint8Array')
   return options

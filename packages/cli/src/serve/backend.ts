@@ -53,6 +53,8 @@ export interface BackendOptions {
   readonly clock: Clock
   readonly policy: Partial<AuthorityPolicy>
   readonly log: ServeLog
+  /** The Authority's `maxAuditEntries`. */
+  readonly maxAuditEntries: number
 }
 
 /**
@@ -81,6 +83,7 @@ export function openSqliteBackend(options: BackendOptions): Backend {
       store,
       clock: options.clock,
       policy: options.policy,
+      maxAuditEntries: options.maxAuditEntries,
       // A checkpoint that cannot be used is not an error (the log is folded instead), but the operator should know.
       onWarning: (warning) => options.log({ level: 'warn', msg: 'restore warning', kind: warning.kind, detail: warning.message }),
     })
@@ -170,6 +173,7 @@ export async function openPostgresBackend(target: PostgresTarget, options: Backe
       keys: { authority: organization.authority.actor, signingKey: organization.authority.signingKey },
       clock: options.clock,
       policy: options.policy,
+      maxAuditEntries: options.maxAuditEntries,
       listen: true,
       log: (entry) => options.log({ ...entry, backend: 'postgres' }),
     })

@@ -8,7 +8,12 @@
  *
  * - `POST /commands` with the exact signed Command text: `200` and the receipt as JSON, or `400`
  *   and `{ "error": <error.schema.json object> }` for a refusal (`403` for an Agent's Command,
- *   which belongs on the Agent's session; `413` beyond the size limit); `503` while shutting down.
+ *   which belongs on the Agent's session; `413` beyond the body limit); `503` while shutting down.
+ *
+ * The body limit is applied before anything is parsed or kept: a declared `Content-Length` over it
+ * is refused before a byte of the body is read, and a body that grows past it (chunked) as soon as
+ * it does. Either way nothing more of it is read: the `413` goes out with `Connection: close` and
+ * the connection ends after it.
  * @module
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
@@ -27,7 +32,7 @@ export interface ControlEndpointOptions {
   readonly submit: (bytes: Uint8Array) => Promise<Receipt>
   /** TCP port on 127.0.0.1; 0 picks a free one. */
   readonly port: number
-  /** Largest accepted body: the Authority's `maxCommandBytes`. */
+  /** Largest accepted request body in bytes; `weft serve` defaults it to the Authority's `maxCommandBytes`. */
   readonly maxBytes: number
   /** The `occurredAt` of error objects. */
   readonly now: () => string
@@ -45,29 +50,56 @@ function reply(response: ServerResponse, status: number, body: unknown): void {
   response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body))
 }
 
-/** Reads at most `max` bytes of the request body; `undefined` when it is longer. */
-async function readBody(request: IncomingMessage, max: number): Promise<Uint8Array | undefined> {
-  const chunks: Buffer[] = []
-  let size = 0
-  for await (const chunk of request as AsyncIterable<Buffer>) {
-    size += chunk.byteLength
-    if (size > max) return undefined
-    chunks.push(chunk)
-  }
-  return Buffer.concat(chunks)
+/**
+ * Reads the request body if it has at most `max` bytes; `undefined` as soon as it has more, after
+ * which nothing more of it is read (the stream is paused and its data no longer taken).
+ */
+function readBody(request: IncomingMessage, max: number): Promise<Uint8Array | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = []
+    let size = 0
+    const take = (chunk: Buffer): void => {
+      size += chunk.byteLength
+      if (size <= max) {
+        chunks.push(chunk)
+        return
+      }
+      request.off('data', take)
+      request.pause()
+      chunks.length = 0
+      resolve(undefined)
+    }
+    request.on('data', take)
+    request.once('end', () => resolve(Buffer.concat(chunks)))
+    request.once('error', reject)
+  })
+}
+
+/** Whether the request declares a body longer than `max` (`Content-Length`), so none of it need be read. */
+function declaresMore(request: IncomingMessage, max: number): boolean {
+  const declared = request.headers['content-length']
+  return declared !== undefined && /^\d+$/.test(declared) && Number(declared) > max
 }
 
 /** Starts the control endpoint on 127.0.0.1. */
 export async function createControlEndpoint(options: ControlEndpointOptions): Promise<ControlEndpoint> {
   let closing = false
   const refuse = (response: ServerResponse, status: number, error: ProtocolError): void => reply(response, status, { error: error.toWire(options.now()) })
+  /** §19: `413` with the error object; the rest of the body stays unread, so the connection ends after the answer. */
+  const tooLarge = (request: IncomingMessage, response: ServerResponse): void => {
+    response.shouldKeepAlive = false
+    response.setHeader('connection', 'close')
+    response.once('finish', () => request.socket.destroySoon())
+    refuse(response, 413, new ProtocolError('PROTOCOL_VIOLATION', `The request body exceeds ${options.maxBytes} bytes.`, { details: { reason: 'body-too-large', maxBytes: options.maxBytes } }))
+  }
 
   const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
     if (closing) return reply(response, 503, { message: 'shutting down' })
     if (request.url !== COMMANDS_PATH) return reply(response, 404, { message: `not found; POST signed Commands to ${COMMANDS_PATH}` })
     if (request.method !== 'POST') return reply(response, 405, { message: 'POST only' })
+    if (declaresMore(request, options.maxBytes)) return tooLarge(request, response)
     const body = await readBody(request, options.maxBytes)
-    if (body === undefined) return refuse(response, 413, new ProtocolError('PROTOCOL_VIOLATION', 'The Command exceeds the size limit.'))
+    if (body === undefined) return tooLarge(request, response)
     // §6.3, §17.1: an Agent's Commands go over its authenticated, fenced session.
     if (peekEnvelope(body).actorType === 'agent') return refuse(response, 403, new ProtocolError('AUTH_FORBIDDEN', "Agents send Commands over their WebSocket session, not the control endpoint."))
     try {

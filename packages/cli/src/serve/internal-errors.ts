@@ -46,13 +46,13 @@ export function loggedDelivery(delivery: Delivery, log: ServeLog): Delivery {
     }
   }
   return {
-    subscribe(subscriber, groups, handlers) {
+    subscribe(subscriber, groups, handlers, options) {
       const groupIds = groups.map((g) => g.groupId)
       const onError = (error: ProtocolError, groupId: string): void => {
         if (error.code === 'INTERNAL_ERROR') report('deliver', subscriber, [groupId], error)
         handlers.onError?.(error, groupId)
       }
-      const inner: Subscription = guarded('subscribe', subscriber, groupIds, () => delivery.subscribe(subscriber, groups, { ...handlers, onError }))
+      const inner: Subscription = guarded('subscribe', subscriber, groupIds, () => delivery.subscribe(subscriber, groups, { ...handlers, onError }, options))
       // Resuming reads the next page of the log (§17.3), which may fail as a replay does.
       return {
         groupIds: inner.groupIds,

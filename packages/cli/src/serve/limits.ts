@@ -2,10 +2,12 @@
  * The §20 limits `weft serve` applies unless told otherwise, and the one it enforces itself: HELLOs
  * per Agent. An unlimited server accepts a flood of Messages from one Agent, and every HELLO of a
  * looping runtime appends a durable `session_opened` Event; the defaults stop both well above what
- * legitimate Agents do.
+ * legitimate Agents do. Beside them, the bounds on what the server holds for refused input: the
+ * audit record of refused Commands and the body of a control endpoint request.
  * @module
  */
-import type { Clock } from '@weft/authority'
+import { DEFAULT_MAX_AUDIT_ENTRIES, DEFAULT_POLICY, type Clock } from '@weft/authority'
+import { DEFAULT_MAX_OUTBOUND_BYTES, DEFAULT_SEND_TIMEOUT_MS } from '@weft/authority/wire'
 import { ProtocolError } from '@weft/codec'
 import type { ServedAuthority } from './backend.js'
 
@@ -21,12 +23,22 @@ export interface ServeLimits {
   readonly maxConnections: number
   /** WebSocket connections open at once from one peer address. */
   readonly maxConnectionsPerPeer: number
+  /** Refused Commands the Authority's audit record keeps in memory, the newest (each entry of bounded size). */
+  readonly maxAuditEntries: number
+  /** Bytes of a control endpoint request body; a longer one is refused with HTTP 413 unread. Default: the Authority's `maxCommandBytes`. */
+  readonly maxControlBodyBytes: number
+  /** Bytes one WebSocket connection may hold for a peer that does not read them (§17.3 bounded buffering). */
+  readonly maxOutboundBytes: number
+  /** Milliseconds a WebSocket connection's socket may take none of the bytes waiting for it. */
+  readonly sendTimeoutMs: number
 }
 
 /**
  * The defaults: about 16 Messages a second per Agent and Group, sustained, with bursts to a
  * thousand; two proposals a second; a reconnect every second per Agent; a thousand connections, a
- * hundred of them from one address (Agents behind one proxy or NAT share it).
+ * hundred of them from one address (Agents behind one proxy or NAT share it); the last 10,000
+ * refused Commands audited (some 20 MB at the very worst); a control request body as large as
+ * the largest Command the Authority takes (1 MiB unless `policy.maxCommandBytes` says otherwise).
  */
 export const SERVE_LIMITS: ServeLimits = Object.freeze({
   maxMessagesPerMinute: 1000,
@@ -34,6 +46,10 @@ export const SERVE_LIMITS: ServeLimits = Object.freeze({
   maxHellosPerMinute: 60,
   maxConnections: 1000,
   maxConnectionsPerPeer: 100,
+  maxAuditEntries: DEFAULT_MAX_AUDIT_ENTRIES,
+  maxControlBodyBytes: DEFAULT_POLICY.maxCommandBytes,
+  maxOutboundBytes: DEFAULT_MAX_OUTBOUND_BYTES,
+  sendTimeoutMs: DEFAULT_SEND_TIMEOUT_MS,
 })
 
 /** The command-line flag of each limit. */
@@ -43,6 +59,10 @@ export const LIMIT_FLAGS = Object.freeze({
   maxHellosPerMinute: 'max-hellos-per-minute',
   maxConnections: 'max-connections',
   maxConnectionsPerPeer: 'max-connections-per-peer',
+  maxAuditEntries: 'max-audit-entries',
+  maxControlBodyBytes: 'max-control-body-bytes',
+  maxOutboundBytes: 'max-outbound-bytes',
+  sendTimeoutMs: 'send-timeout-ms',
 } as const satisfies { readonly [K in keyof ServeLimits]: string })
 
 const SESSION_OPEN = 'ext.missionweaveprotocol.identity.session_open'

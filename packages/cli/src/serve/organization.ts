@@ -53,7 +53,7 @@ export interface CardTemplate {
   readonly description?: string
   /** The Principal accountable for the Agent. */
   readonly owner: Actor
-  /** Default `active`; `revoked` or `deprecated` stop new sessions (§6.3). */
+  /** Default `active`; `revoked` (final) or `deprecated` stop the Agent: its sessions end and its Commands are refused (§6.1). */
   readonly status?: AgentCard['status']
   /** Default `['0.1']`. */
   readonly protocolVersions?: readonly string[]

@@ -13,7 +13,7 @@
 import { readFile } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import { createDelivery, DEFAULT_POLICY, LogProofError, systemClock, timestampOf, type AuthorityPolicy, type Clock } from '@weft/authority'
+import { createDelivery, LogProofError, systemClock, timestampOf, type AuthorityPolicy, type Clock } from '@weft/authority'
 import { createWireServer, type WireLogEntry } from '@weft/authority/wire'
 import { createClient, type Receipt } from '@weft/client'
 import { ProtocolError, UsageError } from '@weft/codec'
@@ -60,6 +60,18 @@ export interface ServeOptions {
   readonly maxConnections?: number
   /** WebSocket connections open at once from one peer address; more are refused (HTTP 429, `RATE_LIMITED`). Default {@link SERVE_LIMITS}. */
   readonly maxConnectionsPerPeer?: number
+  /** Refused Commands the Authority's audit record keeps (§6.4), the newest. Default {@link SERVE_LIMITS}. */
+  readonly maxAuditEntries?: number
+  /** Largest control endpoint request body in bytes; a longer one is refused (HTTP 413) before it is read. Default: `policy.maxCommandBytes`. */
+  readonly maxControlBodyBytes?: number
+  /**
+   * Bytes one WebSocket connection may hold for its peer (§17.3): Event frames are written only
+   * while its socket drains, and when its queued answers (PING replies, `ERROR` frames, receipts)
+   * would pass this, it gets a fatal `BACKPRESSURE` and close code 1013. Default {@link SERVE_LIMITS}.
+   */
+  readonly maxOutboundBytes?: number
+  /** Milliseconds a WebSocket connection's socket may take none of the bytes waiting for it before it is closed the same way. Default {@link SERVE_LIMITS}. */
+  readonly sendTimeoutMs?: number
   /** Receives the structured log. Default: none. */
   readonly log?: ServeLog
   /** Default: the wall clock. */
@@ -191,9 +203,14 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     maxHellosPerMinute: options.maxHellosPerMinute ?? SERVE_LIMITS.maxHellosPerMinute,
     maxConnections: options.maxConnections ?? SERVE_LIMITS.maxConnections,
     maxConnectionsPerPeer: options.maxConnectionsPerPeer ?? SERVE_LIMITS.maxConnectionsPerPeer,
+    maxAuditEntries: options.maxAuditEntries ?? SERVE_LIMITS.maxAuditEntries,
+    // A Command the Authority would take must fit in a request.
+    maxControlBodyBytes: options.maxControlBodyBytes ?? options.policy?.maxCommandBytes ?? SERVE_LIMITS.maxControlBodyBytes,
+    maxOutboundBytes: options.maxOutboundBytes ?? SERVE_LIMITS.maxOutboundBytes,
+    sendTimeoutMs: options.sendTimeoutMs ?? SERVE_LIMITS.sendTimeoutMs,
   }
   const policy = { ...options.policy, maxMessagesPerMinute: limits.maxMessagesPerMinute, maxProposalsPerMinute: limits.maxProposalsPerMinute, controlPlane }
-  const opening = { dataDir: options.dataDir, organization, clock, policy, log }
+  const opening = { dataDir: options.dataDir, organization, clock, policy, log, maxAuditEntries: limits.maxAuditEntries }
   const backend: Backend = options.postgres === undefined ? openSqliteBackend(opening) : await openPostgresBackend(options.postgres, opening)
   try {
     const { authority } = backend
@@ -213,6 +230,8 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       port: options.port ?? DEFAULT_PORT,
       maxConnections: limits.maxConnections,
       maxConnectionsPerPeer: limits.maxConnectionsPerPeer,
+      maxOutboundBytes: limits.maxOutboundBytes,
+      sendTimeoutMs: limits.sendTimeoutMs,
       ...(options.tls === undefined ? {} : { tls: options.tls }),
       ...(options.insecureLoopback === undefined ? {} : { insecureLoopback: options.insecureLoopback }),
     }).catch((error: unknown) => {
@@ -221,7 +240,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     })
     let control: ControlEndpoint | undefined
     if (options.controlPort !== undefined) {
-      control = await createControlEndpoint({ submit: logged.submit, port: options.controlPort, maxBytes: policy.maxCommandBytes ?? DEFAULT_POLICY.maxCommandBytes, now: () => timestampOf(clock.now()) }).catch(async (error: unknown) => {
+      control = await createControlEndpoint({ submit: logged.submit, port: options.controlPort, maxBytes: limits.maxControlBodyBytes, now: () => timestampOf(clock.now()) }).catch(async (error: unknown) => {
         await wire.close()
         delivery.close()
         throw error
@@ -273,10 +292,14 @@ interface ConfigFile {
   maxHellosPerMinute?: number
   maxConnections?: number
   maxConnectionsPerPeer?: number
+  maxAuditEntries?: number
+  maxControlBodyBytes?: number
+  maxOutboundBytes?: number
+  sendTimeoutMs?: number
 }
 
 /** The limits a `--config` file sets at its top level; the rates of Messages and proposals are `policy` limits. */
-const SERVER_LIMITS = ['maxHellosPerMinute', 'maxConnections', 'maxConnectionsPerPeer'] as const
+const SERVER_LIMITS = ['maxHellosPerMinute', 'maxConnections', 'maxConnectionsPerPeer', 'maxAuditEntries', 'maxControlBodyBytes', 'maxOutboundBytes', 'sendTimeoutMs'] as const
 
 /** `value` (a flag's text or a config member) as a positive integer. */
 function positive(value: unknown, name: string): number {
@@ -394,6 +417,10 @@ export async function serveCommand(args: readonly string[], io: { readonly stdou
       'max-hellos-per-minute': { type: 'string' },
       'max-connections': { type: 'string' },
       'max-connections-per-peer': { type: 'string' },
+      'max-audit-entries': { type: 'string' },
+      'max-control-body-bytes': { type: 'string' },
+      'max-outbound-bytes': { type: 'string' },
+      'send-timeout-ms': { type: 'string' },
     },
   })
   // Like PostgreSQL, the server keeps what it creates to its owner, files its libraries create
@@ -419,11 +446,7 @@ export async function serveCommand(args: readonly string[], io: { readonly stdou
     }
     const rates = { maxMessagesPerMinute: flagged('maxMessagesPerMinute'), maxProposalsPerMinute: flagged('maxProposalsPerMinute') }
     const policy = { ...config.policy, ...definedOnly(rates) }
-    const serverLimits = definedOnly({
-      maxHellosPerMinute: flagged('maxHellosPerMinute') ?? config.maxHellosPerMinute,
-      maxConnections: flagged('maxConnections') ?? config.maxConnections,
-      maxConnectionsPerPeer: flagged('maxConnectionsPerPeer') ?? config.maxConnectionsPerPeer,
-    })
+    const serverLimits = definedOnly(Object.fromEntries(SERVER_LIMITS.map((name) => [name, flagged(name) ?? config[name]])))
     const options: ServeOptions = {
       dataDir: values.data,
       port: values.port === undefined ? (config.port ?? DEFAULT_PORT) : port(values.port, '--port'),

@@ -30,6 +30,12 @@ export const CLOSE_CODES = Object.freeze({
   unsupportedData: 1003,
   /** A message over the frame size bound. */
   tooLarge: 1009,
+  /**
+   * The peer did not read what it was sent (§17.3 bounded buffering), after a fatal `BACKPRESSURE`
+   * with `retryAfterMs`: 1013 "Try Again Later" of the IANA WebSocket close code registry, since
+   * §17 defines no close codes. Reconnecting after the wait is fine.
+   */
+  tryAgainLater: 1013,
   /** The handshake was refused (§6.3): reconnecting with the same credentials fails again. */
   authenticationFailed: 4401,
   /** The session expired; a new handshake opens a new one. */
