@@ -8,17 +8,18 @@
 //   oversized        1 Agent sending COMMAND frames over the Authority's 1 MiB Command limit (and,
 //                    every 20th, over the 2 MiB frame limit), and bodies over the control
 //                    endpoint's limit
-//   connection flood unauthenticated sockets from 127.0.0.2-11 up to 20 short of the connection
-//                    limit, reopened as the handshake timeout closes them, and one more each second
-//                    from 127.0.0.12, which the limit refuses
+//   connection flood unauthenticated sockets from 127.0.0.2-11 that, with the Agents connected, fill
+//                    the connection limit (1000), each reopened as the handshake timeout closes it,
+//                    and one more each second from 127.0.0.12, which the limit refuses
 //
 // Each hostile Agent opens a new session whenever the server closes its connection. The legitimate
 // Agent reads its Events (ACKing as it goes) and posts a signed message.post every 100 ms. Printed:
 // the server's peak resident set (VmRSS of /proc/<pid>/status, sampled every 250 ms), the legitimate
 // Agent's p50/p99 Command latency and its errors (refusals, feed errors, a gap or repeat in its
 // Events, a lost connection), and what the hostile clients saw. The attackers run in a worker thread
-// so that their work does not sit in the legitimate Agent's event loop. Everything stays on
-// loopback addresses, every loop ends at the deadline, and the server is stopped at the end.
+// so that their work does not sit in the legitimate Agent's event loop; they share the machine's
+// cores with the server, as the legitimate Agent does. Everything stays on loopback addresses, every
+// loop ends at the deadline, and the server is stopped at the end.
 import { spawn } from 'node:child_process'
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -112,8 +113,7 @@ async function sessions(url, who, deadline, counters, body) {
 
 const subscribeFrame = () => JSON.stringify({ protocolVersion: '0.1', frameId: frameId(), frameType: 'SUBSCRIBE', subscriptionId: `urn:weft:bench-soak:sub:${frames}`, groups: [{ groupId: GROUP, afterSequence: 0 }] })
 
-async function attack({ url, controlUrl, deadline, hostile: all, initialHead }) {
-  let hostile = all
+async function attack({ url, controlUrl, deadline, hostile, initialHead }) {
   const counters = { sessions: 0, pings: 0, oversizedCommands: 0, oversizedErrors: 0, controlRefusals: 0, floodOpened: 0 }
   let head = initialHead
   parentPort.on('message', (m) => {
@@ -211,14 +211,11 @@ async function attack({ url, controlUrl, deadline, hostile: all, initialHead }) 
   }
   // Up to the limit with the legitimate and the hostile Agents connected: what comes beyond is refused.
   const floodSize = MAX_CONNECTIONS - 9
-  const ONLY = process.env.WEFT_SOAK_ONLY?.split(',')
-  if (ONLY) { hostile = hostile.filter((h) => ONLY.includes(h.role)) }
-  const FLOOD = !ONLY || ONLY.includes('flood')
   await Promise.all([
     // Key pairs do not cross to a worker thread: each is made again from its seed.
     ...hostile.map((who) => roles[who.role]({ actor: who.actor, key: { keyId: who.keyId, pair: keyPairFromSeed(new Uint8Array(32).fill(who.seed)) } })),
-    ...(FLOOD ? Array.from({ length: 10 }, (_, i) => flood(`127.0.0.${i + 2}`, Math.floor(floodSize / 10) + (i < floodSize % 10 ? 1 : 0))) : []),
-    ...(FLOOD ? [beyond()] : []),
+    ...Array.from({ length: 10 }, (_, i) => flood(`127.0.0.${i + 2}`, Math.floor(floodSize / 10) + (i < floodSize % 10 ? 1 : 0))),
+    beyond(),
   ])
   parentPort.postMessage({ counters })
 }
@@ -246,7 +243,7 @@ async function startServe(dir) {
   await writeOrganization(join(dir, ORGANIZATION_FILE), { ...org, principals: [cast.owner, cast.coordinator, cast.legit, ...cast.hostile].map(principalEntry) })
   const logFile = join(dir, 'serve.log')
   const fd = openSync(logFile, 'w')
-  const child = spawn(process.execPath, [...(process.env.WEFT_SOAK_NODE_ARGS?.split(' ') ?? []), bin, 'serve', '--data', dir, '--port', '0', '--insecure-loopback', '--control-port', '0', ...(process.env.WEFT_SOAK_SERVE_ARGS?.split(' ') ?? [])], { stdio: ['ignore', 'ignore', fd] })
+  const child = spawn(process.execPath, [bin, 'serve', '--data', dir, '--port', '0', '--insecure-loopback', '--control-port', '0'], { stdio: ['ignore', 'ignore', fd] })
   closeSync(fd)
   let exited
   child.once('exit', (code) => (exited = code))

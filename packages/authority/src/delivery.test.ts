@@ -522,6 +522,26 @@ describe('per-Group backpressure (§8, §17.3)', () => {
     expect(r.seq(A)).toEqual(range(1, 7))
   })
 
+  it('a subscription started paused reads nothing of the log until resume, then replays and goes live without a gap', () => {
+    const { fake, delivery, worker } = setup({ pageSize: 2 })
+    fake.fill(A, 5)
+    // The log is read only through eventPage: count the reads.
+    let reads = 0
+    const eventPage = fake.authority.eventPage.bind(fake.authority)
+    fake.authority.eventPage = (...args) => {
+      reads++
+      return eventPage(...args)
+    }
+    const r = recorder()
+    const subscription = delivery.subscribe(worker, [{ groupId: A, afterSequence: 0 }], r.handlers, { paused: true })
+    fake.fill(A, 2)
+    expect([reads, r.seq(A), subscription.status(A)]).toEqual([0, [], 'paused'])
+    subscription.resume(A)
+    expect(r.seq(A)).toEqual(range(1, 7))
+    fake.fill(A, 1)
+    expect(r.seq(A)).toEqual(range(1, 8))
+  })
+
   it('keeps the attention filter for what a dropped buffer held', () => {
     const { fake, delivery, worker } = setup({ maxBufferedPerGroup: 1 })
     const r = recorder()

@@ -42,9 +42,15 @@ async function postLarge(w: World, n: number): Promise<number> {
   return w.group().head
 }
 
-/** A delivery that counts the subscriptions made through it. */
-function countingDelivery(w: World): Delivery & { readonly subscribed: () => number } {
-  const inner = createDelivery(w.authority)
+/** A delivery that counts the subscriptions made through it and the pages it reads of the log. */
+function countingDelivery(w: World): Delivery & { readonly subscribed: () => number; readonly pagesRead: () => number } {
+  let pages = 0
+  const eventPage = w.authority.eventPage.bind(w.authority)
+  const inner = createDelivery(
+    Object.create(w.authority, {
+      eventPage: { value: (...args: Parameters<typeof eventPage>) => (pages++, eventPage(...args)) },
+    }) as typeof w.authority,
+  )
   let n = 0
   return {
     ...inner,
@@ -53,6 +59,7 @@ function countingDelivery(w: World): Delivery & { readonly subscribed: () => num
       return inner.subscribe(...args)
     },
     subscribed: () => n,
+    pagesRead: () => pages,
   }
 }
 
@@ -125,6 +132,9 @@ describe('a peer that does not read (§17.3 bounded buffering)', () => {
     await vi.waitFor(() => expect(delivery.subscribed()).toBe(40), { timeout: 60_000, interval: 20 })
     expect(ww.server.stats().peakOutboundBytes).toBeLessThanOrEqual(LIMIT + FRAME)
     expect(ww.server.connections[0]!.groupIds).toEqual([GROUP])
+    // Behind the full socket a SUBSCRIBE does not even read its replay from the log: only the ones
+    // before it filled (the kernel's buffers take a few replays) did.
+    expect(delivery.pagesRead()).toBeLessThan(20)
 
     const { code, frames } = await pingUntilClosed(raw)
     expect(code).toBe(CLOSE_CODES.tryAgainLater)

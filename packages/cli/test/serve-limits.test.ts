@@ -15,17 +15,13 @@ import type { EventPayload } from '@weft/spec'
 import { afterAll, describe, expect, it } from 'vitest'
 import { WebSocket } from 'ws'
 import { ORGANIZATION_FILE, type OrganizationFile } from '../src/serve/organization.js'
-import { dataDir, groupOf, handshakeOutcome, openMission, party, people, principalEntry, removeTemporaryDirs, startServe, stop, temporaryDir, UMASK_000, WEFT, type Party, type ServeProcess } from './serve-world.js'
+import { dataDir, groupOf, handshakeOutcome, openMission, party, people, principalEntry, startServe, tearDown, temporaryDir, UMASK_000, WEFT, type Party, type ServeProcess } from './serve-world.js'
 
 const CLI = fileURLToPath(new URL('..', import.meta.url))
 
 const servers: ServeProcess[] = []
 const parties: Party[] = []
-afterAll(async () => {
-  await Promise.all(parties.map((p) => p.close()))
-  await Promise.all(servers.filter((s) => s.child.exitCode === null).map((s) => stop(s, 'SIGKILL')))
-  await removeTemporaryDirs()
-})
+afterAll(() => tearDown(servers, parties))
 
 async function serve(dir: string, extra: readonly string[] = [], node: readonly string[] = []): Promise<ServeProcess> {
   const server = await startServe(dir, extra, node)
@@ -100,7 +96,7 @@ describe('weft serve under umask 000', () => {
       maxConnectionsPerPeer: 100,
       maxAuditEntries: 10_000,
       maxControlBodyBytes: 1024 * 1024,
-      maxOutboundBytes: 8 * 1024 * 1024,
+      maxOutboundBytes: 4 * 1024 * 1024,
       sendTimeoutMs: 60_000,
     })
     // The Coordinator holds one connection from 127.0.0.1; 99 more fit, the next does not.

@@ -11,15 +11,11 @@ import { encodeBase64url } from '@weft/codec'
 import type { Event, EventPayload } from '@weft/spec'
 import { afterAll, describe, expect, it } from 'vitest'
 import { WebSocket } from 'ws'
-import { dataDir, groupOf, openMission, party, people, removeTemporaryDirs, startServe, stop, type Party, type ServeProcess } from './serve-world.js'
+import { dataDir, groupOf, openMission, party, people, startServe, tearDown, type Party, type ServeProcess } from './serve-world.js'
 
 const servers: ServeProcess[] = []
 const parties: Party[] = []
-afterAll(async () => {
-  await Promise.all(parties.map((p) => p.close()))
-  await Promise.all(servers.filter((s) => s.child.exitCode === null).map((s) => stop(s, 'SIGKILL')))
-  await removeTemporaryDirs()
-})
+afterAll(() => tearDown(servers, parties))
 
 /** The resident set of process `pid` in MB (`VmRSS` of /proc). */
 function rssMb(pid: number): number {
@@ -69,8 +65,9 @@ const GROWTH_MB = 120
 
 describe('weft serve under an Agent that does not read (§17.3)', () => {
   it('stays bounded through a re-SUBSCRIBE loop and a PING flood, ends them with BACKPRESSURE and 1013, and serves a reader every Event', async () => {
-    const server = await startServe(await dataDir(), ['--max-outbound-bytes', String(LIMIT)])
+    const server = await startServe(await dataDir(), ['--max-outbound-bytes', String(LIMIT), '--send-timeout-ms', '30000'])
     servers.push(server)
+    expect(server.log.find((l) => l.msg === 'listening')?.['limits']).toMatchObject({ maxOutboundBytes: LIMIT, sendTimeoutMs: 30_000 })
     const p = party(server, groupOf('outbound'))
     parties.push(p)
     const created = await openMission(p, await p.connect('coordinator'), 'outbound')

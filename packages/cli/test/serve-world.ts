@@ -371,6 +371,13 @@ export async function stop(server: ServeProcess, signal: NodeJS.Signals): Promis
   return server.exited
 }
 
+/** After a file's tests: closes the parties' connections, kills the servers still running and removes the temporary directories. */
+export async function tearDown(servers: readonly ServeProcess[], parties: readonly Party[] = []): Promise<void> {
+  await Promise.all(parties.map((p) => p.close()))
+  await Promise.all(servers.filter((s) => s.child.exitCode === null).map((s) => stop(s, 'SIGKILL')))
+  await removeTemporaryDirs()
+}
+
 // ---------------------------------------------------------------------------------------------
 // Load and the stored log
 // ---------------------------------------------------------------------------------------------

@@ -2,11 +2,14 @@
  * One server-side connection of the WebSocket binding (§6.3, §16, §17): the HELLO challenge
  * handshake, then `SUBSCRIBE`, `COMMAND`, `ACK` and `PING` frames of one authenticated Agent.
  *
- * Only a broken WebSocket framing (§17.1) or a failed, fenced or expired session (§6.3) ends the
- * connection: a binary or oversized message, anything but a valid handshake before the session is
- * open, a newer Session Epoch of the Agent, the session's expiry. Everything else, including malformed JSON, duplicate member names,
+ * Only a broken WebSocket framing (§17.1), a failed, fenced or expired session (§6.3) or a peer that
+ * does not read (§17.3) ends the connection: a binary or oversized message, anything but a valid
+ * handshake before the session is open, a newer Session Epoch of the Agent, the session's expiry,
+ * answers piling up past the outbound bound. Everything else, including malformed JSON, duplicate member names,
  * an unknown frame type and every refused Command, is answered with an `ERROR` frame and the
- * connection goes on.
+ * connection goes on. What the connection buffers is bounded both ways (§17.3): outbound see
+ * `outbox.ts`; inbound, the socket is not read while a frame's worth of messages waits, and the
+ * connections take turns reading.
  * @module
  */
 import { decodeBase64url, parseTimestamp, ProtocolError, verifyEd25519, withinInterval, type KeyResolver } from '@weft/codec'
@@ -198,9 +201,11 @@ export function serveConnection(socket: WebSocket, ctx: ConnectionContext, id: s
     ctx.forget(connection)
   }
 
+  // A quarter of the time is left to chance: connections a flood opened together do not all time
+  // out (and come back) in the same turn of the event loop.
   const handshakeTimer = setTimeout(() => {
     if (phase !== 'open') fatal(new ProtocolError('AUTH_REQUIRED', 'The handshake did not complete in time.'), CLOSE_CODES.authenticationFailed)
-  }, ctx.handshakeTimeoutMs)
+  }, ctx.handshakeTimeoutMs * (0.75 + ctx.random(1)[0]! / 1020))
   handshakeTimer.unref?.()
   // §17.3: liveness comes from the peer's frames (its PINGs); a silent peer is gone.
   const idleTimer = setTimeout(() => {

@@ -82,7 +82,7 @@ export interface WireServerOptions {
    * reading) is closed the same way; 0 never. Default {@link DEFAULT_SEND_TIMEOUT_MS}.
    */
   readonly sendTimeoutMs?: number
-  /** Time allowed from connection to `server_accept`. Default 10000 ms. */
+  /** Time allowed from connection to `server_accept`; each connection gets between three quarters of it and all of it, so that a flood opened at once does not time out at once. Default 10000 ms. */
   readonly handshakeTimeoutMs?: number
   /** A connection silent this long (no frame, not even a PING) is closed; 0 never. Default 120000 ms. */
   readonly idleTimeoutMs?: number
@@ -136,8 +136,8 @@ export interface WireServerStats {
   readonly backpressureCloses: number
 }
 
-/** Default of {@link WireServerOptions.maxOutboundBytes}: 8 MiB, room for a few receipts of the largest Commands (1 MiB) behind a full socket. */
-export const DEFAULT_MAX_OUTBOUND_BYTES = 8 * 1024 * 1024
+/** Default of {@link WireServerOptions.maxOutboundBytes}: 4 MiB, room for a few receipts of the largest Commands (1 MiB) behind a full socket. */
+export const DEFAULT_MAX_OUTBOUND_BYTES = 4 * 1024 * 1024
 
 /** Default of {@link WireServerOptions.sendTimeoutMs}: a minute without the socket taking a byte. */
 export const DEFAULT_SEND_TIMEOUT_MS = 60_000
