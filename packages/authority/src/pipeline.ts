@@ -119,6 +119,8 @@ export interface AuditEntry {
   /**
    * `sha256:` of the exact bytes submitted (of UTF-8 text when given text), which identifies the
    * refused Command without keeping it; on {@link Authority.submitTrusted}, of its JSON text.
+   * Absent for input refused for exceeding `maxCommandBytes` (reason `command-too-large`), which
+   * is refused without being read.
    */
   readonly bytesHash?: string
   readonly actionId?: string
@@ -491,7 +493,8 @@ export function createPipeline(options: PipelineOptions): Authority {
     const error = boundedError(ProtocolError.from(thrown))
     const { actionId, actor, kind, groupId, correlationId } = envelopeOf(source)
     const diagnostic = diagnosticOf(error, stage)
-    const hash = bytesHashOf(input, trusted)
+    // Input refused for its size is not hashed: hashing it would make each refusal cost as much as the attacker sent.
+    const hash = diagnostic.reason === 'command-too-large' ? undefined : bytesHashOf(input, trusted)
     audit.add(
       Object.freeze({
         at,

@@ -54,7 +54,7 @@ describe('the audit record of refused Commands', () => {
 
   it('keeps 10,000 entries by default, each with the hash of the bytes refused; 0 keeps none', async () => {
     const { clock, authority } = await startedWith()
-    const bytes = oversized(clock, 'one', 300_000)
+    const bytes = oversized(clock, 'one', 150_000)
     await refusal(authority.submit(bytes))
     expect(authority.audit()).toHaveLength(1)
     expect(authority.audit()[0]!.bytesHash).toBe(sha256Tagged(new TextEncoder().encode(bytes)))
@@ -64,6 +64,21 @@ describe('the audit record of refused Commands', () => {
     await refusal(none.authority.submit(oversized(none.clock, 'two', 10)))
     expect(none.authority.audit()).toEqual([])
     expect(() => testAuthority(clock, { maxAuditEntries: -1 })).toThrow(/maxAuditEntries/)
+  })
+
+  it('refuses input over maxCommandBytes at the size stage without reading it: no hash, no envelope', async () => {
+    const { clock, authority } = await startedWith()
+    // 1.2 million characters of text, as a flooding peer sends them.
+    const bytes = oversized(clock, 'big', 240_000)
+    const error = await refusal(authority.submit(bytes))
+    expect(error.code).toBe('PROTOCOL_VIOLATION')
+    const [entry] = authority.audit()
+    expect(entry).toMatchObject({ code: 'PROTOCOL_VIOLATION', stage: 'size', reason: 'command-too-large', detail: `at least ${bytes.length} bytes` })
+    expect(entry!.bytesHash).toBeUndefined()
+    expect(entry!.actionId).toBeUndefined()
+    // Within the limit, the same kind of input is hashed as before.
+    await refusal(authority.submit(oversized(clock, 'small', 1000)))
+    expect(authority.audit()[1]!.bytesHash).toMatch(/^sha256:[0-9a-f]{64}$/)
   })
 
   it('retains no storage of the refused Commands: the heap stays flat over a hundred megabyte-sized refusals', async () => {

@@ -153,4 +153,19 @@ describe('revocation on the WebSocket binding (§6.3, §17)', () => {
     expect(refused).toBe('AUTH_INVALID_SIGNATURE')
     other.close()
   })
+
+  it('ends a session when a key boundary the card stated ahead of time arrives, within a second, with nothing sent by the Agent', async () => {
+    world = await wireWorld()
+    const raw = await rawSocket(world.server.url)
+    await raw.hello('worker1')
+    await register(world.w, 'worker1', 2, { publicKeys: keyOf('worker1', { validUntil: timestampOf(T0_MS + 60_000) }) })
+    // Before the boundary the session stays, across sweeps.
+    await new Promise((resolve) => setTimeout(resolve, 1200))
+    expect(await raw.barrier()).toEqual([])
+    world.w.clock.advance(61)
+    const ended = await raw.nextError('AUTH_INVALID_SIGNATURE')
+    expect([ended.error.fatal, ended.error.retryable]).toEqual([true, false])
+    expect(await raw.closed).toBe(4409)
+    expect(world.server.connections).toEqual([])
+  })
 })

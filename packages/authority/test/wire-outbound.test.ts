@@ -78,6 +78,8 @@ async function boundedWorld(w: World, server: Record<string, unknown> = {}) {
       delivery,
       maxOutboundBytes: LIMIT,
       sendTimeoutMs: 0,
+      // These peers flood to fill the outbound bound; the inbound allowance (wire-frame-rate.test.ts) would only slow them.
+      maxFramesPerSecond: 0,
       ...server,
       log: (entry) => {
         log.push(entry)

@@ -96,8 +96,11 @@ describe('weft serve under umask 000', () => {
       maxConnectionsPerPeer: 100,
       maxAuditEntries: 10_000,
       maxControlBodyBytes: 1024 * 1024,
+      maxControlRequests: 16,
       maxOutboundBytes: 4 * 1024 * 1024,
       sendTimeoutMs: 60_000,
+      maxFramesPerSecond: 2000,
+      maxFrameBytes: 1024 * 1024 + 64 * 1024,
     })
     // The Coordinator holds one connection from 127.0.0.1; 99 more fit, the next does not.
     const sockets = (await Promise.all(Array.from({ length: 99 }, () => raw(server.url)))).map(opened)

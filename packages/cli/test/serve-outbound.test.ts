@@ -6,12 +6,10 @@
  * every Event in order meanwhile.
  */
 import { readFileSync } from 'node:fs'
-import { connectWebSocket, helloTranscriptBytes } from '@weft/client/wire'
-import { encodeBase64url } from '@weft/codec'
+import { connectWebSocket } from '@weft/client/wire'
 import type { Event, EventPayload } from '@weft/spec'
 import { afterAll, describe, expect, it } from 'vitest'
-import { WebSocket } from 'ws'
-import { dataDir, groupOf, openMission, party, people, startServe, tearDown, type Party, type ServeProcess } from './serve-world.js'
+import { dataDir, groupOf, openMission, party, people, rawSession, startServe, tearDown, type Party, type ServeProcess } from './serve-world.js'
 
 const servers: ServeProcess[] = []
 const parties: Party[] = []
@@ -21,35 +19,6 @@ afterAll(() => tearDown(servers, parties))
 function rssMb(pid: number): number {
   const line = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
   return Number(line?.[1] ?? 0) / 1024
-}
-
-/** A frame as it arrives, parsed. */
-type Frame = Record<string, unknown> & { readonly frameType: string }
-
-/** A raw WebSocket of `who` with its session open: every frame it reads is kept. */
-async function rawSession(url: string, who: 'worker1'): Promise<{ socket: WebSocket; frames: Frame[]; closed: Promise<number> }> {
-  const socket = new WebSocket(url, { perMessageDeflate: false })
-  const frames: Frame[] = []
-  const waiting: ((frame: Frame) => void)[] = []
-  socket.on('message', (data) => {
-    const frame = JSON.parse(String(data)) as Frame
-    frames.push(frame)
-    waiting.shift()?.(frame)
-  })
-  const closed = new Promise<number>((resolve) => socket.on('close', (code) => resolve(code)))
-  await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject))
-  const next = (): Promise<Frame> => new Promise((resolve) => waiting.push(resolve))
-  const { actor, key } = people[who]
-  const clientNonce = encodeBase64url(new Uint8Array(32).fill(7))
-  socket.send(JSON.stringify({ protocolVersion: '0.1', frameId: 'urn:weft:serve-test:frame:init', frameType: 'HELLO', phase: 'client_init', agentId: actor.id, keyId: key.keyId, clientNonce, supportedVersions: ['0.1'] }))
-  const challenge = (await next()) as Frame & { serverNonce: string; challenge: string }
-  const transcript = helloTranscriptBytes({ agentId: actor.id, keyId: key.keyId, selectedVersion: '0.1', clientNonce, serverNonce: challenge.serverNonce, challenge: challenge.challenge })
-  socket.send(
-    JSON.stringify({ protocolVersion: '0.1', frameId: 'urn:weft:serve-test:frame:response', frameType: 'HELLO', phase: 'client_response', agentId: actor.id, keyId: key.keyId, clientNonce, serverNonce: challenge.serverNonce, challengeSignature: encodeBase64url(key.pair.sign(transcript)) }),
-  )
-  expect(await next()).toMatchObject({ frameType: 'HELLO', phase: 'server_accept' })
-  frames.length = 0
-  return { socket, frames, closed }
 }
 
 let frameIds = 0

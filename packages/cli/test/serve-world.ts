@@ -12,11 +12,12 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { createInterface } from 'node:readline'
 import { createClient, type BuiltCommand, type Client, type Receipt, type Transport } from '@weft/client'
-import { connectWebSocket, TransportUnavailableError, type WebSocketConnection } from '@weft/client/wire'
+import { connectWebSocket, helloTranscriptBytes, TransportUnavailableError, type WebSocketConnection } from '@weft/client/wire'
 import { encodeBase64url, keyPairFromSeed, ProtocolError, sign, type SigningKey } from '@weft/codec'
 import type { Actor, Artifact, CommandPayload, Event, EventPayload, Evidence, Lease, WorkContract } from '@weft/spec'
 import { openSqliteAuthorityStore } from '@weft/store-sqlite'
 import { expect } from 'vitest'
+import { WebSocket } from 'ws'
 import { controlTransport } from '../src/serve/control.js'
 import { newOrganization, ORGANIZATION_FILE, STORE_FILE, writeOrganization, type PrincipalEntry } from '../src/serve/organization.js'
 
@@ -224,6 +225,46 @@ export function handshakeOutcome(server: Pick<ServeProcess, 'url'>, who: Exclude
     },
     (e: unknown) => (e instanceof ProtocolError ? e.code : String(e)),
   )
+}
+
+/** A frame as it arrives, parsed. */
+export type Frame = Record<string, unknown> & { readonly frameType: string }
+
+/** A raw WebSocket with its session open: the frames it read since, and each next one. */
+export interface RawSession {
+  readonly socket: WebSocket
+  /** Every frame read after `server_accept`, in order. */
+  readonly frames: Frame[]
+  /** The next frame read. */
+  next(): Promise<Frame>
+  /** The close code, once the socket closed. */
+  readonly closed: Promise<number>
+}
+
+/** A raw WebSocket of `who` with its session open: every frame it reads is kept. */
+export async function rawSession(url: string, who: Exclude<Who, 'owner'>): Promise<RawSession> {
+  const socket = new WebSocket(url, { perMessageDeflate: false })
+  const frames: Frame[] = []
+  const waiting: ((frame: Frame) => void)[] = []
+  socket.on('message', (data) => {
+    const frame = JSON.parse(String(data)) as Frame
+    frames.push(frame)
+    waiting.shift()?.(frame)
+  })
+  const closed = new Promise<number>((resolve) => socket.on('close', (code) => resolve(code)))
+  await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject))
+  const next = (): Promise<Frame> => new Promise((resolve) => waiting.push(resolve))
+  const { actor, key } = people[who]
+  const clientNonce = encodeBase64url(new Uint8Array(32).fill(7))
+  socket.send(JSON.stringify({ protocolVersion: '0.1', frameId: 'urn:weft:serve-test:frame:init', frameType: 'HELLO', phase: 'client_init', agentId: actor.id, keyId: key.keyId, clientNonce, supportedVersions: ['0.1'] }))
+  const challenge = (await next()) as Frame & { serverNonce: string; challenge: string }
+  const transcript = helloTranscriptBytes({ agentId: actor.id, keyId: key.keyId, selectedVersion: '0.1', clientNonce, serverNonce: challenge.serverNonce, challenge: challenge.challenge })
+  socket.send(
+    JSON.stringify({ protocolVersion: '0.1', frameId: 'urn:weft:serve-test:frame:response', frameType: 'HELLO', phase: 'client_response', agentId: actor.id, keyId: key.keyId, clientNonce, serverNonce: challenge.serverNonce, challengeSignature: encodeBase64url(key.pair.sign(transcript)) }),
+  )
+  expect(await next()).toMatchObject({ frameType: 'HELLO', phase: 'server_accept' })
+  frames.length = 0
+  return { socket, frames, next, closed }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -72,6 +72,30 @@ describe('handshake (§6.3)', () => {
     expect((refused as ProtocolError).code).toBe('AUTH_INVALID_SIGNATURE')
   })
 
+  it('reconnects after a retryable refusal of the handshake (a RATE_LIMITED HELLO), waiting its retryAfterMs; a final refusal ends it', async () => {
+    const { fake, conn } = await start()
+    const states: [string, string | undefined][] = []
+    conn.on('state', (s) => states.push([s.status, s.error instanceof ProtocolError ? s.error.code : undefined]))
+    fake.refuseNext(new ProtocolError('RATE_LIMITED', 'Too many sessions.', { retryAfterMs: 150 }))
+    const dropped = performance.now()
+    fake.last.socket.terminate()
+    await until(conn, 'reconnecting')
+    await until(conn, 'open')
+    // The backoff alone is 2-20 ms: the wait is the refusal's.
+    expect(performance.now() - dropped).toBeGreaterThanOrEqual(140)
+    expect(states).toEqual([
+      ['reconnecting', undefined],
+      ['reconnecting', 'RATE_LIMITED'],
+      ['open', undefined],
+    ])
+    expect(conn.sessionEpoch()).toBe(2)
+    // A refusal that is not retryable ends the connection with it.
+    fake.refuseNext(new ProtocolError('AUTH_INVALID_SIGNATURE', 'Revoked.'))
+    fake.last.socket.terminate()
+    await until(conn, 'closed')
+    expect(states.at(-1)).toEqual(['closed', 'AUTH_INVALID_SIGNATURE'])
+  })
+
   it('refuses bad options with UsageError before connecting', async () => {
     const base = { url: 'ws://127.0.0.1:9', actor: cast.worker.actor, signingKey: cast.worker.key }
     for (const bad of [{ url: 'http://127.0.0.1:9' }, { actor: cast.owner.actor }, { reconnect: { initialDelayMs: 10, maxDelayMs: 5 } }, { heartbeatMs: -1 }, { maxFrameBytes: 0 }]) {

@@ -46,10 +46,13 @@ export async function fakeServer(options: FakeServerOptions = {}) {
   const frameId = (): string => `urn:weft:fake:frame:${++frameCount}`
   const send = (c: FakeConnection, frame: object | string): void => c.socket.send(typeof frame === 'string' ? frame : JSON.stringify(frame))
 
+  /** Refusals for the next handshakes, first first (set by a test while the server runs). */
+  const refusals: ProtocolError[] = []
   const onFrame = async (c: FakeConnection, frame: WebSocketFrame, challenge: { nonce: string; value: string }): Promise<void> => {
     if (frame.frameType === 'HELLO' && frame.phase === 'client_init') {
-      if (options.refuse !== undefined) {
-        send(c, errorFrame(new ProtocolError(options.refuse, 'Refused by the fake server.'), frameId(), '2026-07-15T00:00:00Z', { fatal: true }))
+      const refusal = refusals.shift() ?? (options.refuse === undefined ? undefined : new ProtocolError(options.refuse, 'Refused by the fake server.'))
+      if (refusal !== undefined) {
+        send(c, errorFrame(refusal, frameId(), '2026-07-15T00:00:00Z', { fatal: true }))
         return c.socket.close(4401)
       }
       const clientNonce = options.wrongNonce === true ? 'b3RoZXI' : frame.clientNonce
@@ -99,6 +102,8 @@ export async function fakeServer(options: FakeServerOptions = {}) {
       return connections.at(-1)!
     },
     send: (frame: object | string, c?: FakeConnection) => send(c ?? connections.at(-1)!, frame),
+    /** Refuses the next handshakes with these errors, one each. */
+    refuseNext: (...errors: ProtocolError[]) => void refusals.push(...errors),
     /** Sends Events of `groupId` with `sequences` as subscription `EVENT` frames. */
     events(groupId: string, sequences: readonly number[], c?: FakeConnection): void {
       for (const sequence of sequences) send(c ?? connections.at(-1)!, { protocolVersion: '0.1', frameId: frameId(), frameType: 'EVENT', event: groupEvent(groupId, sequence) })

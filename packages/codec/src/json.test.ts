@@ -290,7 +290,7 @@ describe('parseStrictJson: limits', () => {
     expect(value(parse('"éééé"', { maxBytes: 10 }))).toBe('éééé')
     expect(failure(parseStrictJson(bytesOf([0xef, 0xbb, 0xbf], '{}'), { maxBytes: 4 }))).toEqual({ reason: 'too-large', offset: 4 })
     const result = parseStrictJson('x'.repeat(11), { maxBytes: 10 })
-    expect(result.ok || result.message).toBe('input is 11 bytes, over the limit of 10 bytes')
+    expect(result.ok || result.message).toBe('input is larger than the limit of 10 bytes')
   })
 
   it('defaults to 1 MiB', () => {

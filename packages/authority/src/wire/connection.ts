@@ -49,6 +49,8 @@ export interface ConnectionContext {
   readonly sessionTtlMs: number
   /** Bytes one connection may hold for its peer (§17.3 bounded buffering; see `outbox.ts`). */
   readonly maxOutboundBytes: number
+  /** Frames a connection may send per second, with bursts of as many; 0: no limit. */
+  readonly maxFramesPerSecond: number
   /** Milliseconds a connection's socket may take nothing while frames wait for it; 0: no limit. */
   readonly sendTimeoutMs: number
   /** Outbound counters of the server: the most bytes a closed connection held, and the connections closed for `BACKPRESSURE`. */
@@ -109,6 +111,9 @@ const SOCKET_FULL = new Error('the socket is full')
 
 /** Bytes of messages a connection may read per turn of the event loop when others are waiting too (fairness between connections). */
 const TURN_SHARE_BYTES = 16 * 1024
+
+/** How long a closing connection whose socket is paused (its peer sends faster than it is read) waits before it drops the socket. */
+const PAUSED_CLOSE_GRACE_MS = 1000
 
 /** How long a connection closed for `BACKPRESSURE` waits for its peer's close frame before it drops the socket. */
 const OVERFLOW_CLOSE_GRACE_MS = 5000
@@ -194,6 +199,11 @@ export function serveConnection(socket: WebSocket, ctx: ConnectionContext, id: s
     phase = 'closed'
     clearTimeout(handshakeTimer)
     clearTimeout(idleTimer)
+    clearTimeout(tokenTimer)
+    // The close handshake needs the peer's close frame, which a socket paused for flow control
+    // does not read: reading it again would parse all the flood still queued behind it, so such a
+    // socket is cut after a grace instead (the peer has the close frame by then).
+    if (socket.isPaused) setTimeout(() => socket.terminate(), PAUSED_CLOSE_GRACE_MS).unref()
     for (const channel of channels.values()) channel.subscription?.close()
     channels.clear()
     blocked.clear()
@@ -488,8 +498,43 @@ export function serveConnection(socket: WebSocket, ctx: ConnectionContext, id: s
   /** Bytes this connection may still read in this turn; below zero, the turns it owes. */
   let credit = TURN_SHARE_BYTES
   let refilling = false
+  // The frame allowance (a token bucket of `maxFramesPerSecond`, as full as that at first): a
+  // peer over it is read no further until it refills, which bounds what a flood of small frames
+  // (PINGs, ACKs) costs however fast the peer writes. Refilled by the monotonic clock, as timers run.
+  const frameRate = ctx.maxFramesPerSecond
+  let frameTokens = frameRate
+  let tokensAt = performance.now()
+  let tokenTimer: ReturnType<typeof setTimeout> | undefined
+  const refreshTokens = (): void => {
+    const at = performance.now()
+    frameTokens = Math.min(frameRate, frameTokens + ((at - tokensAt) * frameRate) / 1000)
+    tokensAt = at
+  }
   const readAgain = (): void => {
-    if (socket.isPaused && credit > 0 && inbound <= ctx.maxFrameBytes / 2) socket.resume()
+    if (!socket.isPaused || credit <= 0 || inbound > ctx.maxFrameBytes / 2) return
+    if (frameRate > 0) {
+      refreshTokens()
+      if (frameTokens < 1) return waitForTokens()
+    }
+    socket.resume()
+  }
+  /** Resolves at `due` (by `performance.now()`), or at once when the connection closed meanwhile. */
+  const untilDue = (due: number): Promise<void> =>
+    new Promise((resolve) => {
+      const wait = due - performance.now()
+      if (wait <= 0 || phase === 'closed') return resolve()
+      setTimeout(resolve, Math.ceil(wait)).unref?.()
+    })
+  const waitForTokens = (): void => {
+    if (tokenTimer !== undefined || phase === 'closed') return
+    tokenTimer = setTimeout(
+      () => {
+        tokenTimer = undefined
+        readAgain()
+      },
+      Math.ceil(((1 - frameTokens) * 1000) / frameRate),
+    )
+    tokenTimer.unref?.()
   }
   const refill = (): void => {
     credit = Math.min(TURN_SHARE_BYTES, credit + TURN_SHARE_BYTES)
@@ -508,8 +553,21 @@ export function serveConnection(socket: WebSocket, ctx: ConnectionContext, id: s
       refilling = true
       setImmediate(refill)
     }
-    if (credit <= 0 || inbound > ctx.maxFrameBytes) socket.pause()
+    let overRate = false
+    // When this frame is due: a frame beyond the allowance (one TCP read can hold hundreds of
+    // PINGs, all parsed before the pause takes effect) waits its turn before it is handled.
+    let dueInMs = 0
+    if (frameRate > 0) {
+      refreshTokens()
+      frameTokens -= 1
+      overRate = frameTokens < 1
+      if (frameTokens < 0) dueInMs = (-frameTokens * 1000) / frameRate
+    }
+    if (credit <= 0 || inbound > ctx.maxFrameBytes || overRate) socket.pause()
+    if (overRate) waitForTokens()
+    const due = dueInMs > 0 ? performance.now() + dueInMs : 0
     chain = chain
+      .then(() => (due === 0 ? undefined : untilDue(due)))
       .then(() => receive(bytes, isBinary))
       .catch((thrown: unknown) => {
         log('error', `internal failure: ${thrown instanceof Error ? thrown.message : String(thrown)}`, 'INTERNAL_ERROR')

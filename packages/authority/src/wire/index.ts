@@ -14,5 +14,5 @@
  * ```
  * @packageDocumentation
  */
-export { createWireServer, DEFAULT_MAX_OUTBOUND_BYTES, DEFAULT_SEND_TIMEOUT_MS } from './server.js'
+export { createWireServer, DEFAULT_MAX_FRAMES_PER_SECOND, DEFAULT_MAX_OUTBOUND_BYTES, DEFAULT_SEND_TIMEOUT_MS } from './server.js'
 export type { WireServer, WireServerOptions, WireServerStats, WireConnectionInfo, SessionIssuer, WireLogEntry, WireAuthority } from './server.js'

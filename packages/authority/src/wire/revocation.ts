@@ -22,10 +22,23 @@ const CARD_REGISTERED = 'ext.missionweaveprotocol.registry.agent_card_registered
 export function endRevokedSessions(event: Event, connections: Iterable<ServerConnection>, state: AuthorityState, nowMs: number): void {
   if (event.kind !== CARD_REGISTERED) return
   const { agentId } = (event.payload as EventPayload<typeof CARD_REGISTERED>).card
+  endSessionsPastStanding(connections, state, nowMs, agentId)
+}
+
+/**
+ * Revokes every open connection (of `agentId` only, when given) whose Agent may no longer act at
+ * `nowMs`: its card is not active, or its handshake key reached the `validUntil` or `revokedAt` a
+ * card stated ahead of time (§6.4). The server runs it every {@link STANDING_SWEEP_MS}, so that a
+ * boundary that arrives ends the session it passes, not only the Commands after it.
+ */
+export function endSessionsPastStanding(connections: Iterable<ServerConnection>, state: AuthorityState, nowMs: number, agentId?: string): void {
   const at = parseTimestamp(timestampOf(nowMs))!
   for (const connection of [...connections]) {
-    if (connection.agentId !== agentId || !connection.open) continue
-    const refusal = standingRefusal(state, agentId, connection.keyId, at)
+    if (!connection.open || connection.agentId === undefined || (agentId !== undefined && connection.agentId !== agentId)) continue
+    const refusal = standingRefusal(state, connection.agentId, connection.keyId, at)
     if (refusal !== undefined) connection.revoke(refusal)
   }
 }
+
+/** How often the server looks for sessions whose key validity ended meanwhile: a second, a map lookup per connection. */
+export const STANDING_SWEEP_MS = 1000

@@ -18,7 +18,7 @@ import { systemClock, systemRandom, timestampOf, type Clock, type RandomSource }
 import { createDelivery, type Delivery, type DeliverySource } from '../delivery.js'
 import type { Authority } from '../pipeline.js'
 import { serveConnection, type ConnectionContext, type ServerConnection } from './connection.js'
-import { endRevokedSessions } from './revocation.js'
+import { endRevokedSessions, endSessionsPastStanding, STANDING_SWEEP_MS } from './revocation.js'
 
 /** One line of the server's log. */
 export interface WireLogEntry {
@@ -82,6 +82,13 @@ export interface WireServerOptions {
    * reading) is closed the same way; 0 never. Default {@link DEFAULT_SEND_TIMEOUT_MS}.
    */
   readonly sendTimeoutMs?: number
+  /**
+   * Frames one connection may send per second, sustained, with bursts of as many (§17.3, §20). A
+   * peer that sends faster is not refused: its socket is read no further until its allowance
+   * refills, so TCP holds it back, and a PING flood costs the server what this many frames cost.
+   * Default {@link DEFAULT_MAX_FRAMES_PER_SECOND}; 0: no limit.
+   */
+  readonly maxFramesPerSecond?: number
   /** Time allowed from connection to `server_accept`; each connection gets between three quarters of it and all of it, so that a flood opened at once does not time out at once. Default 10000 ms. */
   readonly handshakeTimeoutMs?: number
   /** A connection silent this long (no frame, not even a PING) is closed; 0 never. Default 120000 ms. */
@@ -138,6 +145,12 @@ export interface WireServerStats {
 
 /** Default of {@link WireServerOptions.maxOutboundBytes}: 4 MiB, room for a few receipts of the largest Commands (1 MiB) behind a full socket. */
 export const DEFAULT_MAX_OUTBOUND_BYTES = 4 * 1024 * 1024
+
+/**
+ * Default of {@link WireServerOptions.maxFramesPerSecond}: 2000, far above an Agent's heartbeats,
+ * ACKs and Commands (each Command waits for the store), far below a PING flood's 30,000 and more.
+ */
+export const DEFAULT_MAX_FRAMES_PER_SECOND = 2000
 
 /** Default of {@link WireServerOptions.sendTimeoutMs}: a minute without the socket taking a byte. */
 export const DEFAULT_SEND_TIMEOUT_MS = 60_000
@@ -211,6 +224,7 @@ export async function createWireServer(options: WireServerOptions): Promise<Wire
     idleTimeoutMs: o.idleTimeoutMs ?? 120_000,
     sessionTtlMs: (o.sessionTtlSeconds ?? 86_400) * 1000,
     maxOutboundBytes: o.maxOutboundBytes ?? DEFAULT_MAX_OUTBOUND_BYTES,
+    maxFramesPerSecond: o.maxFramesPerSecond ?? DEFAULT_MAX_FRAMES_PER_SECOND,
     sendTimeoutMs: o.sendTimeoutMs ?? DEFAULT_SEND_TIMEOUT_MS,
     outbound,
     presence,
@@ -239,6 +253,10 @@ export async function createWireServer(options: WireServerOptions): Promise<Wire
       for (const connection of [...connections]) if (connection.agentId === agentId) connection.fence(sessionEpoch)
     }
   })
+
+  // §6.4: a key boundary a card stated ahead of time ends the sessions it authenticated when it arrives.
+  const sweep = setInterval(() => endSessionsPastStanding(connections, o.authority.state, clock.now()), STANDING_SWEEP_MS)
+  sweep.unref()
 
   const refuseHttp = (_request: IncomingMessage, response: ServerResponse): void => {
     response.writeHead(426, { 'content-type': 'text/plain', upgrade: 'websocket' }).end('This endpoint speaks the MissionWeaveProtocol WebSocket binding only.\n')
@@ -292,6 +310,7 @@ export async function createWireServer(options: WireServerOptions): Promise<Wire
     close() {
       closed ??= new Promise<void>((resolve) => {
         detach()
+        clearInterval(sweep)
         for (const connection of [...connections]) connection.shutdown()
         if (ownDelivery) delivery.close()
         wss.close()
@@ -370,7 +389,7 @@ function checkOptions(options: WireServerOptions): WireServerOptions {
     const value = options[name]
     if (value !== undefined && (!Number.isSafeInteger(value) || value < 1)) throw new UsageError(`createWireServer: ${name} must be a positive integer`)
   }
-  for (const name of ['idleTimeoutMs', 'sendTimeoutMs'] as const) {
+  for (const name of ['idleTimeoutMs', 'sendTimeoutMs', 'maxFramesPerSecond'] as const) {
     const value = options[name]
     if (value !== undefined && (!Number.isSafeInteger(value) || value < 0)) throw new UsageError(`createWireServer: ${name} must be a non-negative integer`)
   }

@@ -36,7 +36,15 @@ export interface ControlEndpointOptions {
   readonly maxBytes: number
   /** The `occurredAt` of error objects. */
   readonly now: () => string
+  /**
+   * Requests handled at once (each may hold up to `maxBytes` of body); one more is refused with
+   * `503`, `Retry-After` and a retryable `RATE_LIMITED` before its body is read. Default 16.
+   */
+  readonly maxConcurrent?: number
 }
+
+/** Default of {@link ControlEndpointOptions.maxConcurrent}. */
+export const DEFAULT_MAX_CONTROL_REQUESTS = 16
 
 /** A listening control endpoint. */
 export interface ControlEndpoint {
@@ -93,11 +101,33 @@ export async function createControlEndpoint(options: ControlEndpointOptions): Pr
     refuse(response, 413, new ProtocolError('PROTOCOL_VIOLATION', `The request body exceeds ${options.maxBytes} bytes.`, { details: { reason: 'body-too-large', maxBytes: options.maxBytes } }))
   }
 
+  const maxConcurrent = options.maxConcurrent ?? DEFAULT_MAX_CONTROL_REQUESTS
+  /** Requests past the method check and not yet answered: what bounds the bodies held at once. */
+  let active = 0
+  /** §19, §20: a retryable `RATE_LIMITED`; the body stays unread, so the connection ends after the answer. */
+  const busy = (request: IncomingMessage, response: ServerResponse): void => {
+    response.shouldKeepAlive = false
+    response.setHeader('connection', 'close')
+    response.setHeader('retry-after', '1')
+    response.once('finish', () => request.socket.destroySoon())
+    refuse(response, 503, new ProtocolError('RATE_LIMITED', `More than ${maxConcurrent} control requests are under way; retry shortly.`, { retryAfterMs: 1000, details: { maxConcurrent } }))
+  }
+
   const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
     if (closing) return reply(response, 503, { message: 'shutting down' })
     if (request.url !== COMMANDS_PATH) return reply(response, 404, { message: `not found; POST signed Commands to ${COMMANDS_PATH}` })
     if (request.method !== 'POST') return reply(response, 405, { message: 'POST only' })
     if (declaresMore(request, options.maxBytes)) return tooLarge(request, response)
+    if (active >= maxConcurrent) return busy(request, response)
+    active++
+    try {
+      await submitBody(request, response)
+    } finally {
+      active--
+    }
+  }
+
+  const submitBody = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
     const body = await readBody(request, options.maxBytes)
     if (body === undefined) return tooLarge(request, response)
     // §6.3, §17.1: an Agent's Commands go over its authenticated, fenced session.

@@ -7,9 +7,10 @@
  * @module
  */
 import { DEFAULT_MAX_AUDIT_ENTRIES, DEFAULT_POLICY, type Clock } from '@weft/authority'
-import { DEFAULT_MAX_OUTBOUND_BYTES, DEFAULT_SEND_TIMEOUT_MS } from '@weft/authority/wire'
+import { DEFAULT_MAX_FRAMES_PER_SECOND, DEFAULT_MAX_OUTBOUND_BYTES, DEFAULT_SEND_TIMEOUT_MS } from '@weft/authority/wire'
 import { ProtocolError } from '@weft/codec'
 import type { ServedAuthority } from './backend.js'
+import { DEFAULT_MAX_CONTROL_REQUESTS } from './control.js'
 
 /** The limits of {@link SERVE_LIMITS}, each a positive integer. */
 export interface ServeLimits {
@@ -27,18 +28,35 @@ export interface ServeLimits {
   readonly maxAuditEntries: number
   /** Bytes of a control endpoint request body; a longer one is refused with HTTP 413 unread. Default: the Authority's `maxCommandBytes`. */
   readonly maxControlBodyBytes: number
+  /** Control endpoint requests handled at once (each holds up to `maxControlBodyBytes`); one more is refused with HTTP 503 unread. */
+  readonly maxControlRequests: number
   /** Bytes one WebSocket connection may hold for a peer that does not read them (§17.3 bounded buffering). */
   readonly maxOutboundBytes: number
   /** Milliseconds a WebSocket connection's socket may take none of the bytes waiting for it. */
   readonly sendTimeoutMs: number
+  /**
+   * Bytes of one WebSocket message (frame) a peer may send; a longer one closes its connection
+   * (1009). Default: the Authority's `maxCommandBytes` and 64 KiB for the frame around the Command.
+   */
+  readonly maxFrameBytes: number
+  /** Frames one WebSocket connection may send per second, with bursts of as many; beyond, its socket is read no further until the allowance refills. */
+  readonly maxFramesPerSecond: number
 }
+
+/**
+ * Room for a COMMAND frame's own members around the largest Command: a frame larger than the
+ * Command limit and this can only carry a Command the Authority refuses, so it is refused unread.
+ */
+export const FRAME_OVERHEAD_BYTES = 64 * 1024
 
 /**
  * The defaults: about 16 Messages a second per Agent and Group, sustained, with bursts to a
  * thousand; two proposals a second; a reconnect every second per Agent; a thousand connections, a
  * hundred of them from one address (Agents behind one proxy or NAT share it); the last 10,000
  * refused Commands audited (some 20 MB at the very worst); a control request body as large as
- * the largest Command the Authority takes (1 MiB unless `policy.maxCommandBytes` says otherwise).
+ * the largest Command the Authority takes (1 MiB unless `policy.maxCommandBytes` says otherwise),
+ * 16 of them at once;
+ * 2000 frames a second read from one connection, each at most the largest Command and 64 KiB.
  */
 export const SERVE_LIMITS: ServeLimits = Object.freeze({
   maxMessagesPerMinute: 1000,
@@ -48,8 +66,11 @@ export const SERVE_LIMITS: ServeLimits = Object.freeze({
   maxConnectionsPerPeer: 100,
   maxAuditEntries: DEFAULT_MAX_AUDIT_ENTRIES,
   maxControlBodyBytes: DEFAULT_POLICY.maxCommandBytes,
+  maxControlRequests: DEFAULT_MAX_CONTROL_REQUESTS,
   maxOutboundBytes: DEFAULT_MAX_OUTBOUND_BYTES,
   sendTimeoutMs: DEFAULT_SEND_TIMEOUT_MS,
+  maxFramesPerSecond: DEFAULT_MAX_FRAMES_PER_SECOND,
+  maxFrameBytes: DEFAULT_POLICY.maxCommandBytes + FRAME_OVERHEAD_BYTES,
 })
 
 /** The command-line flag of each limit. */
@@ -61,8 +82,11 @@ export const LIMIT_FLAGS = Object.freeze({
   maxConnectionsPerPeer: 'max-connections-per-peer',
   maxAuditEntries: 'max-audit-entries',
   maxControlBodyBytes: 'max-control-body-bytes',
+  maxControlRequests: 'max-control-requests',
   maxOutboundBytes: 'max-outbound-bytes',
   sendTimeoutMs: 'send-timeout-ms',
+  maxFramesPerSecond: 'max-frames-per-second',
+  maxFrameBytes: 'max-frame-bytes',
 } as const satisfies { readonly [K in keyof ServeLimits]: string })
 
 const SESSION_OPEN = 'ext.missionweaveprotocol.identity.session_open'

@@ -39,11 +39,18 @@ export interface EnvelopePeek {
   readonly actorId?: string
 }
 
+/** The largest Command text {@link peekEnvelope} reads when not told otherwise: the Authority's default Command limit. */
+const DEFAULT_PEEK_BYTES = 1024 * 1024
+
 /**
  * The {@link EnvelopePeek} of Command bytes that may be malformed (a refused Command is logged
- * whatever it holds). Nothing here is trusted: the Authority verifies the Command itself.
+ * whatever it holds). Nothing here is trusted: the Authority verifies the Command itself. Input
+ * longer than `maxBytes` (the Authority refused it for its size) is not parsed and yields `{}`: a
+ * peer that floods oversized Commands must not buy a megabyte parse for each of its log lines.
  */
-export function peekEnvelope(bytes: string | Uint8Array): EnvelopePeek {
+export function peekEnvelope(bytes: string | Uint8Array, maxBytes: number = DEFAULT_PEEK_BYTES): EnvelopePeek {
+  // A string's UTF-8 encoding is never shorter than its UTF-16 length.
+  if ((typeof bytes === 'string' ? bytes.length : bytes.byteLength) > maxBytes) return {}
   let value: unknown
   try {
     value = JSON.parse(typeof bytes === 'string' ? bytes : Buffer.from(bytes).toString('utf8'))

@@ -13,7 +13,7 @@
 import { readFile } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import { createDelivery, LogProofError, systemClock, timestampOf, type AuthorityPolicy, type Clock } from '@weft/authority'
+import { createDelivery, DEFAULT_POLICY, LogProofError, systemClock, timestampOf, type AuthorityPolicy, type Clock } from '@weft/authority'
 import { createWireServer, type WireLogEntry } from '@weft/authority/wire'
 import { createClient, type Receipt } from '@weft/client'
 import { ProtocolError, UsageError } from '@weft/codec'
@@ -22,7 +22,7 @@ import { LOG_PROOF_EXIT, openPostgresBackend, openSqliteBackend, postgresTarget,
 import { createControlEndpoint, type ControlEndpoint } from './control.js'
 import { causeText, loggedDelivery } from './internal-errors.js'
 import { createPrivateDir } from './files.js'
-import { LIMIT_FLAGS, limitHellos, SERVE_LIMITS, type ServeLimits } from './limits.js'
+import { FRAME_OVERHEAD_BYTES, LIMIT_FLAGS, limitHellos, SERVE_LIMITS, type ServeLimits } from './limits.js'
 import { jsonLines, peekEnvelope, type ServeLog } from './log.js'
 import { cardsToRegister, loadOrganization, newOrganization, ORGANIZATION_FILE, readableByOthers, registryEvidence, writeOrganization, type Organization } from './organization.js'
 
@@ -64,6 +64,8 @@ export interface ServeOptions {
   readonly maxAuditEntries?: number
   /** Largest control endpoint request body in bytes; a longer one is refused (HTTP 413) before it is read. Default: `policy.maxCommandBytes`. */
   readonly maxControlBodyBytes?: number
+  /** Control endpoint requests handled at once; one more is refused (HTTP 503, `RATE_LIMITED`) before its body is read. Default {@link SERVE_LIMITS}. */
+  readonly maxControlRequests?: number
   /**
    * Bytes one WebSocket connection may hold for its peer (§17.3): Event frames are written only
    * while its socket drains, and when its queued answers (PING replies, `ERROR` frames, receipts)
@@ -72,6 +74,10 @@ export interface ServeOptions {
   readonly maxOutboundBytes?: number
   /** Milliseconds a WebSocket connection's socket may take none of the bytes waiting for it before it is closed the same way. Default {@link SERVE_LIMITS}. */
   readonly sendTimeoutMs?: number
+  /** Frames one WebSocket connection may send per second, with bursts of as many; a faster peer is read no further until its allowance refills (TCP holds it back). Default {@link SERVE_LIMITS}. */
+  readonly maxFramesPerSecond?: number
+  /** Largest WebSocket message a peer may send, in bytes; a longer one closes its connection (1009). Default: `policy.maxCommandBytes` and 64 KiB. */
+  readonly maxFrameBytes?: number
   /** Receives the structured log. Default: none. */
   readonly log?: ServeLog
   /** Default: the wall clock. */
@@ -97,7 +103,7 @@ export interface RunningServer {
 const CLOSE_GRACE_MS = 5000
 
 /** `authority` with every submission logged: accepted (its sequences), answered as a duplicate, or refused with its §19 code. */
-function loggedAuthority(authority: ServedAuthority, log: ServeLog): ServedAuthority {
+function loggedAuthority(authority: ServedAuthority, log: ServeLog, maxCommandBytes: number): ServedAuthority {
   const submit = async (bytes: string | Uint8Array): Promise<Receipt> => {
     let receipt: Receipt
     try {
@@ -106,7 +112,7 @@ function loggedAuthority(authority: ServedAuthority, log: ServeLog): ServedAutho
       const error = ProtocolError.from(thrown)
       // §19: the peer learns only the code of an INTERNAL_ERROR; the log keeps its cause.
       const internal = error.code === 'INTERNAL_ERROR' ? { cause: causeText(thrown) } : {}
-      log({ level: error.code === 'INTERNAL_ERROR' ? 'error' : 'info', msg: 'command refused', code: error.code, ...peekEnvelope(bytes), ...internal })
+      log({ level: error.code === 'INTERNAL_ERROR' ? 'error' : 'info', msg: 'command refused', code: error.code, ...peekEnvelope(bytes, maxCommandBytes), ...internal })
       throw thrown
     }
     const sequences = receipt.events.flatMap((e) => (e.sequence === undefined ? [] : [e.sequence]))
@@ -206,8 +212,12 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     maxAuditEntries: options.maxAuditEntries ?? SERVE_LIMITS.maxAuditEntries,
     // A Command the Authority would take must fit in a request.
     maxControlBodyBytes: options.maxControlBodyBytes ?? options.policy?.maxCommandBytes ?? SERVE_LIMITS.maxControlBodyBytes,
+    maxControlRequests: options.maxControlRequests ?? SERVE_LIMITS.maxControlRequests,
     maxOutboundBytes: options.maxOutboundBytes ?? SERVE_LIMITS.maxOutboundBytes,
     sendTimeoutMs: options.sendTimeoutMs ?? SERVE_LIMITS.sendTimeoutMs,
+    maxFramesPerSecond: options.maxFramesPerSecond ?? SERVE_LIMITS.maxFramesPerSecond,
+    // A frame carries one Command and its own few members: more can only be refused.
+    maxFrameBytes: options.maxFrameBytes ?? (options.policy?.maxCommandBytes === undefined ? SERVE_LIMITS.maxFrameBytes : options.policy.maxCommandBytes + FRAME_OVERHEAD_BYTES),
   }
   const policy = { ...options.policy, maxMessagesPerMinute: limits.maxMessagesPerMinute, maxProposalsPerMinute: limits.maxProposalsPerMinute, controlPlane }
   const opening = { dataDir: options.dataDir, organization, clock, policy, log, maxAuditEntries: limits.maxAuditEntries }
@@ -216,7 +226,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     const { authority } = backend
     const heads = [...authority.state.groups.values()].map((g) => g.head)
     log({ level: 'info', msg: 'store opened', ...backend.where, groups: heads.length, groupEvents: heads.reduce((a, b) => a + b, 0), organizationId: organization.organizationId })
-    const logged = loggedAuthority(authority, log)
+    const logged = loggedAuthority(authority, log, options.policy?.maxCommandBytes ?? DEFAULT_POLICY.maxCommandBytes)
     await registerCards(authority, logged, organization, clock, orgPath, log)
     const delivery = loggedDelivery(createDelivery(authority, { cursorStore: backend.cursorStore, controlPlane }), log)
     const wire = await createWireServer({
@@ -232,6 +242,8 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       maxConnectionsPerPeer: limits.maxConnectionsPerPeer,
       maxOutboundBytes: limits.maxOutboundBytes,
       sendTimeoutMs: limits.sendTimeoutMs,
+      maxFramesPerSecond: limits.maxFramesPerSecond,
+      maxFrameBytes: limits.maxFrameBytes,
       ...(options.tls === undefined ? {} : { tls: options.tls }),
       ...(options.insecureLoopback === undefined ? {} : { insecureLoopback: options.insecureLoopback }),
     }).catch((error: unknown) => {
@@ -240,7 +252,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     })
     let control: ControlEndpoint | undefined
     if (options.controlPort !== undefined) {
-      control = await createControlEndpoint({ submit: logged.submit, port: options.controlPort, maxBytes: limits.maxControlBodyBytes, now: () => timestampOf(clock.now()) }).catch(async (error: unknown) => {
+      control = await createControlEndpoint({ submit: logged.submit, port: options.controlPort, maxBytes: limits.maxControlBodyBytes, maxConcurrent: limits.maxControlRequests, now: () => timestampOf(clock.now()) }).catch(async (error: unknown) => {
         await wire.close()
         delivery.close()
         throw error
@@ -294,12 +306,15 @@ interface ConfigFile {
   maxConnectionsPerPeer?: number
   maxAuditEntries?: number
   maxControlBodyBytes?: number
+  maxControlRequests?: number
   maxOutboundBytes?: number
   sendTimeoutMs?: number
+  maxFramesPerSecond?: number
+  maxFrameBytes?: number
 }
 
 /** The limits a `--config` file sets at its top level; the rates of Messages and proposals are `policy` limits. */
-const SERVER_LIMITS = ['maxHellosPerMinute', 'maxConnections', 'maxConnectionsPerPeer', 'maxAuditEntries', 'maxControlBodyBytes', 'maxOutboundBytes', 'sendTimeoutMs'] as const
+const SERVER_LIMITS = ['maxHellosPerMinute', 'maxConnections', 'maxConnectionsPerPeer', 'maxAuditEntries', 'maxControlBodyBytes', 'maxControlRequests', 'maxOutboundBytes', 'sendTimeoutMs', 'maxFramesPerSecond', 'maxFrameBytes'] as const
 
 /** `value` (a flag's text or a config member) as a positive integer. */
 function positive(value: unknown, name: string): number {
@@ -419,8 +434,11 @@ export async function serveCommand(args: readonly string[], io: { readonly stdou
       'max-connections-per-peer': { type: 'string' },
       'max-audit-entries': { type: 'string' },
       'max-control-body-bytes': { type: 'string' },
+      'max-control-requests': { type: 'string' },
       'max-outbound-bytes': { type: 'string' },
       'send-timeout-ms': { type: 'string' },
+      'max-frames-per-second': { type: 'string' },
+      'max-frame-bytes': { type: 'string' },
     },
   })
   // Like PostgreSQL, the server keeps what it creates to its owner, files its libraries create

@@ -426,23 +426,26 @@ export async function connectWebSocket(options: WebSocketOptions): Promise<WebSo
     setStatus('closed', error)
   }
 
-  const schedule = (): void => {
+  /** Reconnects after the backoff, and not before `notBeforeMs` (a refusal's `retryAfterMs`). */
+  const schedule = (notBeforeMs = 0): void => {
     if (reconnect === false || userClosed) return
     const base = Math.min(reconnect.maxDelayMs, reconnect.initialDelayMs * 2 ** Math.min(attempts, 30))
     // Jitter spreads the reconnects of many Agents after a server restart.
     const draw = random(4)
-    const delay = Math.round(base * (0.5 + ((draw[0]! ^ draw[3]!) / 255) * 0.5))
+    const delay = Math.max(notBeforeMs, Math.round(base * (0.5 + ((draw[0]! ^ draw[3]!) / 255) * 0.5)))
     attempts++
     retryTimer = setTimeout(() => {
       retryTimer = undefined
       attempt().then(opened, (error: unknown) => {
         if (userClosed) return
-        // A refused handshake fails again the same way; only an unreachable server is retried.
-        if (error instanceof ProtocolError) {
+        // A refused handshake fails again the same way, unless the refusal says to retry (§19: a
+        // RATE_LIMITED HELLO, say, with its retryAfterMs); an unreachable server is retried too.
+        if (error instanceof ProtocolError && !error.retryable) {
           terminal = error
           return finish(error)
         }
-        schedule()
+        if (error instanceof ProtocolError) setStatus('reconnecting', error)
+        schedule(error instanceof ProtocolError ? (error.retryAfterMs ?? 0) : 0)
       })
     }, delay)
     retryTimer.unref?.()
