@@ -21,11 +21,14 @@
  * @module
  */
 import { ProtocolError, UsageError } from '@weft/codec'
-import type { AttentionFilter, Event, GroupAcknowledgement, GroupSubscription } from '@weft/spec'
+import type { AttentionFilter, Event, EventPayload, GroupAcknowledgement, GroupSubscription } from '@weft/spec'
 import { cursorTooOld } from './compaction.js'
 import { actorKey, type ActorRef, type GroupState } from './model.js'
 import type { Authority } from './pipeline.js'
 import type { RestorePoint } from './snapshots.js'
+import { cardActive } from './standing.js'
+
+const CARD_REGISTERED = 'ext.missionweaveprotocol.registry.agent_card_registered'
 
 /**
  * Where ACK Cursors live, per subscriber and Group. Monotonicity and bounds are enforced by the
@@ -84,7 +87,9 @@ export interface SubscriptionHandlers {
   onEvent(event: Event, subscription: Subscription): void
   /**
    * Told when a Group stops flowing: `BACKPRESSURE` (its buffer filled; {@link Subscription.resume}
-   * continues from the log), `GROUP_NOT_FOUND` (the subscriber lost access; the Group is ended) or
+   * continues from the log), `GROUP_NOT_FOUND` (the subscriber lost access; the Group is ended),
+   * `AUTH_FORBIDDEN` (an Agent Card that stops the subscribing Agent was registered, §6.1; every
+   * Group of the Agent is ended) or
    * `CURSOR_TOO_OLD` (the log was compacted past the position still to be read; the Group is ended
    * and the details carry the snapshot reference to restore from, §16).
    */
@@ -134,11 +139,12 @@ export interface ReplayPage {
 
 /**
  * What delivery reads of an Authority: the Group state (for §8 visibility), the online log and its
- * compaction point, and the commit stream. An {@link Authority} is one; so is any Authority that
+ * compaction point, the commit stream and, when given, the Authority state whose Agent Cards stop a
+ * revoked or deprecated Agent's reading (§6.1). An {@link Authority} is one; so is any Authority that
  * keeps its log elsewhere (the PostgreSQL one of `@weft/store-postgres`), which is why delivery
  * asks for these members only.
  */
-export type DeliverySource = Pick<Authority, 'group' | 'eventPage' | 'snapshot' | 'onCommit'>
+export type DeliverySource = Pick<Authority, 'group' | 'eventPage' | 'snapshot' | 'onCommit'> & Partial<Pick<Authority, 'state'>>
 
 /** Delivery of one Authority's Events to subscribers. */
 export interface Delivery {
@@ -147,7 +153,8 @@ export interface Delivery {
    * Cursor) up to the head, then continues live with every later Event, none lost or repeated.
    * All Groups are checked before any is subscribed; with `options.paused` none is read before
    * {@link Subscription.resume}.
-   * @throws ProtocolError `GROUP_NOT_FOUND` for a Group the subscriber may not read, `INVALID_COMMAND` for a position beyond the head or a repeated Group,
+   * @throws ProtocolError `GROUP_NOT_FOUND` for a Group the subscriber may not read, `AUTH_FORBIDDEN` for an Agent whose
+   * registered card is not active (every reading method), `INVALID_COMMAND` for a position beyond the head or a repeated Group,
    * `CURSOR_TOO_OLD` (details: the snapshot reference) for a position below the Group's compaction point.
    */
   subscribe(subscriber: ActorRef, groups: readonly DeliveryGroup[], handlers: SubscriptionHandlers, options?: SubscribeOptions): Subscription
@@ -258,9 +265,27 @@ export function createDelivery(authority: DeliverySource, options: DeliveryOptio
     return { group, start: membership.visibilityStartSequence }
   }
 
+  /** §6.1: why an Agent whose registered card is no longer active may read nothing, or `undefined`. */
+  function stopped(subscriber: ActorRef): ProtocolError | undefined {
+    if (subscriber.type !== 'agent' || authority.state === undefined) return undefined
+    const agent = authority.state.org.agents.get(subscriber.id)
+    return agent === undefined || cardActive(agent) ? undefined : new ProtocolError('AUTH_FORBIDDEN', `The Agent Card is ${agent.card.status}.`)
+  }
+
   function readable(subscriber: ActorRef, groupId: string): Access {
+    const refusal = stopped(subscriber)
+    if (refusal !== undefined) throw refusal
     // §17.2: the same answer for an absent Group and a hidden one, so nothing leaks about which it is.
     return visibility(subscriber, groupId) ?? fail('GROUP_NOT_FOUND', 'group not found')
+  }
+
+  /** §6.1: a card that stops its Agent ends every subscription of that Agent, each Group told why. */
+  function endStoppedAgent(agentId: string): void {
+    const refusal = stopped({ type: 'agent', id: agentId })
+    if (refusal === undefined) return
+    for (const channels of byGroup.values()) {
+      for (const channel of [...channels]) if (channel.subscriber.type === 'agent' && channel.subscriber.id === agentId) end(channel, refusal)
+    }
   }
 
   function position(subscriber: ActorRef, groupId: string, afterSequence: number | undefined, head: number, what: string): number {
@@ -281,6 +306,7 @@ export function createDelivery(authority: DeliverySource, options: DeliveryOptio
     const touched = new Set<Channel>()
     for (let i = 0; i < events.length; i++) {
       const event = events[i] as Event
+      if (event.kind === CARD_REGISTERED) endStoppedAgent((event.payload as EventPayload<typeof CARD_REGISTERED>).card.agentId)
       if (event.groupId === undefined) continue
       for (const channel of byGroup.get(event.groupId) ?? []) {
         enqueue(channel, event, events, i)

@@ -7,6 +7,8 @@
  * `agent_card_registered` Event carries the revocation, so a fold of the log gives the same state.
  */
 import { timestampOf } from '../src/clock.js'
+import { createDelivery } from '../src/delivery.js'
+import { deliveryFeed } from '../src/feed.js'
 import { connectWebSocket } from '@weft/client/wire'
 import type { PublicKey } from '@weft/spec'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -52,6 +54,28 @@ describe('a revoked Agent Card (§6.1)', () => {
     // Other Agents go on.
     await post(w, 'worker2')
     expectIntegrity(w)
+  })
+
+  it('ends the in-process feed of a revoked Agent with AUTH_FORBIDDEN, and refuses its next subscription and replay', async () => {
+    const w = await started()
+    const delivery = createDelivery(w.authority)
+    const feed = deliveryFeed(delivery, cast.worker1.actor)
+    const received: number[] = []
+    const errors: string[] = []
+    feed.subscribe([{ groupId: w.groupId, afterSequence: 0 }], { onEvent: (e) => void received.push(e.sequence!), onError: (error) => void errors.push(error.code) })
+    await post(w, 'worker2')
+    const before = received.length
+    expect(before).toBeGreaterThan(0)
+    await register(w, 'worker1', 2, { status: 'revoked' })
+    expect(errors).toEqual(['AUTH_FORBIDDEN'])
+    // Nothing more reaches it, and it cannot read again.
+    await post(w, 'worker2')
+    expect(received.length).toBe(before)
+    expect(() => delivery.replay(cast.worker1.actor, w.groupId, 0)).toThrow(expect.objectContaining({ code: 'AUTH_FORBIDDEN' }))
+    expect(() => feed.subscribe([{ groupId: w.groupId, afterSequence: 0 }], { onEvent: () => undefined })).toThrow(expect.objectContaining({ code: 'AUTH_FORBIDDEN' }))
+    // Another member's feed goes on.
+    expect(delivery.replay(cast.worker2.actor, w.groupId, 0).events.length).toBeGreaterThan(0)
+    delivery.close()
   })
 
   it('lets the Coordinator offer the revoked owner’s WorkItem again at once, fencing its ownership (§11.5)', async () => {
