@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { LogProofError, type LogHead } from '@weft/authority'
@@ -36,5 +36,29 @@ describe('the head file', () => {
     expect(file.read()).toEqual([])
     writeFileSync(file.path, `{"sequence":1,"chain":"${hash('a')}"}\nnot json\n`)
     expect(() => file.read()).toThrow(new LogProofError({ subject: `the head file ${file.path}` }, 'line 2 is damaged').message)
+  })
+
+  it("takes the database file's mode whatever the umask, appended or rewritten, and owner-only without a database", () => {
+    const umask = process.umask(0)
+    try {
+      const modeOf = (path: string): number => statSync(path).mode & 0o777
+      const bare = openHeadFile(join(dir, 'none.db'), false)
+      bare.record([{ sequence: 1, chain: hash('a') }], () => [])
+      bare.close()
+      expect(modeOf(bare.path)).toBe(0o600)
+      const db = join(dir, 'a.db')
+      writeFileSync(db, '')
+      chmodSync(db, 0o640)
+      const current: LogHead[] = [{ sequence: 2, chain: hash('b') }]
+      const file = openHeadFile(db, false, 1)
+      file.record([{ sequence: 1, chain: hash('a') }], () => current)
+      expect(modeOf(file.path)).toBe(0o640)
+      // The second record rewrites the file through a temporary one: same mode.
+      file.record([{ sequence: 2, chain: hash('b') }], () => current)
+      file.close()
+      expect(modeOf(file.path)).toBe(0o640)
+    } finally {
+      process.umask(umask)
+    }
   })
 })

@@ -21,7 +21,7 @@
  * and is ignored; the line before it for that chain is an older head, which also only asks less.
  * @module
  */
-import { closeSync, existsSync, fdatasyncSync, fsyncSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from 'node:fs'
+import { chmodSync, closeSync, existsSync, fchmodSync, fdatasyncSync, fsyncSync, openSync, readFileSync, renameSync, statSync, writeFileSync, writeSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { LogProofError, type LogHead } from '@weft/authority'
 
@@ -64,6 +64,15 @@ const lines = (heads: readonly LogHead[]): string => heads.map((h) => `${JSON.st
  */
 export function openHeadFile(databasePath: string, sync: boolean, rewriteAfter = REWRITE_AFTER): HeadFile {
   const path = `${databasePath}.heads`
+  // The head file gets the database's readers, not the umask's: owner-only unless the database is
+  // readable by more (a library caller does not set the umask `weft serve` sets).
+  const mode = (): number => {
+    try {
+      return statSync(databasePath).mode & 0o666
+    } catch {
+      return 0o600
+    }
+  }
   let fd: number | undefined
   let grown = 0
   let unsynced = 0
@@ -78,7 +87,8 @@ export function openHeadFile(databasePath: string, sync: boolean, rewriteAfter =
   const rewrite = (heads: readonly LogHead[]): void => {
     close()
     const temporary = `${path}.tmp`
-    writeFileSync(temporary, lines(heads), { flush: sync })
+    writeFileSync(temporary, lines(heads), { flush: sync, mode: mode() })
+    chmodSync(temporary, mode())
     renameSync(temporary, path)
     if (sync) {
       const dir = openSync(dirname(path), 'r')
@@ -115,7 +125,11 @@ export function openHeadFile(databasePath: string, sync: boolean, rewriteAfter =
       if (heads.length === 0) return
       if (grown >= rewriteAfter) rewrite(all())
       else {
-        fd ??= openSync(path, 'a')
+        if (fd === undefined) {
+          fd = openSync(path, 'a', mode())
+          // An existing file keeps its mode on open; one made by an older version is brought in line.
+          fchmodSync(fd, mode())
+        }
         writeSync(fd, lines(heads))
         grown += heads.length
         unsynced += heads.length
