@@ -1,43 +1,87 @@
 #!/usr/bin/env node
-// Type-checks every package and runs its tests through turbo, then sums the vitest JSON reports into one closing
-// line, `tests: N passed, N failed, N skipped`. Under CI=true a skipped test is a failure: the
-// bundle and every service a test needs must be there.
+// `npm test`: checks the machine's prerequisites, then that generated code is current, then runs the tests of
+// these scripts and every package's type-check and tests through turbo, and sums the vitest JSON reports and
+// the tasks' exit codes into one closing line, `tests: N passed, N failed, N skipped` (after a failure, its
+// kinds in parentheses). The exit code is 1 exactly when that line counts a failure. Under CI=true a skipped
+// test is a failure: the bundle and every service a test needs must be there.
 import { spawnSync } from 'node:child_process'
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { readdirSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
+import { checkPrerequisites, systemProbes } from './prerequisites.mjs'
+import { notRunLine, readReports, summarize, turboTasks } from './test-summary.mjs'
 
 const root = join(import.meta.dirname, '..')
 const reports = join(root, '.reports')
+const ci = process.env.CI === 'true'
 rmSync(reports, { recursive: true, force: true })
+
+let prerequisites
+try {
+  prerequisites = await checkPrerequisites(systemProbes(root), { ci })
+} catch (error) {
+  // A probe that breaks (a damaged checkout, say) must still end the run with its closing line.
+  console.error(error)
+  console.log(notRunLine('the prerequisite check itself failed, see above'))
+  process.exit(1)
+}
+const { missing, notes } = prerequisites
+for (const line of [...notes, ...missing]) console.log(line)
+if (missing.length > 0) {
+  console.log(notRunLine(`${missing.length === 1 ? 'a prerequisite is' : `${missing.length} prerequisites are`} missing; install as listed above`))
+  process.exit(1)
+}
 
 // Generated code must be committed current: check it from the spec sources before turbo's build
 // (which regenerates) can hide a stale file.
 const drift = spawnSync('npx', ['tsx', '--conditions=@weft/source', 'tools/codegen/src/run.ts', '--check'], { cwd: root, stdio: 'inherit' })
 if (drift.status !== 0) {
-  console.log('tests: 0 passed, 1 failed, 0 skipped')
+  console.log(notRunLine('generated code is stale or its check failed; npm run generate'))
   process.exit(1)
 }
 
-const run = spawnSync('npx', ['turbo', 'run', 'check', 'test', '--concurrency=1', '--continue', ...process.argv.slice(2)], {
+// The tests of scripts/ itself (no workspace of its own, so turbo does not see it); its vitest config writes
+// .reports/scripts.json like every package's.
+const own = spawnSync('npx', ['vitest', 'run'], { cwd: join(root, 'scripts'), stdio: 'inherit' })
+
+// Turbo's run summary gives each task's exit code: a type-check that failed, or a test run that exited 1 with a
+// clean report (an unhandled error), shows nowhere else.
+const runs = join(root, '.turbo', 'runs')
+const summariesBefore = new Set(listJson(runs))
+const run = spawnSync('npx', ['turbo', 'run', 'check', 'test', '--concurrency=1', '--continue', '--summarize', ...process.argv.slice(2)], {
   cwd: root,
   stdio: 'inherit',
   env: { ...process.env, TURBO_TELEMETRY_DISABLED: '1' },
 })
+const tasks = [{ id: 'scripts#test', exitCode: own.status ?? 1, report: 'scripts' }, ...readTurboTasks(listJson(runs).filter((f) => !summariesBefore.has(f)))]
 
-let passed = 0
-let failed = 0
-let skipped = 0
-const files = existsSync(reports) ? readdirSync(reports).filter((f) => f.endsWith('.json')) : []
-for (const file of files) {
-  const report = JSON.parse(readFileSync(join(reports, file), 'utf8'))
-  passed += report.numPassedTests ?? 0
-  failed += report.numFailedTests ?? 0
-  skipped += (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0)
-  // a test file that failed to load counts as a failure even with no test inside
-  for (const suite of report.testResults ?? []) if (suite.status === 'failed' && (suite.assertionResults ?? []).length === 0) failed++
+const found = readReports(reports)
+const summary = summarize({ reports: found, tasks, run: { status: run.status, signal: run.signal }, ci, root })
+console.log(`\npackages reporting: ${found.length}`)
+for (const line of summary.details) console.log(line)
+if (ci && summary.skipped > 0) console.error('a test was skipped under CI=true: every test must run in CI')
+console.log(summary.line)
+process.exit(summary.exitCode)
+
+/** The JSON files of a folder (none when it is missing). */
+function listJson(dir) {
+  try {
+    return readdirSync(dir).filter((f) => f.endsWith('.json'))
+  } catch {
+    return []
+  }
 }
-console.log(`\npackages reporting: ${files.length}`)
-console.log(`tests: ${passed} passed, ${failed} failed, ${skipped} skipped`)
-const ciSkip = process.env.CI === 'true' && skipped > 0
-if (ciSkip) console.error('a test was skipped under CI=true: every test must run in CI')
-process.exit(run.status !== 0 || failed > 0 || ciSkip || passed === 0 ? 1 : 0)
+
+/** The tasks of the run summaries this run wrote, which are then removed (turbo never prunes them). */
+function readTurboTasks(files) {
+  return files.flatMap((file) => {
+    const path = join(runs, file)
+    try {
+      return turboTasks(JSON.parse(readFileSync(path, 'utf8')))
+    } catch {
+      // Without the summary, turbo's own exit status still keeps the closing line honest.
+      return []
+    } finally {
+      rmSync(path, { force: true })
+    }
+  })
+}
