@@ -3,89 +3,38 @@
 // check (tools/release-check).
 import assert from 'node:assert/strict'
 import { createAuthority, createAuthorizationService, createDelivery, verifySnapshotImage, buildGroupSnapshot, signGroupSnapshot, type Authority, type SubscriptionHandlers } from '@weft/authority'
-import { createClient, type Client, type Transport } from '@weft/client'
-import { encodeBase64url, keyPairFromSeed, ProtocolError, Registry, sign, type SigningKey } from '@weft/codec'
-import type { AgentCard, Event } from '@weft/spec'
+import { createTestOrganization, type ClientOf } from '@weft/authority/testing'
+import { ProtocolError } from '@weft/codec'
+import type { Event } from '@weft/spec'
 
 // --- Setup: an Organization, its Authority, and a WorkItem in progress, all through signed Commands.
 
-type Principal = { readonly actor: { readonly type: 'human' | 'agent' | 'service'; readonly id: string }; readonly signingKey: SigningKey }
-const principal = (type: Principal['actor']['type'], name: string, seed: number): Principal => ({
-  actor: { type, id: `urn:example:${type}:${name}` },
-  signingKey: { keyId: `urn:example:key:${name}`, pair: keyPairFromSeed(new Uint8Array(32).fill(seed)) },
-})
-const owner = principal('human', 'owner', 1)
-const coordinator = principal('agent', 'coordinator', 2)
-const workerAgent = principal('agent', 'worker', 3)
-const outsider = principal('agent', 'outsider', 4)
-const controlPlane = { actor: { type: 'service', id: 'urn:example:control-plane' }, signingKey: principal('service', 'control-plane', 7).signingKey } as const
-const authorityKey = principal('service', 'authority', 8).signingKey
-const everyone: readonly Principal[] = [owner, coordinator, workerAgent, outsider, controlPlane, { actor: { type: 'service', id: 'urn:example:authority' }, signingKey: authorityKey }]
-
-const registry = Registry.fromEvidence({
+// Keys, the Registry binding them, the Agent Cards the control plane signs, and what createAuthority
+// needs of the Organization: one call (see "Test Organizations" in the README).
+const capability = { id: 'example.implementation', version: '1.0.0' }
+const org = createTestOrganization({
   organizationId: 'urn:example:org',
-  bindings: everyone.map(({ actor, signingKey }) => ({
-    keyId: signingKey.keyId,
-    principal: actor,
-    algorithm: 'Ed25519',
-    publicKey: encodeBase64url(signingKey.pair.publicKey),
-    validFrom: '2026-01-01T00:00:00Z',
-    validityHistory: [],
-  })),
+  humans: ['owner'],
+  agents: ['coordinator', { name: 'worker', capabilities: [capability], maxConcurrency: 2 }, 'outsider'],
 })
-if (!(registry instanceof Registry)) throw new Error(`registry evidence refused: ${JSON.stringify(registry)}`)
-
-const controlPlaneId = controlPlane.actor.id
+const { humans: { owner }, agents: { coordinator, worker: workerAgent, outsider }, controlPlane, authorityService, registry } = org
 // The control plane registers Agent Cards and opens sessions (§6.1, §6.3).
-const policy = { controlPlane: [controlPlaneId] }
+const { policy } = org.authorityOptions
+const controlPlaneId = controlPlane.actor.id
+const authorityKey = authorityService.signingKey
 const worker = workerAgent.actor
 const workerKey = workerAgent.signingKey
 const groupId = 'urn:example:group:1'
 const workItemId = 'urn:example:work:1'
-const capability = { id: 'example.implementation', version: '1.0.0' }
 const inDays = (days: number): string => new Date(Date.now() + days * 86_400_000).toISOString()
 
-/** The Organization's Agent Card for `agent`, issued by the control plane. */
-const agentCard = (agent: Principal): AgentCard =>
-  sign('agent-card', {
-    agentId: agent.actor.id,
-    organizationId: 'urn:example:org',
-    cardVersion: 1,
-    displayName: agent.actor.id.split(':').pop()!,
-    owner: owner.actor,
-    status: 'active',
-    protocolVersions: ['0.1'],
-    endpoints: [{ transport: 'wss', uri: `wss://agents.example.invalid/${agent.actor.id.split(':').pop()}` }],
-    publicKeys: [{ keyId: agent.signingKey.keyId, algorithm: 'Ed25519', publicKey: encodeBase64url(agent.signingKey.pair.publicKey), validFrom: '2026-01-01T00:00:00Z' }],
-    capabilities: [{ ...capability, inputSchema: 'urn:example:schema:in', inputSchemaHash: `sha256:${'a'.repeat(64)}`, outputSchema: 'urn:example:schema:out', outputSchemaHash: `sha256:${'b'.repeat(64)}`, constraints: {}, verifiedEvidence: ['urn:example:evidence:capability'] }],
-    maxConcurrency: 2,
-    issuedAt: '2026-01-01T00:00:00Z',
-  } satisfies Omit<AgentCard, 'signature'>, controlPlane.signingKey)
-
 /**
- * A client per Principal over `target.connect()`. Every receipt is shown to every client, as a
- * subscription would show it, so each learns the Session and Membership Epochs it must carry.
+ * The Organization's first Commands: Agent Cards and sessions (`org.open`, which also hands out a
+ * client per Principal that learns its epochs from every receipt), the Mission and its Group, the
+ * worker's Membership.
  */
-function clientsOf(target: Authority): (who: Principal) => Client {
-  const inner = target.connect()
-  const transport: Transport = {
-    submit: async (command, bytes) => {
-      const receipt = await inner.submit(command, bytes)
-      for (const c of clients.values()) c.observe(receipt.events)
-      return receipt
-    },
-  }
-  const clients = new Map(everyone.map((p) => [p, createClient({ actor: p.actor, signingKey: p.signingKey, transport, groupId })]))
-  return (who) => clients.get(who)!
-}
-
-/** The Organization's first Commands: Agent Cards and sessions, the Mission and its Group, the worker's Membership. */
-async function openOrganization(target: Authority): Promise<(who: Principal) => Client> {
-  const as = clientsOf(target)
-  for (const agent of [coordinator, workerAgent, outsider]) {
-    await as(controlPlane).registryAgentCardRegister({ card: agentCard(agent) })
-    await as(controlPlane).identitySessionOpen({ agentId: agent.actor.id })
-  }
+async function openOrganization(target: Authority): Promise<ClientOf> {
+  const as = await org.open(target, { groupId })
   await as(owner).missionCreate({
     missionId: 'urn:example:mission:1',
     title: 'Release',
@@ -102,7 +51,7 @@ async function openOrganization(target: Authority): Promise<(who: Principal) => 
   return as
 }
 
-const authority = createAuthority({ registry, keys: { authority: { type: 'service', id: 'urn:example:authority' }, signingKey: authorityKey }, policy })
+const authority = createAuthority(org.authorityOptions)
 const as = await openOrganization(authority)
 
 // The coordinator authorizes and offers a WorkItem; the worker accepts and starts it.
@@ -251,10 +200,10 @@ const warnings: unknown[][] = []
 const warn = console.warn
 console.warn = (...values: unknown[]) => void warnings.push(values)
 
-// With the Organization's `registry` and `policy`, and the Authority's `authorityKey`:
+// With the Organization's `registry` and `policy`, and the Authority's `authorityService` and `authorityKey`:
 import { createMemoryStore } from '@weft/authority'
 
-const keys = { authority: { type: 'service', id: 'urn:example:authority' }, signingKey: authorityKey } as const
+const keys = { authority: authorityService.actor, signingKey: authorityKey }
 const store = createMemoryStore({ checkpoints: true }) // or openSqliteAuthorityStore(path): always on
 const first = createAuthority({ registry, keys, store, policy })
 await openOrganization(first) // accepted Commands; a compaction saves a checkpoint too, or at any time:

@@ -12,20 +12,24 @@
  * - `weft serve --data DIR [...]`: a Group Authority on the WebSocket binding over a durable
  *   store (`serve/serve.ts`): SQLite in the data directory, or with `--postgres URL` a PostgreSQL
  *   database that several servers share; `weft inspect` prints what such a store holds.
+ * - `weft principal add human|agent --data DIR --name NAME [...]` and `weft principal list --data DIR`:
+ *   the humans and Agents of a data directory's `organization.json` (`principal.ts`).
+ * - `weft version` (or `--version`): the `@weft/cli` and protocol versions.
  * - `weft help`.
  * @module
  */
 import { spawn } from 'node:child_process'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { createInterface } from 'node:readline/promises'
 import { parseArgs } from 'node:util'
 import { UsageError } from '@weft/codec'
-import { approveAll, promptDecider, type Decider } from './demo/owner.js'
+import { approveAll, promptDecider, terminalQuestion, type Decider } from './demo/owner.js'
 import { runDemo, type DemoLine } from './demo/run.js'
 import { checklistText, noticeText, runFaultSuite, type FaultNotice } from './demo/faults.js'
 import { renderReport } from './report/report.js'
 import { runSimulation, simulationReport } from './simulate/run.js'
+import { simulateNumbers } from './simulate/args.js'
+import { checkWritableDir, exitOnStrayErrors, reportFailure } from './failures.js'
 
 /** Where `weft demo` writes its report unless told otherwise (§22: the run's timeline, graphs and checks). */
 const DEFAULT_REPORT_DIR = 'weft-report'
@@ -50,6 +54,10 @@ export const EXIT = {
   failed: 1,
   /** Nothing ran: bad arguments or a missing tool. */
   usage: 2,
+  /** `serve` and `inspect`: the stored log fails its proof (tampered with or damaged). */
+  logProof: 3,
+  /** `serve`: another running `weft serve` holds the data directory (its lock, `serve/lock.ts`). */
+  inUse: 4,
 } as const
 
 const USAGE = `Usage: weft <command> [options]
@@ -95,6 +103,16 @@ Commands:
     --postgres URL [--pg-schema NAME]   Read the log from PostgreSQL instead of authority.db.
     --verify     Prove the log as weft serve does on start (signatures, chains, the head
                  file); print one line; exit 3 when it fails.
+  principal      Add a human or an Agent to a data directory's organization.json, or list them.
+    add human|agent --data DIR --name NAME   Fresh Ed25519 key: the private key goes to
+                 NAME.key.json (mode 600, never overwritten), the public key to organization.json.
+    --id URI     The principal's ID (default ORG:TYPE:NAME).   --key-out FILE   The key file.
+    --valid-from T --valid-until T   The key's validity (RFC 3339; default from now, no end).
+    --capability ID@VERSION ...   Agents: the card's capabilities (at least one).
+    --owner ID   Agents: the accountable principal (default the only human).
+    --display-name TEXT --description TEXT --max-concurrency N (default 1) --endpoint wss://URI ...
+    list --data DIR [--json]   The services and principals with their keys and validity.
+  version        Print the versions of weft and of MissionWeaveProtocol (also --version).
   help           Show this text.
 `
 
@@ -103,14 +121,8 @@ function processIo(): CliIo {
     stdout: (text) => process.stdout.write(text),
     stderr: (text) => process.stderr.write(text),
     interactive: process.stdin.isTTY === true && process.stdout.isTTY === true,
-    async question(prompt) {
-      const rl = createInterface({ input: process.stdin, output: process.stdout })
-      try {
-        return await rl.question(prompt)
-      } finally {
-        rl.close()
-      }
-    },
+    // Drops what was typed before each prompt, so it never answers the question (owner.ts).
+    question: terminalQuestion(process.stdin, process.stdout),
     run: (command, args) =>
       new Promise((resolve, reject) => {
         const child = spawn(command, [...args], { stdio: 'inherit' })
@@ -142,6 +154,8 @@ async function demo(args: readonly string[], io: CliIo): Promise<number> {
     io.stderr(`weft demo: --seed must be a non-negative integer, got ${values.seed}\n`)
     return EXIT.usage
   }
+  // The report is written at the end of the run: a directory that cannot take it is refused first.
+  if (values['no-report'] !== true) await checkWritableDir(values.report ?? DEFAULT_REPORT_DIR, '--report')
   let decide: Decider = approveAll()
   if (values.yes !== true) {
     if (io.interactive && io.question !== undefined) decide = promptDecider(io.question, io.stdout)
@@ -198,15 +212,9 @@ async function conformance(args: readonly string[], io: CliIo): Promise<number> 
 
 async function simulate(args: readonly string[], io: CliIo): Promise<number> {
   const { values } = parseArgs({ args: [...args], strict: true, allowPositionals: false, options: { seeds: { type: 'string' }, seed: { type: 'string' }, steps: { type: 'string' } } })
-  // runSimulation validates the numbers (NaN included) and answers a UsageError.
-  const seeds = values.seeds === undefined ? (values.seed === undefined ? 100 : 1) : Number(values.seeds)
   try {
-    const summary = await runSimulation({
-      seeds,
-      ...(values.seed === undefined ? {} : { firstSeed: Number(values.seed) }),
-      ...(values.steps === undefined ? {} : { steps: Number(values.steps) }),
-      log: (line) => io.stdout(`${line}\n`),
-    })
+    // Each number is read strictly and refused with what it counts (simulate/args.ts).
+    const summary = await runSimulation({ ...simulateNumbers(values), log: (line) => io.stdout(`${line}\n`) })
     io.stdout(simulationReport(summary))
     return summary.violations.length === 0 ? EXIT.ok : EXIT.failed
   } catch (error) {
@@ -227,11 +235,22 @@ function commandUsage(command: string): string | undefined {
 }
 
 /**
- * Runs the `weft` command with `argv` (without the node and script paths).
+ * Runs the `weft` command with `argv` (without the node and script paths). Every failure ends in
+ * one line on `stderr` and its exit code, never a stack trace (`failures.ts`; `WEFT_DEBUG=1` adds
+ * the stack of an unexpected error).
+ * @param given - Where to read and write; without it, the process's streams, and errors thrown
+ * outside the command's awaits (an unhandled `'error'` event) are reported the same way.
  * @returns The exit code ({@link EXIT}).
  */
-export async function main(argv: readonly string[], io: CliIo = processIo()): Promise<number> {
+export async function main(argv: readonly string[], given?: CliIo): Promise<number> {
+  const io = given ?? processIo()
   const [command, ...rest] = argv
+  // As the process (no io given), errors no await below can catch end in one line too (failures.ts).
+  if (given === undefined) exitOnStrayErrors(command, io.stderr, EXIT)
+  if (command === '--version' || command === 'version') {
+    io.stdout((await import('./version.js')).versionText())
+    return EXIT.ok
+  }
   // `weft <command> --help`: that command's part of the usage (conformance passes it on to its tool).
   if (command !== 'conformance' && (rest.includes('--help') || rest.includes('-h'))) {
     const section = commandUsage(command ?? '')
@@ -253,6 +272,8 @@ export async function main(argv: readonly string[], io: CliIo = processIo()): Pr
         return await (await import('./serve/serve.js')).serveCommand(rest, io)
       case 'inspect':
         return await (await import('./serve/inspect.js')).inspectCommand(rest, io)
+      case 'principal':
+        return await (await import('./principal.js')).principalCommand(rest, io)
       case undefined:
       case 'help':
       case '--help':
@@ -269,6 +290,7 @@ export async function main(argv: readonly string[], io: CliIo = processIo()): Pr
       io.stderr(`weft ${command}: ${error.message}\n`)
       return EXIT.usage
     }
-    throw error
+    // Anything else: one line saying what happened (and for a bug, how to see its stack), never a trace.
+    return reportFailure(command, error, io.stderr, EXIT)
   }
 }

@@ -2,14 +2,13 @@
  * The HTML report as text: a real demo run's page names every WorkItem, draws one bar per
  * Execution Lease in both timelines, shows both Missions' final states, both statecharts with all
  * their rows, and every Artifact's provenance; it is self-contained; and hostile names from a
- * synthetic result come out escaped.
+ * synthetic result come out escaped. `report-views.test.ts` covers the views' layout and legends.
  */
 import { MISSION_TRANSITIONS, WORK_ITEM_TRANSITIONS } from '@weft/spec/machines'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { runDemo, type DemoResult } from '../src/demo/run.js'
 import type { SlotRecord } from '../src/demo/timeline.js'
 import { renderReport } from '../src/report/report.js'
-import { layersOf } from '../src/report/svg.js'
 
 /** The `<svg id=…>…</svg>` element of `html` (the charts never nest an `<svg>`). */
 function svgById(html: string, id: string): string {
@@ -38,7 +37,7 @@ describe('renderReport of a demo run', () => {
   it('is one self-contained document: no scripts, nothing fetched', () => {
     expect(html.startsWith('<!doctype html>')).toBe(true)
     expect(html).not.toMatch(/<script|<link|<img|<iframe|\ssrc=|\shref=|@import|url\((?!#)/i)
-    expect([...html.matchAll(/<section id="([a-z]+)">/g)].map((m) => m[1])).toEqual(['missions', 'timeline', 'graphs', 'statecharts', 'faults', 'provenance'])
+    expect([...html.matchAll(/<section id="([a-z]+)">/g)].map((m) => m[1])).toEqual(['missions', 'timeline', 'graphs', 'statecharts', 'faults', 'ledger', 'provenance', 'events'])
   })
 
   it('draws one bar per Execution Lease in the slot chart and in the Group chart', () => {
@@ -166,10 +165,25 @@ function hostileResult(): DemoResult {
           producerAgentId: agent,
           executionLeaseId: 'urn:l:<1>',
           ownershipEpoch: 1,
+          deliverableId: `<b>deliverable</b>`,
           sources: [],
           consumers: [{ kind: 'mission', ref: `${group}@1`, groupId: group, revision: 1 }],
         },
       ],
+      ledger: [
+        {
+          scope: 'workItem',
+          groupId: group,
+          missionId: 'urn:m:1',
+          workItemId: 'urn:w:1',
+          currency: '<i>USD</i>',
+          dimensions: Object.fromEntries(
+            ['financialMicrounits', 'modelTokens', 'toolCalls', 'computeSeconds', 'wallClockSeconds', 'externalActions'].map((d) => [d, { limit: 10, source: 'own', reserved: 0, used: 1, remaining: 9 }]),
+          ) as never,
+        },
+      ],
+      events: [{ groupId: group, sequence: 1, kind: '<script>kind</script>', actorType: 'agent', actorId: agent, atMs: T0 }],
+      build: { weftVersion: `<script>1</script>`, protocolCommit: `"><script>` },
     },
   }
 }
@@ -188,8 +202,19 @@ describe('renderReport of hostile names', () => {
     expect(html).toContain('&lt;iframe src=&quot;//evil&quot;&gt;')
     expect(html).toContain('&amp;amp;')
     expect(html).toContain('data-lease="urn:l:&lt;1&gt;"')
+    // The new views: deliverable, ledger currency, Event kind, build line.
+    expect(html).toContain('&lt;b&gt;deliverable&lt;/b&gt; · text/&lt;html&gt;')
+    expect(html).toContain('money (&lt;i&gt;USD&lt;/i&gt;)')
+    expect(html).toContain('<td>&lt;script&gt;kind&lt;/script&gt;</td>')
+    expect(html).toContain('<code data-version>&lt;script&gt;1&lt;/script&gt;</code>')
     // Class names built from states keep only safe characters.
     expect(html).toContain('st-active--onclick--x')
+  })
+
+  it('draws a Group without WorkItems as an empty drawing of finite size', () => {
+    const empty = hostileResult()
+    const page = renderReport({ ...empty, facts: { ...empty.facts, graphs: empty.facts.graphs.map((g) => ({ ...g, workItems: [] })) } })
+    expect(page).not.toMatch(/Infinity|NaN/)
   })
 
   it('still draws each lease, the running one dashed to the end of the run', () => {
@@ -197,19 +222,5 @@ describe('renderReport of hostile names', () => {
     expect(count(slots, '<rect class="bar"')).toBe(2)
     expect(count(slots, 'stroke-dasharray="3 2"')).toBe(1)
     expect(html).toContain('still running at the end')
-  })
-})
-
-describe('layersOf', () => {
-  it('layers by longest path and ignores the edges that close a cycle', () => {
-    const edges = [
-      { from: 'a', to: 'b' },
-      { from: 'b', to: 'c' },
-      { from: 'a', to: 'c' },
-      { from: 'c', to: 'a' },
-      { from: 'c', to: 'c' },
-      { from: 'b', to: 'd' },
-    ]
-    expect(Object.fromEntries(layersOf(['a', 'b', 'c', 'd'], edges))).toEqual({ a: 0, b: 1, c: 2, d: 2 })
   })
 })

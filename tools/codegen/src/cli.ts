@@ -5,13 +5,18 @@
  */
 import { readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { checkOutputs, generate, writeOutputs } from './codegen.js'
+import { IncompleteCatalogError } from './catalog-check.js'
+import { checkOutputs, driftReport, generate, writeOutputs, type GeneratedOutput } from './codegen.js'
 
 const HELP = `usage: weft-codegen [--check] [--root DIR]
 
 Regenerates packages/*/src/gen/ and packages/validators/schemas/ from @weft/spec.
   --check     write nothing; exit 1 and print a diff when committed output is stale
   --root DIR  the repository root (default: the current directory)
+
+Runs from the TypeScript sources of @weft/spec and @weft/codegen; nothing needs to be built.
+Exits 1 without writing anything when a catalogued kind lacks what generation needs
+(a payload schema, issuer types, emitted Events, ...), one line per gap.
 `
 
 function version(root: string, pkg: string): string {
@@ -40,17 +45,22 @@ export function main(argv: readonly string[], out: Output = process.stdout, err:
     }
   }
   const started = performance.now()
-  const outputs = generate({ codegenVersion: version(root, 'tools/codegen'), specVersion: version(root, 'spec') })
+  let outputs: GeneratedOutput[]
+  try {
+    outputs = generate({ codegenVersion: version(root, 'tools/codegen'), specVersion: version(root, 'spec') })
+  } catch (error) {
+    if (!(error instanceof IncompleteCatalogError)) throw error
+    // Nothing was emitted, so nothing is written: the tree keeps its last complete generation.
+    for (const problem of error.problems) err.write(`weft-codegen: ${problem}\n`)
+    return 1
+  }
   if (check) {
     const drift = checkOutputs(root, outputs)
     if (drift.length === 0) {
       out.write(`weft-codegen: ${outputs.length} generated files are current\n`)
       return 0
     }
-    for (const d of drift) {
-      err.write(`${d.status}: ${d.path}\n`)
-      if (d.diff) err.write(`${d.diff}\n`)
-    }
+    err.write(driftReport(drift))
     err.write(`weft-codegen: ${drift.length} of ${outputs.length} generated files drifted; run \`npm run generate\` and commit\n`)
     return 1
   }

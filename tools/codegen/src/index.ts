@@ -2,8 +2,10 @@
  * @weft/codegen: generators from @weft/spec to the generated parts of the Weft packages.
  * @packageDocumentation
  */
-export { generate, checkOutputs, writeOutputs, preamble, lineDiff, GENERATED_DIRS } from './codegen.js'
-export type { GenerateOptions, GeneratedOutput, Drift, EmitContext } from './codegen.js'
+export { generate, checkOutputs, writeOutputs, preamble, lineDiff, driftReport, GENERATED_DIRS } from './codegen.js'
+export type { GenerateOptions, GeneratedOutput, Drift, DiffOptions, EmitContext } from './codegen.js'
+export { catalogProblems, assertCompleteCatalog, IncompleteCatalogError, SPEC_CATALOGS } from './catalog-check.js'
+export type { SpecCatalogs } from './catalog-check.js'
 export { main } from './cli.js'
 export type { Output } from './cli.js'
 

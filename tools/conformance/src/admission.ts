@@ -471,7 +471,7 @@ export function formatAdmissionReport(run: AdmissionRun, options: { readonly ver
     r.actualReason ?? '-',
     r.id,
   ])
-  const parts = [renderTable(ADMISSION_COLUMNS, rows), stageTable(run.summary.byStage), stageTable(run.summary.byReason).replace(/^stage/, 'reason')]
+  const parts = [renderTable(ADMISSION_COLUMNS, rows), stageTable(run.summary.byStage), stageTable(run.summary.byReason, 'reason')]
   const details = run.results
     .filter((r) => !r.pass || options.verbose === true)
     .map((r) => `  #${r.index} ${r.pass ? 'PASS' : 'FAIL'} ${r.id}: calls ${r.calls.join(' > ') || '(none)'}${r.mismatches.length > 0 ? `; ${r.mismatches.join('; ')}` : ''}`)

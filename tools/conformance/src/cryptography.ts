@@ -444,10 +444,14 @@ export const CRYPTOGRAPHY_COLUMNS: readonly TableColumn[] = [
   { header: 'evaluation' },
 ]
 
-/** The table of evaluations per expected stage (`stage | evaluations | passed`). */
-export function stageTable(byStage: Readonly<Record<string, StageCount>>): string {
+/**
+ * The table of evaluations per expected stage (`stage | evaluations | passed`), or per any other
+ * key, named by `label` (e.g. `reason`). The label is a column header, so the column is as wide as
+ * it needs (renaming the header of the rendered text would shift it against the rows).
+ */
+export function stageTable(byStage: Readonly<Record<string, StageCount>>, label = 'stage'): string {
   const rows = Object.entries(byStage).map(([stage, c]) => [stage, String(c.total), String(c.passed)])
-  return renderTable([{ header: 'stage' }, { header: 'evaluations', align: 'right' }, { header: 'passed', align: 'right' }], rows)
+  return renderTable([{ header: label }, { header: 'evaluations', align: 'right' }, { header: 'passed', align: 'right' }], rows)
 }
 
 /** The one-line summary, e.g. `cryptography: 62/62 passed (12 complete, 50 rejected); artifactDigest ok; 98/98 artifacts ok`. */

@@ -4,12 +4,14 @@
  * 1. package.json metadata: `exports` (`types` + `default`), `files`, README, license, engines,
  *    exact internal versions.
  * 2. `npm run build` of each package in dependency order, then every `exports`/`bin` target exists.
- * 3. `npm pack` of each: no tests, no node_modules, dist present, every export target packed, and
+ * 3. The public API of every entry point equals its committed API Extractor report
+ *    (`<package>/etc/*.api.md`, written by `npm run api`; see `tools/release-check/api-report.mjs`).
+ * 4. `npm pack` of each: no tests, no node_modules, dist present, every export target packed, and
  *    the built code imports only what the package declares.
- * 4. A fresh consumer project outside the workspace installs the tarballs, type-checks a small
+ * 5. A fresh consumer project outside the workspace installs the tarballs, type-checks a small
  *    TypeScript file against the packed declarations (no `@types/node`), runs it, and runs the
  *    `weft-conformance` bin and `weft demo`.
- * 5. The README examples: every ```ts block of a package's README occurs verbatim in one of the
+ * 6. The README examples: every ```ts block of a package's README occurs verbatim in one of the
  *    package's `examples/*.ts` programs (setup, the block, then checks of what the block claims),
  *    and each program compiles strictly against the packed declarations and runs to exit 0.
  *
@@ -26,6 +28,10 @@ import { locateBundle } from '@weft/spec/bundle'
 import { testServer } from '../../../packages/store-postgres/test/pg-server.js'
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../../..')
+/** Where the sources live; every package's `repository`, `homepage` and `bugs` point into it. */
+const REPOSITORY = 'https://github.com/weft-dev/weft'
+/** The engines range of every package: `require(esm)` without a flag starts at Node 20.19. */
+const NODE_ENGINES = '>=20.19'
 const tscBin = join(repo, 'node_modules', 'typescript', 'bin', 'tsc')
 
 interface PackageInfo {
@@ -57,7 +63,11 @@ interface Manifest {
   name: string
   version: string
   private?: boolean
+  type?: string
   license?: unknown
+  repository?: { type?: string; url?: string; directory?: string } | string
+  homepage?: unknown
+  bugs?: { url?: string } | string
   engines?: Record<string, string>
   files?: unknown
   exports?: Record<string, ExportValue>
@@ -235,7 +245,7 @@ afterAll(() => {
 
 describe('release packaging', () => {
   it('has publishable package.json metadata', () => {
-    log('step 1/8: package.json metadata')
+    log('step 1/9: package.json metadata')
     const spec = manifest(PACKAGES[0]!)
     const versions = new Map(PACKAGES.map((p) => [p.name, manifest(p).version]))
     for (const pkg of PACKAGES) {
@@ -256,7 +266,18 @@ describe('release packaging', () => {
       expect.soft(existsSync(join(repo, pkg.dir, 'README.md')), `${pkg.dir}/README.md exists`).toBe(true)
       expect.soft(existsSync(join(repo, pkg.dir, 'LICENSE')), `${pkg.dir}/LICENSE exists`).toBe(true)
       expect.soft(typeof m.license === 'string' && m.license.length > 0, `${where}: license`).toBe(true)
-      expect.soft(m.engines?.node, `${where}: engines.node`).toMatch(/\d/)
+      expect.soft(m.engines?.node, `${where}: engines.node`).toBe(NODE_ENGINES)
+      expect.soft(m.repository, `${where}: repository names the git URL and the package's folder`).toEqual({ type: 'git', url: `git+${REPOSITORY}.git`, directory: pkg.dir })
+      expect.soft(m.homepage, `${where}: homepage is the package's README`).toBe(`${REPOSITORY}/tree/main/${pkg.dir}#readme`)
+      expect.soft(m.bugs, `${where}: bugs`).toEqual({ url: `${REPOSITORY}/issues` })
+      // ESM only: the README says so and what a CommonJS consumer can do (see packages/codec/README.md).
+      const readme = existsSync(join(repo, pkg.dir, 'README.md')) ? readFileSync(join(repo, pkg.dir, 'README.md'), 'utf8') : ''
+      const moduleFormat = /^## Module format\n([\s\S]*?)(?=^## |(?![\s\S]))/m.exec(readme)?.[1] ?? ''
+      expect.soft(moduleFormat, `${pkg.dir}/README.md: a "## Module format" section`).not.toBe('')
+      for (const claim of ['ESM only', 'require()', '20.19', 'TS1479', 'nodenext', 'import()']) {
+        expect.soft(moduleFormat.includes(claim), `${pkg.dir}/README.md: the Module format section mentions ${claim}`).toBe(true)
+      }
+      expect.soft(m.type, `${where}: type module (ESM only)`).toBe('module')
       for (const [dep, range] of Object.entries(m.dependencies ?? {})) {
         const own = versions.get(dep)
         if (own !== undefined) expect.soft(range, `${where}: ${dep} pinned to its exact version`).toBe(own)
@@ -277,7 +298,7 @@ describe('release packaging', () => {
       // working.
       const pruned = pruneStale(join(repo, pkg.dir))
       if (pruned.length > 0) log(`  ${pkg.dir}: removed ${pruned.length} stale dist files (${pruned.slice(0, 3).join(', ')}${pruned.length > 3 ? ', ...' : ''})`)
-      log(`step 2/8: npm run build -w ${pkg.dir} (${i + 1}/${PACKAGES.length})`)
+      log(`step 2/9: npm run build -w ${pkg.dir} (${i + 1}/${PACKAGES.length})`)
       run('npm', ['run', 'build', '-w', pkg.dir], repo)
     }
     // Packing needs the builds; the checks below report on their own.
@@ -293,10 +314,21 @@ describe('release packaging', () => {
     }
   })
 
+  it('matches the committed public API report of every entry point', () => {
+    log('step 3/9: public API reports (node tools/release-check/api-report.mjs)')
+    requireStep('build')
+    // Runs on the clean build of step 2. A difference fails with the diff; `npm run api` updates the
+    // reports when the change is intended (then a changeset tells users about it).
+    const result = run('node', [join(repo, 'tools', 'release-check', 'api-report.mjs')], repo, { check: false, timeout: 240_000 })
+    log(`  ${(result.status === 0 ? result.stdout : result.stderr).trim().split('\n').at(-1) ?? ''}`)
+    expect(result.status, `public API differs from the committed etc/*.api.md reports\n--- stdout\n${result.stdout.slice(-4000)}\n--- stderr\n${result.stderr.slice(-12000)}`).toBe(0)
+    expect(result.stdout).toMatch(/api-report: \d+ entry points match their committed reports/)
+  })
+
   it('packs each package with dist, without tests or node_modules', () => {
     requireStep('build')
     for (const pkg of PACKAGES) {
-      log(`step 3/8: npm pack -w ${pkg.dir}`)
+      log(`step 4/9: npm pack -w ${pkg.dir}`)
       const m = manifest(pkg)
       const { stdout } = run('npm', ['pack', '-w', pkg.dir, '--pack-destination', packDir, '--json'], repo)
       const info = JSON.parse(stdout.slice(stdout.indexOf('['))) as { filename: string; name: string }[]
@@ -335,12 +367,12 @@ describe('release packaging', () => {
   })
 
   it('installs the tarballs into a fresh consumer project', () => {
-    log(`step 4/8: npm install in ${consumerDir}`)
+    log(`step 5/9: npm install in ${consumerDir}`)
     requireStep('pack')
     // Outside the workspace: no ancestor node_modules can satisfy an import by accident.
     expect(realpathSync(consumerDir).startsWith(realpathSync(repo) + sep)).toBe(false)
     expect(tarballs.size, 'every package was packed').toBe(PACKAGES.length)
-    // The README examples (step 8) are Node programs, so they compile with Node's types; consumer.ts does not use them.
+    // The README examples (step 9) are Node programs, so they compile with Node's types; consumer.ts does not use them.
     const nodeTypes = (JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as Manifest).devDependencies?.['@types/node'] ?? '^20.19.0'
     const dependencies = { ...Object.fromEntries(PACKAGES.map((p) => [p.name, `file:${tarballs.get(p.name)!}`])), '@types/node': nodeTypes }
     writeFileSync(join(consumerDir, 'package.json'), `${JSON.stringify({ name: 'weft-release-consumer', version: '0.0.0', private: true, type: 'module', dependencies }, null, 2)}\n`)
@@ -356,7 +388,7 @@ describe('release packaging', () => {
   })
 
   it('type-checks and runs a TypeScript consumer against the packed declarations', () => {
-    log('step 5/8: type-check and run consumer.ts')
+    log('step 6/9: type-check and run consumer.ts')
     requireStep('install')
     writeFileSync(
       join(consumerDir, 'tsconfig.json'),
@@ -408,7 +440,7 @@ describe('release packaging', () => {
   })
 
   it('runs the weft-conformance bin from the consumer', () => {
-    log('step 6/8: npx weft-conformance --help')
+    log('step 7/9: npx weft-conformance --help')
     requireStep('install')
     expect(existsSync(join(consumerDir, 'node_modules', '.bin', 'weft-conformance')), 'bin linked into the consumer').toBe(true)
     const { stdout } = run('npx', ['--no-install', 'weft-conformance', '--help'], consumerDir)
@@ -416,14 +448,14 @@ describe('release packaging', () => {
   })
 
   it('runs `weft demo` from the packed @weft/cli: both Missions approved', () => {
-    log('step 7/8: npx weft demo --yes --quiet')
+    log('step 8/9: npx weft demo --yes --quiet')
     requireStep('install')
     const { stdout } = run('npx', ['--no-install', 'weft', 'demo', '--yes', '--quiet'], consumerDir)
     expect(stdout).toContain('Both Missions were approved.')
   })
 
   it('compiles and runs every README example against the packed packages', () => {
-    log('step 8/8: README examples')
+    log('step 9/9: README examples')
     requireStep('install')
     const weft = new Set(PACKAGES.map((p) => p.name))
     const programs: { readonly source: string; readonly compiled: string }[] = []

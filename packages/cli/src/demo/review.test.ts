@@ -1,7 +1,7 @@
 import { sha256Tagged, utf8Encode } from '@weft/codec'
 import type { Artifact, Evidence, EvidenceType, WorkContract } from '@weft/spec'
 import { describe, expect, it } from 'vitest'
-import { reviewSubmission, type BlobSource, type StageCheck } from './review.js'
+import { deliverableOf, reviewSubmission, type BlobSource, type StageCheck } from './review.js'
 
 const contract = {
   requiredDeliverables: [{ deliverableId: 'patch', description: 'd', mediaType: 'text/x-diff', schema: 'urn:s:patch' }],
@@ -54,5 +54,11 @@ describe('reviewSubmission (§13.2)', () => {
     expect(without.problems).toEqual(['evaluation: approved lacks reviewer_assessment Evidence, which the Coordinator cannot supply itself'])
     const withIt = await reviewSubmission({ contract: reviewed, submission: submission([evidence('reviewer_assessment', ['approved'])]), manifests: new Map([[hash, manifest]]) })
     expect(withIt.evidence.map((e) => e.type)).toEqual(['artifact_integrity'])
+  })
+
+  it('names the deliverable a manifest delivers by media type and output schema, and none for other Artifacts', () => {
+    expect(deliverableOf(contract, manifest)?.deliverableId).toBe('patch')
+    expect(deliverableOf(contract, { ...manifest, schemaUri: 'urn:s:other' })).toBeUndefined()
+    expect(deliverableOf(undefined, manifest)).toBeUndefined()
   })
 })

@@ -69,6 +69,16 @@ export interface ReviewInput {
 
 const JSON_MEDIA = /^application\/(?:[a-z0-9.+-]+\+)?json$/
 
+/**
+ * The required deliverable of `contract` that `manifest` delivers: the one with its media type
+ * and output schema, as the review's schema step matches them (§13.2 step 1). A manifest carries
+ * no deliverable ID of its own, so this is how the prompt and the report name an Artifact.
+ * @returns `undefined` when no deliverable matches (e.g. a checkpoint's state Artifact).
+ */
+export function deliverableOf(contract: Pick<WorkContract, 'requiredDeliverables'> | undefined, manifest: Pick<Artifact, 'mediaType' | 'schemaUri'>): WorkContract['requiredDeliverables'][number] | undefined {
+  return contract?.requiredDeliverables.find((d) => d.mediaType === manifest.mediaType && d.schema === manifest.schemaUri)
+}
+
 /** Evidence types the Coordinator produces from its own checks, in order of preference. */
 const OWN_METHODS: readonly EvidenceType[] = ['artifact_integrity', 'schema_validation', 'deterministic_test', 'business_rule']
 
@@ -113,7 +123,7 @@ export async function reviewSubmission(input: ReviewInput): Promise<ReviewOutcom
 
   // Step 1 (schemas): every required deliverable is present with its media type and output schema.
   for (const d of contract.requiredDeliverables) {
-    const found = artifacts.find((a) => a.manifest.mediaType === d.mediaType && a.manifest.schemaUri === d.schema)
+    const found = artifacts.find((a) => deliverableOf({ requiredDeliverables: [d] }, a.manifest) !== undefined)
     if (found === undefined) wholly(`schema: no Artifact delivers ${d.deliverableId} (${d.mediaType}, ${d.schema})`)
     else if (found.bytes !== undefined && JSON_MEDIA.test(d.mediaType) && !parses(found.bytes)) wholly(`schema: ${d.deliverableId} is not well-formed JSON`)
   }

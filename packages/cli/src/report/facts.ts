@@ -1,15 +1,22 @@
 /**
  * The facts the HTML report draws beyond the slot timeline: each Group's WorkItem graph with final
  * states (§10.2, §10.4), the notable Events that are not lease boundaries (offers, reassignments,
- * reviews, Mission decisions), and the Artifact provenance graph (§13.1): who produced each
- * Artifact under which Execution Lease, what it was derived from, and what consumed it.
+ * reviews, Mission decisions), the Artifact provenance graph (§13.1): who produced each Artifact
+ * under which Execution Lease, what it was derived from, and what consumed it; the budget ledger
+ * of every Mission and WorkItem (§12); every Event in brief; and which Weft and protocol commit
+ * made the run.
  *
- * They are read from the Authority's folded state and accepted Events only, and they are plain
- * JSON data, so a saved `demo-result.json` renders the same page as the live run.
+ * Apart from the build, they are read from the Authority's folded state and accepted Events only,
+ * and they are plain JSON data, so a saved `demo-result.json` renders the same page as the live run.
  * @module
  */
-import type { GroupState } from '@weft/authority'
+import { existsSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import type { BudgetLedger, GroupState } from '@weft/authority'
 import type { Event, EventPayload, Evidence } from '@weft/spec'
+import { locateBundle } from '@weft/spec/bundle'
+import { deliverableOf } from '../demo/review.js'
+import { cliVersion } from '../version.js'
 
 /** One WorkItem as a node of its Mission's graph. */
 export interface WorkItemNode {
@@ -66,6 +73,8 @@ export interface ArtifactNode {
   readonly artifactId: string
   readonly contentHash: string
   readonly mediaType: string
+  /** The Work Contract deliverable it delivers (matched by media type and output schema); absent for other Artifacts. */
+  readonly deliverableId?: string
   readonly groupId: string
   readonly workItemId: string
   readonly producerAgentId: string
@@ -74,6 +83,25 @@ export interface ArtifactNode {
   /** `sourceArtifactHashes` of the manifest. */
   readonly sources: readonly string[]
   readonly consumers: readonly ArtifactConsumer[]
+}
+
+/** One Event of a Group log in brief, for the report's Event log. */
+export interface EventRow {
+  readonly groupId: string
+  readonly sequence: number
+  readonly kind: string
+  readonly actorType: string
+  readonly actorId: string
+  /** `occurredAt` in epoch milliseconds. */
+  readonly atMs: number
+}
+
+/** Which software made the run: shown in the report's header. */
+export interface ReportBuild {
+  /** The version of `@weft/cli`. */
+  readonly weftVersion: string
+  /** The `commit` of the protocol bundle's `PIN.json`; absent when the run did not find the bundle. */
+  readonly protocolCommit?: string
 }
 
 /** Everything {@link reportFacts} gathers. */
@@ -85,12 +113,40 @@ export interface ReportFacts {
   readonly marks: readonly EventMark[]
   /** In publication order, Group by Group. */
   readonly artifacts: readonly ArtifactNode[]
+  /**
+   * The budget ledger (§12), Group by Group: the Mission's, then each WorkItem's in authorization
+   * order. Absent in results saved before the report showed it.
+   */
+  readonly ledger?: readonly BudgetLedger[]
+  /** Every Event of the Groups in brief, Group by Group in sequence order. Absent in older results. */
+  readonly events?: readonly EventRow[]
+  /** Absent in older results. */
+  readonly build?: ReportBuild
 }
 
 /** The read side of an Authority that {@link reportFacts} needs. */
 export interface FactsSource {
   group(groupId: string): GroupState | undefined
   events(groupId: string): readonly Event[]
+  /** The budget ledger of a Group's Mission or of one of its WorkItems (`Authority.budgetLedger`). */
+  budgetLedger(groupId: string, workItemId?: string): BudgetLedger | undefined
+}
+
+/**
+ * Which Weft made this run and against which protocol commit: the version of `@weft/cli`, and the
+ * `commit` of `PIN.json` in the protocol bundle when the bundle is where tests and
+ * `weft-conformance` look for it (`MWP_PROTOCOL_DIR`, or `../shared/protocol` beside the
+ * repository). Never throws: an unreadable bundle counts as missing.
+ */
+export function reportBuild(): ReportBuild {
+  const weftVersion = cliVersion()
+  try {
+    const pin = join(locateBundle().dir, 'PIN.json')
+    const commit = existsSync(pin) ? (JSON.parse(readFileSync(pin, 'utf8')) as { commit?: unknown }).commit : undefined
+    return typeof commit === 'string' && /^[0-9a-f]{7,64}$/.test(commit) ? { weftVersion, protocolCommit: commit } : { weftVersion }
+  } catch {
+    return { weftVersion }
+  }
 }
 
 /** Names for labels: WorkItem titles and actor names; unknown IDs fall back to the contract goal or the ID. */
@@ -112,14 +168,15 @@ const MARKS: Readonly<Partial<Record<string, MarkKind>>> = {
 const MAX_GOAL_TITLE = 80
 
 /**
- * Gathers the report's facts of the Groups `groupIds` from `source` (an Authority).
+ * Gathers the report's facts of the Groups `groupIds` from `source` (an Authority); `build`
+ * defaults to {@link reportBuild}.
  * @example
  * ```ts
  * const facts = reportFacts(world.authority, [checkoutGroupId, searchGroupId], { titles, actors })
  * renderReport(result, { facts })
  * ```
  */
-export function reportFacts(source: FactsSource, groupIds: readonly string[], names: FactsNames): ReportFacts {
+export function reportFacts(source: FactsSource, groupIds: readonly string[], names: FactsNames, build: ReportBuild = reportBuild()): ReportFacts {
   const graphs: MissionGraph[] = []
   const marks: EventMark[] = []
   const artifacts: ArtifactNode[] = []
@@ -156,7 +213,11 @@ export function reportFacts(source: FactsSource, groupIds: readonly string[], na
   const consumers = consumersOf(source, present)
   for (const groupId of present) artifacts.push(...artifactsOf(source.group(groupId)!, consumers))
   marks.sort((a, b) => a.atMs - b.atMs)
-  return { names: Object.fromEntries(names.actors), graphs, marks, artifacts }
+  const ledger = present.flatMap((groupId) => [undefined, ...source.group(groupId)!.workItems.keys()].map((id) => source.budgetLedger(groupId, id)).filter((l): l is BudgetLedger => l !== undefined))
+  const events = present.flatMap((groupId) =>
+    source.events(groupId).map((e) => ({ groupId, sequence: e.sequence ?? 0, kind: e.kind, actorType: e.actor.type, actorId: e.actor.id, atMs: Date.parse(e.occurredAt) })),
+  )
+  return { names: Object.fromEntries(names.actors), graphs, marks, artifacts, ledger, events, build }
 }
 
 function marksOf(groupId: string, events: readonly Event[]): EventMark[] {
@@ -212,16 +273,20 @@ function consumersOf(source: FactsSource, groupIds: readonly string[]): Map<stri
 
 /** §13.1: a Group's manifests with their producing lease, sources and consumers. */
 function artifactsOf(group: GroupState, consumers: ReadonlyMap<string, readonly ArtifactConsumer[]>): ArtifactNode[] {
-  return [...group.artifacts.values()].map(({ manifest, executionLeaseId, ownershipEpoch }) => ({
-    artifactId: manifest.artifactId,
-    contentHash: manifest.contentHash,
-    mediaType: manifest.mediaType,
-    groupId: group.groupId,
-    workItemId: manifest.workItemId,
-    producerAgentId: manifest.producer.agentId,
-    executionLeaseId,
-    ownershipEpoch,
-    sources: [...manifest.sourceArtifactHashes],
-    consumers: [...(consumers.get(manifest.contentHash) ?? [])],
-  }))
+  return [...group.artifacts.values()].map(({ manifest, executionLeaseId, ownershipEpoch }) => {
+    const deliverable = deliverableOf(group.workItems.get(manifest.workItemId)?.doc.contract, manifest)
+    return {
+      artifactId: manifest.artifactId,
+      contentHash: manifest.contentHash,
+      mediaType: manifest.mediaType,
+      ...(deliverable === undefined ? {} : { deliverableId: deliverable.deliverableId }),
+      groupId: group.groupId,
+      workItemId: manifest.workItemId,
+      producerAgentId: manifest.producer.agentId,
+      executionLeaseId,
+      ownershipEpoch,
+      sources: [...manifest.sourceArtifactHashes],
+      consumers: [...(consumers.get(manifest.contentHash) ?? [])],
+    }
+  })
 }

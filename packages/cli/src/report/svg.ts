@@ -1,10 +1,11 @@
 /**
- * Small, dependency-free building blocks of the report's inline SVG: text escaping, and one
- * layered graph drawing used for the WorkItem graphs, the statecharts and the provenance graph.
- * Every string that reaches the page goes through {@link esc}: names, titles and reasons come from
- * Agents and humans and may hold markup.
+ * Building blocks of the report's inline SVG: text escaping, text measurement, and one layered
+ * graph drawing (laid out by dagre) used for the WorkItem graphs, the statecharts and the
+ * provenance graph. Every string that reaches the page goes through {@link esc}: names, titles and
+ * reasons come from Agents and humans and may hold markup.
  * @module
  */
+import { graphlib, layout } from '@dagrejs/dagre'
 
 const ENTITIES: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }
 
@@ -18,9 +19,16 @@ export function token(value: string): string {
   return value.toLowerCase().replace(/[^a-z0-9_-]/g, '-')
 }
 
-/** `text` cut to `max` characters with an ellipsis (the full text goes in a tooltip). */
-export function clip(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, Math.max(1, max - 1))}…`
+/**
+ * `text` cut with an ellipsis so that it fits `width` px at `fontSize` (the full text goes in a
+ * tooltip); `''` when not even a letter and the ellipsis fit.
+ */
+export function fitText(text: string, width: number, fontSize: number): string {
+  if (textWidth(text, fontSize) <= width) return text
+  const chars = [...text]
+  let n = chars.length - 1
+  while (n > 0 && textWidth(`${chars.slice(0, n).join('')}…`, fontSize) > width) n--
+  return n === 0 ? '' : `${chars.slice(0, n).join('').trimEnd()}…`
 }
 
 /** A coordinate with at most one decimal. */
@@ -39,24 +47,47 @@ export function tip(text: string): string {
   return `<title>${esc(text)}</title>`
 }
 
+/**
+ * Advance widths in em of characters that differ much from an average lowercase letter, rounded
+ * up from DejaVu Sans (the sans-serif of most Linux systems and one of the widest common ones), so
+ * boxes sized from them hold the text in the fonts a reader is likely to have.
+ */
+const WIDTHS = new Map<string, number>([...'iljI.,:;\'`|!'].map((c) => [c, 0.32] as const))
+for (const c of ' ftr-()[]/') WIDTHS.set(c, 0.42)
+for (const c of 'mwMW@%…') WIDTHS.set(c, 1)
+
+/** The width `text` takes at `fontSize` px, estimated on the generous side: no font metrics exist where the page is made. */
+export function textWidth(text: string, fontSize: number): number {
+  let em = 0
+  for (const c of text) {
+    const code = c.codePointAt(0)!
+    em += WIDTHS.get(c) ?? (code >= 0x2e80 ? 1.05 : c >= 'A' && c <= 'Z' ? 0.74 : 0.63)
+  }
+  return em * fontSize
+}
+
+/** Font sizes (px) of a graph drawing; the stylesheet sets the same sizes. */
+const GRAPH_FONT = { label: 12, line: 11, edge: 11 } as const
+
 /** One node of a {@link renderGraph} drawing. */
 export interface GraphNode {
   readonly id: string
+  /** Drawn in full on the first line; the box grows to hold it. */
   readonly label: string
-  readonly sub?: string
-  /** The full text behind the clipped label. */
+  /** Further lines under the label, in a smaller font, each drawn in full. */
+  readonly lines?: readonly string[]
+  /** The browser tooltip; default the label and lines. */
   readonly tooltip?: string
   /** Extra CSS class (e.g. `st-verified`). */
   readonly cls?: string
-  /** A fixed column; otherwise the longest path from a source decides it. */
-  readonly layer?: number
 }
 
-/** One edge of a {@link renderGraph} drawing, from `from` to `to`. */
+/** One edge of a {@link renderGraph} drawing, from `from` to `to` (never to itself). */
 export interface GraphEdge {
   readonly from: string
   readonly to: string
-  readonly label?: string
+  /** The label's lines, each drawn in full on a white box that dagre keeps clear of the nodes and other labels. */
+  readonly label?: readonly string[]
   readonly tooltip?: string
   readonly cls?: string
 }
@@ -67,163 +98,117 @@ export interface GraphOptions {
   readonly id: string
   /** The accessible name of the drawing. */
   readonly caption: string
-  readonly nodeWidth?: number
-  readonly nodeHeight?: number
-  readonly gapX?: number
-  readonly gapY?: number
+  /** Boxes are at least this wide, so short labels line up. Default 0. */
+  readonly minNodeWidth?: number
+  /** Space between neighbouring nodes of one column. Default 16. */
+  readonly nodeSep?: number
+  /** Space between columns (rows when top to bottom). Default 48. */
+  readonly rankSep?: number
+  /** `LR` (default): sources on the left; `TB`: sources on top, for drawings too wide to read or print left to right. */
+  readonly direction?: 'LR' | 'TB'
 }
 
-interface Placed {
-  readonly node: GraphNode
-  readonly x: number
-  readonly y: number
+const PAD_X = 8
+const LINE_GAP = 3
+const LABEL_PAD = 3
+const MARGIN = 12
+
+const lineHeight = (size: number): number => Math.ceil(size * 1.25)
+
+function nodeSize(n: GraphNode, minWidth: number): { width: number; height: number } {
+  const lines = n.lines ?? []
+  const width = Math.max(minWidth, Math.ceil(Math.max(textWidth(n.label, GRAPH_FONT.label), ...lines.map((l) => textWidth(l, GRAPH_FONT.line))) + 2 * PAD_X))
+  const height = 10 + lineHeight(GRAPH_FONT.label) + lines.length * (lineHeight(GRAPH_FONT.line) + LINE_GAP)
+  return { width, height }
 }
 
-const PAD = 14
-/** Room above the top row for self-loops. */
-const LOOP_ROOM = 26
+function labelSize(lines: readonly string[]): { width: number; height: number } {
+  return { width: Math.ceil(Math.max(...lines.map((l) => textWidth(l, GRAPH_FONT.edge))) + 2 * LABEL_PAD), height: lines.length * lineHeight(GRAPH_FONT.edge) + 2 * LABEL_PAD }
+}
+
+/** `data-box` text of a box centred on (cx, cy). */
+function boxAttr(cx: number, cy: number, width: number, height: number): string {
+  return `${num(cx - width / 2)} ${num(cy - height / 2)} ${num(width)} ${num(height)}`
+}
 
 /**
- * Columns by longest path from the sources, after dropping the edges that close a cycle (found by
- * a depth-first walk in node order), so statecharts with loops still read left to right.
+ * A smooth path along dagre's bend points: a uniform cubic B-spline that starts and ends on the
+ * end points (the construction of d3's `curveBasis`), so edges bend without kinks.
  */
-export function layersOf(ids: readonly string[], edges: readonly GraphEdge[]): Map<string, number> {
-  const out = new Map<string, string[]>(ids.map((id) => [id, []]))
-  for (const e of edges) if (e.from !== e.to && out.has(e.to)) out.get(e.from)?.push(e.to)
-  const state = new Map<string, 'open' | 'done'>()
-  const order: string[] = []
-  const forward = new Map<string, string[]>(ids.map((id) => [id, []]))
-  const visit = (id: string): void => {
-    state.set(id, 'open')
-    for (const next of out.get(id) ?? []) {
-      const s = state.get(next)
-      if (s === 'open') continue // closes a cycle: drawn, but not used for layering
-      forward.get(id)!.push(next)
-      if (s === undefined) visit(next)
-    }
-    state.set(id, 'done')
-    order.push(id)
+function splinePath(points: readonly { x: number; y: number }[]): string {
+  const at = (x: number, y: number): string => `${num(x)},${num(y)}`
+  if (points.length < 3) return `M${points.map((p) => at(p.x, p.y)).join('L')}`
+  let [x0, y0, x1, y1] = [points[0]!.x, points[0]!.y, points[1]!.x, points[1]!.y]
+  let d = `M${at(x0, y0)}L${at((5 * x0 + x1) / 6, (5 * y0 + y1) / 6)}`
+  const step = (x: number, y: number): void => {
+    d += `C${at((2 * x0 + x1) / 3, (2 * y0 + y1) / 3)} ${at((x0 + 2 * x1) / 3, (y0 + 2 * y1) / 3)} ${at((x0 + 4 * x1 + x) / 6, (y0 + 4 * y1 + y) / 6)}`
+    ;[x0, y0, x1, y1] = [x1, y1, x, y]
   }
-  for (const id of ids) if (!state.has(id)) visit(id)
-  const layer = new Map<string, number>(ids.map((id) => [id, 0]))
-  for (const id of order.reverse()) for (const next of forward.get(id)!) layer.set(next, Math.max(layer.get(next)!, layer.get(id)! + 1))
-  return layer
-}
-
-/** Point of a cubic Bézier at t = 0.5. */
-function middle(p: readonly number[]): [number, number] {
-  return [(p[0]! + 3 * p[2]! + 3 * p[4]! + p[6]!) / 8, (p[1]! + 3 * p[3]! + 3 * p[5]! + p[7]!) / 8]
-}
-
-interface Metrics {
-  readonly w: number
-  readonly h: number
-  readonly gapX: number
-  readonly gapY: number
-}
-
-const cubic = (p: readonly number[]): string => `M${num(p[0]!)},${num(p[1]!)} C${num(p[2]!)},${num(p[3]!)} ${num(p[4]!)},${num(p[5]!)} ${num(p[6]!)},${num(p[7]!)}`
-
-/**
- * The path of one edge and where its label goes: a loop above the node to itself; a curve to the
- * next column; along the gap under the source's row to a column further on or back (so it never
- * crosses a node); a bulge to the right within a column.
- */
-function route(a: Placed, b: Placed, m: Metrics): { d: string; at: readonly [number, number]; back: boolean } {
-  const { w, h, gapX } = m
-  const ay = a.y + h / 2
-  const by = b.y + h / 2
-  if (a === b) {
-    const p = [a.x + w * 0.35, a.y, a.x + w * 0.3, a.y - LOOP_ROOM, a.x + w * 0.7, a.y - LOOP_ROOM, a.x + w * 0.65, a.y]
-    return { d: cubic(p), at: middle(p), back: false }
-  }
-  if (b.x === a.x) {
-    const p = [a.x + w, ay, a.x + w + 40, ay, b.x + w + 40, by, b.x + w, by]
-    return { d: cubic(p), at: middle(p), back: true }
-  }
-  const lane = a.y + h + m.gapY / 2
-  if (b.x < a.x) {
-    // Out of the source's left side, along the gap under its row, into the target's right side;
-    // the lower quarter of both sides keeps it apart from the forward edge between the same nodes.
-    const q = gapX / 4
-    const x0 = a.x
-    const x1 = b.x + w
-    const y0 = a.y + h * 0.75
-    const y1 = b.y + h * 0.75
-    const d = `M${num(x0)},${num(y0)} C${num(x0 - q)},${num(y0)} ${num(x0 - q)},${num(lane)} ${num(x0 - 2 * q)},${num(lane)} L${num(x1 + 2 * q)},${num(lane)} C${num(x1 + q)},${num(lane)} ${num(x1 + q)},${num(y1)} ${num(x1)},${num(y1)}`
-    return { d, at: [(x0 + x1) / 2, lane + 13], back: true }
-  }
-  if (b.x - a.x <= w + gapX) {
-    const dx = (b.x - a.x - w) / 2
-    const p = [a.x + w, ay, a.x + w + dx, ay, b.x - dx, by, b.x, by]
-    return { d: cubic(p), at: middle(p), back: false }
-  }
-  const x0 = a.x + w
-  const x1 = b.x
-  const g = gapX / 2
-  const d = `M${num(x0)},${num(ay)} C${num(x0 + g)},${num(ay)} ${num(x0 + g)},${num(lane)} ${num(x0 + gapX)},${num(lane)} L${num(x1 - gapX)},${num(lane)} C${num(x1 - g)},${num(lane)} ${num(x1 - g)},${num(by)} ${num(x1)},${num(by)}`
-  return { d, at: [(x0 + x1) / 2, lane], back: false }
+  for (const p of points.slice(2)) step(p.x, p.y)
+  step(x1, y1)
+  return `${d}L${at(x1, y1)}`
 }
 
 /**
- * A left-to-right layered drawing of `nodes` and `edges` as one `<svg>`: forward edges as curves
- * between columns, edges that go back (or stay in a column) dashed, self-loops above their node.
- * Every node is a `<g class="node …" data-id>` with a tooltip.
+ * A layered drawing of `nodes` and `edges` as one `<svg>`, laid out by dagre: it
+ * orders the columns, breaks cycles, routes the edges and places every edge label as a box of its
+ * own, so no label is cut short and no two labels, or a label and a node, overlap. Edges that run
+ * against the direction (back in a lifecycle) are dashed. Every node is a `<g class="node …" data-id
+ * data-box>` and every label a `<g class="elabel" data-box>`, with a tooltip.
  */
 export function renderGraph(nodes: readonly GraphNode[], edges: readonly GraphEdge[], options: GraphOptions): string {
-  const w = options.nodeWidth ?? 180
-  const h = options.nodeHeight ?? 40
-  const gapX = options.gapX ?? 70
-  const gapY = options.gapY ?? 14
-  const computed = layersOf(
-    nodes.map((n) => n.id),
-    edges,
-  )
-  const layerOf = (n: GraphNode): number => n.layer ?? computed.get(n.id) ?? 0
-  const columns: GraphNode[][] = []
-  for (const n of nodes) (columns[layerOf(n)] ??= []).push(n)
-  // One barycentre pass: a node sits near the average row of what points at it.
-  const row = new Map<string, number>()
-  columns.forEach((column, c) => {
-    if (c > 0) {
-      const score = (n: GraphNode): number => {
-        const rows = edges.filter((e) => e.to === n.id && row.has(e.from)).map((e) => row.get(e.from)!)
-        return rows.length === 0 ? Number.POSITIVE_INFINITY : rows.reduce((a, b) => a + b, 0) / rows.length
-      }
-      const scored = column.map((n, i) => ({ n, s: score(n), i }))
-      scored.sort((a, b) => a.s - b.s || a.i - b.i)
-      column.splice(0, column.length, ...scored.map((x) => x.n))
-    }
-    column.forEach((n, i) => row.set(n.id, i))
-  })
-  const placed = new Map<string, Placed>()
-  columns.forEach((column, c) => column.forEach((node, i) => placed.set(node.id, { node, x: PAD + c * (w + gapX), y: PAD + LOOP_ROOM + i * (h + gapY) })))
-  const width = PAD * 2 + 40 + Math.max(1, columns.length) * (w + gapX) - gapX
-  const height = PAD * 2 + LOOP_ROOM + Math.max(1, ...columns.map((c) => c?.length ?? 0)) * (h + gapY) - gapY
+  const g = new graphlib.Graph({ multigraph: true })
+  const direction = options.direction ?? 'LR'
+  g.setGraph({ rankdir: direction, nodesep: options.nodeSep ?? 16, edgesep: 12, ranksep: options.rankSep ?? 48, marginx: MARGIN, marginy: MARGIN })
+  g.setDefaultEdgeLabel(() => ({}))
+  const byId = new Map(nodes.map((n) => [n.id, n]))
+  for (const n of byId.values()) g.setNode(n.id, nodeSize(n, options.minNodeWidth ?? 0))
+  const drawn = edges.filter((e) => e.from !== e.to && byId.has(e.from) && byId.has(e.to))
+  drawn.forEach((e, i) => g.setEdge(e.from, e.to, e.label === undefined || e.label.length === 0 ? { minlen: 1 } : { ...labelSize(e.label), labelpos: 'c', minlen: 1 }, `e${i}`))
+  layout(g)
+  const size = g.graph() as { width?: number; height?: number }
+  // dagre reports -Infinity for a graph without nodes (e.g. a Group that authorized no WorkItem).
+  const extent = (v: number | undefined): number => (v !== undefined && Number.isFinite(v) ? Math.ceil(v) : 2 * MARGIN)
+  const width = extent(size.width)
+  const height = extent(size.height)
   const marker = `${token(options.id)}-arrow`
-  const parts: string[] = []
-  for (const e of edges) {
-    const a = placed.get(e.from)
-    const b = placed.get(e.to)
-    if (a === undefined || b === undefined) continue
-    const { d, at, back } = route(a, b, { w, h, gapX, gapY })
+  const paths: string[] = []
+  const labels: string[] = []
+  drawn.forEach((e, i) => {
+    const at = g.edge(e.from, e.to, `e${i}`) as { points?: { x: number; y: number }[]; x?: number; y?: number; width?: number; height?: number }
+    const points = at.points ?? []
+    if (points.length < 2) return
+    const [a, b] = [g.node(e.from) as { x: number; y: number }, g.node(e.to) as { x: number; y: number }]
+    const back = direction === 'LR' ? b.x < a.x : b.y < a.y
     const cls = ['edge', back ? 'back' : '', e.cls ?? ''].filter((c) => c !== '').join(' ')
-    const label = e.label === undefined ? '' : `<text class="elabel" x="${num(at[0])}" y="${num(at[1] - 3)}" text-anchor="middle">${esc(e.label)}</text>`
-    parts.push(`<g class="${cls}">${tip(e.tooltip ?? e.label ?? '')}<path d="${d}" marker-end="url(#${marker})"/>${label}</g>`)
-  }
-  const maxChars = Math.floor((w - 14) / 6.2)
-  for (const { node, x, y } of placed.values()) {
-    const sub = node.sub === undefined ? '' : `<text class="sub" x="${num(x + 8)}" y="${num(y + h - 9)}">${esc(clip(node.sub, maxChars + 4))}</text>`
-    const labelY = node.sub === undefined ? y + h / 2 + 4 : y + 16
-    parts.push(
-      `<g class="node ${node.cls ?? ''}" data-id="${esc(node.id)}">${tip(node.tooltip ?? node.label)}` +
-        `<rect x="${num(x)}" y="${num(y)}" width="${w}" height="${h}" rx="6"/>` +
-        `<text x="${num(x + 8)}" y="${num(labelY)}">${esc(clip(node.label, maxChars))}</text>${sub}</g>`,
+    const text = e.tooltip ?? e.label?.join(', ') ?? ''
+    paths.push(`<g class="${cls}">${tip(text)}<path d="${splinePath(points)}" marker-end="url(#${marker})"/></g>`)
+    if (e.label === undefined || e.label.length === 0 || at.x === undefined || at.y === undefined) return
+    const { width: w, height: h } = labelSize(e.label)
+    const top = at.y - h / 2 + LABEL_PAD
+    const tspans = e.label.map((line, k) => `<tspan x="${num(at.x!)}" y="${num(top + (k + 0.8) * lineHeight(GRAPH_FONT.edge))}">${esc(line)}</tspan>`).join('')
+    labels.push(
+      `<g class="elabel${back ? ' back' : ''}" data-box="${boxAttr(at.x, at.y, w, h)}">${tip(text)}<rect x="${num(at.x - w / 2)}" y="${num(at.y - h / 2)}" width="${num(w)}" height="${num(h)}" rx="3"/>` +
+        `<text text-anchor="middle">${tspans}</text></g>`,
+    )
+  })
+  const boxes: string[] = []
+  for (const n of byId.values()) {
+    const { x, y, width: w, height: h } = g.node(n.id) as { x: number; y: number; width: number; height: number }
+    const left = x - w / 2
+    const top = y - h / 2
+    const lines = (n.lines ?? [])
+      .map((line, k) => `<text class="sub" x="${num(left + PAD_X)}" y="${num(top + 5 + lineHeight(GRAPH_FONT.label) + (k + 0.85) * (lineHeight(GRAPH_FONT.line) + LINE_GAP))}">${esc(line)}</text>`)
+      .join('')
+    boxes.push(
+      `<g class="node ${n.cls ?? ''}" data-id="${esc(n.id)}" data-box="${boxAttr(x, y, w, h)}">${tip(n.tooltip ?? [n.label, ...(n.lines ?? [])].join(' — '))}` +
+        `<rect x="${num(left)}" y="${num(top)}" width="${num(w)}" height="${num(h)}" rx="6"/>` +
+        `<text x="${num(left + PAD_X)}" y="${num(top + 4 + lineHeight(GRAPH_FONT.label) * 0.85)}">${esc(n.label)}</text>${lines}</g>`,
     )
   }
   return (
-    `<svg class="graph" role="img" aria-label="${esc(options.caption)}" width="${num(width)}" height="${num(height)}" viewBox="0 0 ${num(width)} ${num(height)}">` +
+    `<svg class="graph" role="img" aria-label="${esc(options.caption)}" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}">` +
     `<defs><marker id="${marker}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0L10,5L0,10z"/></marker></defs>` +
-    `${parts.join('')}</svg>`
+    `${paths.join('')}${labels.join('')}${boxes.join('')}</svg>`
   )
 }

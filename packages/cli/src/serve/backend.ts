@@ -25,6 +25,17 @@ export type ServedAuthority = Pick<Authority, 'submit' | 'submitCommand' | 'conn
  */
 export const LOG_PROOF_EXIT = 3
 
+/**
+ * `error` as the failed proof it means when SQLite says the file `path` is damaged
+ * (`SQLITE_CORRUPT…`) or is no database (`SQLITE_NOTADB`), found wherever it is read: the same one
+ * line and exit code ({@link LOG_PROOF_EXIT}) as a log that fails its proof. Anything else: as is.
+ */
+export function asDamage(path: string, error: unknown): unknown {
+  const code = (error as { code?: unknown } | null)?.code
+  if (error instanceof LogProofError || typeof code !== 'string' || !(code.startsWith('SQLITE_CORRUPT') || code === 'SQLITE_NOTADB')) return error
+  return new LogProofError({ subject: `the database ${path}` }, (error as Error).message, { cause: error })
+}
+
 /** A PostgreSQL database holding the log (`weft serve --postgres URL --pg-schema NAME`). */
 export interface PostgresTarget {
   /** A `postgres://` or `postgresql://` connection URL. */
@@ -71,7 +82,12 @@ export function openSqliteBackend(options: BackendOptions): Backend {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
   }
   // Stated here rather than left to the store's default: no acknowledged Event is lost even with the machine.
-  const store = openSqliteAuthorityStore(path, { synchronous: 'full' })
+  let store: ReturnType<typeof openSqliteAuthorityStore>
+  try {
+    store = openSqliteAuthorityStore(path, { synchronous: 'full' })
+  } catch (error) {
+    throw asDamage(path, error)
+  }
   try {
     const { organization } = options
     // §6.4, §15.2, §16: nothing of the stored log is folded, served or built on before it is proved.
@@ -101,7 +117,7 @@ export function openSqliteBackend(options: BackendOptions): Backend {
     return { authority, cursorStore: store.cursorStore, where: { backend: 'sqlite', path }, close }
   } catch (error) {
     store.close()
-    throw error
+    throw asDamage(path, error)
   }
 }
 

@@ -16,8 +16,8 @@ import { budgetLedgerOf, LogProofError, reducers, restoreState, type AuthoritySt
 import { UsageError } from '@weft/codec'
 import { openSqliteAuthorityStore } from '@weft/store-sqlite'
 import { USAGE_DIMENSIONS, type Lease, type UsageDimension } from '@weft/spec'
-import { checkPostgresUrl, failureReason, LOG_PROOF_EXIT, postgresTarget, redactedUrl, type PostgresTarget } from './backend.js'
-import { loadOrganization, ORGANIZATION_FILE, STORE_FILE } from './organization.js'
+import { asDamage, checkPostgresUrl, failureReason, LOG_PROOF_EXIT, postgresTarget, redactedUrl, type PostgresTarget } from './backend.js'
+import { loadOrganization, ORGANIZATION_FILE, STORE_FILE, type Organization } from './organization.js'
 
 /** One Event as `inspect` lists it. */
 export interface EventLine {
@@ -181,7 +181,12 @@ interface StoredLog {
 function sqliteLog(dataDir: string): StoredLog {
   const path = join(dataDir, STORE_FILE)
   if (!existsSync(path)) throw new UsageError(`${path} does not exist; weft serve creates it on its first start`)
-  const sqlite = openSqliteAuthorityStore(path)
+  let sqlite: ReturnType<typeof openSqliteAuthorityStore>
+  try {
+    sqlite = openSqliteAuthorityStore(path)
+  } catch (error) {
+    throw asDamage(path, error)
+  }
   return { store: sqlite, where: path, close: () => sqlite.close() }
 }
 
@@ -209,17 +214,25 @@ export async function inspectData(dataDir: string, options: InspectOptions = {})
   const organization = await loadOrganization(join(dataDir, ORGANIZATION_FILE))
   const stored = options.postgres === undefined ? sqliteLog(dataDir) : await postgresLog(options.postgres)
   try {
-    const store = readOnly(stored.store)
-    const state = restoreState(store, reducers, organization.registry)
-    if (options.groupId !== undefined && !state.groups.has(options.groupId)) throw new UsageError(`no Group ${options.groupId} in ${stored.where}`)
-    const groups = [...state.groups.values()].filter((g) => options.groupId === undefined || g.groupId === options.groupId)
-    return {
-      organizationId: organization.organizationId,
-      agents: [...state.org.agents.values()].map((a) => ({ agentId: a.agentId, cardVersion: a.card.cardVersion, status: a.card.status, sessionEpoch: a.sessionEpoch })),
-      groups: groups.map((g) => groupReport(store, state, g, options)),
-    }
+    return foldedReport(stored, organization, options)
+  } catch (error) {
+    // Damage in pages read only while folding is found here, not on open.
+    throw options.postgres === undefined ? asDamage(stored.where, error) : error
   } finally {
     stored.close()
+  }
+}
+
+/** The inspection of an opened log: folded, then reported by Group. */
+function foldedReport(stored: StoredLog, organization: Organization, options: InspectOptions): Inspection {
+  const store = readOnly(stored.store)
+  const state = restoreState(store, reducers, organization.registry)
+  if (options.groupId !== undefined && !state.groups.has(options.groupId)) throw new UsageError(`no Group ${options.groupId} in ${stored.where}`)
+  const groups = [...state.groups.values()].filter((g) => options.groupId === undefined || g.groupId === options.groupId)
+  return {
+    organizationId: organization.organizationId,
+    agents: [...state.org.agents.values()].map((a) => ({ agentId: a.agentId, cardVersion: a.card.cardVersion, status: a.card.status, sessionEpoch: a.sessionEpoch })),
+    groups: groups.map((g) => groupReport(store, state, g, options)),
   }
 }
 

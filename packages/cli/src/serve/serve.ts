@@ -12,16 +12,20 @@
  */
 import { readFile } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
+import { createSecureContext } from 'node:tls'
 import { parseArgs } from 'node:util'
 import { createDelivery, DEFAULT_POLICY, LogProofError, systemClock, timestampOf, type AuthorityPolicy, type Clock } from '@weft/authority'
 import { createWireServer, type WireLogEntry } from '@weft/authority/wire'
 import { createClient, type Receipt } from '@weft/client'
 import { ProtocolError, UsageError } from '@weft/codec'
 import type { AgentCard } from '@weft/spec'
+import { fileProblem } from '../failures.js'
 import { LOG_PROOF_EXIT, openPostgresBackend, openSqliteBackend, postgresTarget, type Backend, type PostgresTarget, type ServedAuthority } from './backend.js'
 import { createControlEndpoint, type ControlEndpoint } from './control.js'
 import { causeText, loggedDelivery } from './internal-errors.js'
 import { createPrivateDir } from './files.js'
+import { DATA_DIR_IN_USE_EXIT, DataDirInUseError, lockDataDir } from './lock.js'
+import { checkPort, PortUnavailableError } from './ports.js'
 import { FRAME_OVERHEAD_BYTES, LIMIT_FLAGS, limitHellos, SERVE_LIMITS, type ServeLimits } from './limits.js'
 import { jsonLines, peekEnvelope, type ServeLog } from './log.js'
 import { cardsToRegister, loadOrganization, newOrganization, ORGANIZATION_FILE, readableByOthers, registryEvidence, writeOrganization, type Organization } from './organization.js'
@@ -188,7 +192,8 @@ function bounded(promise: Promise<void>, ms: number): Promise<void> {
  * states otherwise (§6.1), and listens on the WebSocket binding (and the control endpoint when
  * asked).
  * @throws UsageError for a missing or malformed `organization.json`, a card the Authority refuses,
- * or bad listening options.
+ * or bad listening options; DataDirInUseError when another server holds the SQLite data directory
+ * (`lock.ts`); PortUnavailableError when a port cannot be listened on (`ports.ts`).
  * @example
  * ```ts
  * const server = await startServer({ dataDir: 'data', port: 0, insecureLoopback: true, controlPort: 0 })
@@ -221,11 +226,24 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   }
   const policy = { ...options.policy, maxMessagesPerMinute: limits.maxMessagesPerMinute, maxProposalsPerMinute: limits.maxProposalsPerMinute, controlPlane }
   const opening = { dataDir: options.dataDir, organization, clock, policy, log, maxAuditEntries: limits.maxAuditEntries }
-  const backend: Backend = options.postgres === undefined ? openSqliteBackend(opening) : await openPostgresBackend(options.postgres, opening)
+  // §15.2: a SQLite log has one writer, or two Authorities would hand out the same sequences. With
+  // PostgreSQL the database orders every server's commits, so there is nothing to lock.
+  const lock = options.postgres === undefined ? lockDataDir(options.dataDir) : undefined
+  let backend: Backend
+  try {
+    // Before the log is opened and proved, which takes a while on a long log: a port in use is the
+    // likeliest reason not to start, and the lock above reports a second server on this directory first.
+    await checkPort(options.host ?? '127.0.0.1', options.port ?? DEFAULT_PORT, 'the WebSocket port', '--port')
+    if (options.controlPort !== undefined) await checkPort('127.0.0.1', options.controlPort, 'the control port', '--control-port')
+    backend = options.postgres === undefined ? openSqliteBackend(opening) : await openPostgresBackend(options.postgres, opening)
+  } catch (error) {
+    lock?.release()
+    throw error
+  }
   try {
     const { authority } = backend
     const heads = [...authority.state.groups.values()].map((g) => g.head)
-    log({ level: 'info', msg: 'store opened', ...backend.where, groups: heads.length, groupEvents: heads.reduce((a, b) => a + b, 0), organizationId: organization.organizationId })
+    log({ level: 'info', msg: 'store opened', ...backend.where, ...(lock === undefined ? {} : { lock: lock.path }), groups: heads.length, groupEvents: heads.reduce((a, b) => a + b, 0), organizationId: organization.organizationId })
     const logged = loggedAuthority(authority, log, options.policy?.maxCommandBytes ?? DEFAULT_POLICY.maxCommandBytes)
     await registerCards(authority, logged, organization, clock, orgPath, log)
     const delivery = loggedDelivery(createDelivery(authority, { cursorStore: backend.cursorStore, controlPlane }), log)
@@ -278,6 +296,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
             // §16: an ACK Cursor not stored leaves the older one, from which delivery replays; nothing accepted is lost.
             log({ level: 'warn', msg: 'store closed with an error', detail: (error as Error).message })
           }
+          lock?.release()
           log({ level: 'info', msg: 'stopped' })
         })()
         return closing
@@ -285,6 +304,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     }
   } catch (error) {
     await backend.close().catch(() => {})
+    lock?.release()
     throw error
   }
 }
@@ -398,8 +418,51 @@ async function init(dataDir: string, write: (text: string) => void): Promise<voi
       '  { "type": "human", "id": URI, "keyId": URI, "publicKey": base64url }\n' +
       '  { "type": "agent", "id": URI, "keyId": URI, "publicKey": base64url, "card": { "displayName", "owner", "endpoints", "capabilities", "maxConcurrency" } }\n' +
       '  (a key may also state "validFrom", "validUntil" and "revokedAt", RFC 3339 times: §6.4)\n' +
-      `then start the server: weft serve --data ${dataDir}\n`,
+      'then start the server. On this machine, for development: plain ws on 127.0.0.1, on a free port\n' +
+      '(the "listening" log line gives its URL; --port N for a fixed one):\n' +
+      `  weft serve --data ${shellWord(dataDir)} --insecure-loopback --port 0\n` +
+      'For Agents on other machines: wss with TLS 1.3 (§17.1) on port 7443, with your certificate and key:\n' +
+      `  weft serve --data ${shellWord(dataDir)} --host 0.0.0.0 --tls-cert cert.pem --tls-key key.pem\n`,
   )
+}
+
+/** `text` as one word of a POSIX shell command line: quoted when it holds anything but safe characters. */
+function shellWord(text: string): string {
+  return /^[\w./:@%+=,-]+$/.test(text) ? text : `'${text.replaceAll("'", "'\\''")}'`
+}
+
+/** The hosts a plain `ws` listener may serve (`--insecure-loopback`, §17.1). */
+const LOOPBACK_HOSTS: ReadonlySet<string> = new Set(['127.0.0.1', '::1', 'localhost'])
+
+/** Where the PEM files come from, for messages: the flags, or the `--config` file's members. */
+interface TlsSource {
+  readonly cert: string
+  readonly key: string
+  readonly certName: string
+  readonly keyName: string
+}
+
+/**
+ * Reads the PEM certificate chain and key and checks that they make a TLS context, so that a
+ * missing file or a key that does not match says so on one line before anything starts.
+ * @throws UsageError naming the option, the file and the problem.
+ */
+async function readTls(source: TlsSource): Promise<{ cert: Buffer; key: Buffer }> {
+  const read = async (path: string, name: string): Promise<Buffer> => {
+    try {
+      return await readFile(path)
+    } catch (error) {
+      throw new UsageError(`${name} ${path}: ${fileProblem(error)}`)
+    }
+  }
+  const cert = await read(source.cert, source.certName)
+  const key = await read(source.key, source.keyName)
+  try {
+    createSecureContext({ cert, key })
+  } catch (error) {
+    throw new UsageError(`${source.certName} ${source.cert} and ${source.keyName} ${source.key} are not a PEM certificate chain and its private key: ${(error as Error).message}`)
+  }
+  return { cert, key }
 }
 
 /**
@@ -407,8 +470,10 @@ async function init(dataDir: string, write: (text: string) => void): Promise<voi
  * server runs until SIGINT or SIGTERM, then shuts down gracefully and resolves with exit code 0.
  * `--postgres URL [--pg-schema NAME]` keeps the log in PostgreSQL (see {@link ServeOptions.postgres}).
  * Log lines go to `stderr`, one JSON object each.
- * @returns 0 after a clean stop or `--init`; 1 when the server could not start; 2 for bad arguments;
- * 3 ({@link LOG_PROOF_EXIT}) when the stored log fails its proof (tampered with or damaged).
+ * @returns 0 after a clean stop or `--init`; 1 when the server could not start (a port in use:
+ * one line; anything after the store opened: the `failed to start` log line); 2 for bad arguments;
+ * 3 ({@link LOG_PROOF_EXIT}) when the stored log fails its proof (tampered with or damaged);
+ * 4 ({@link DATA_DIR_IN_USE_EXIT}) when another running server holds the data directory.
  */
 export async function serveCommand(args: readonly string[], io: { readonly stdout: (text: string) => void; readonly stderr: (text: string) => void }, signals: SignalSource = process): Promise<number> {
   const { values } = parseArgs({
@@ -453,9 +518,13 @@ export async function serveCommand(args: readonly string[], io: { readonly stdou
     const postgres = postgresTarget(values.postgres, values['pg-schema'])
     const config = values.config === undefined ? {} : await readConfig(values.config)
     if ((values['tls-cert'] === undefined) !== (values['tls-key'] === undefined)) throw new UsageError('--tls-cert and --tls-key go together')
-    const tlsFiles = values['tls-cert'] !== undefined && values['tls-key'] !== undefined ? { cert: values['tls-cert'], key: values['tls-key'] } : config.tls
+    const flagTls = values['tls-cert'] !== undefined && values['tls-key'] !== undefined ? { cert: values['tls-cert'], key: values['tls-key'], certName: '--tls-cert', keyName: '--tls-key' } : undefined
+    if (flagTls !== undefined && values['insecure-loopback'] === true) throw new UsageError('--insecure-loopback and --tls-cert/--tls-key exclude each other: plain ws or wss, choose one')
+    // A way to listen given on the command line wins over the other way in --config.
+    const configTls = config.tls === undefined ? undefined : { ...config.tls, certName: `--config ${values.config}: tls.cert`, keyName: `--config ${values.config}: tls.key` }
+    const tlsFiles = flagTls ?? (values['insecure-loopback'] === true ? undefined : configTls)
+    const insecureLoopback = values['insecure-loopback'] ?? (flagTls === undefined ? config.insecureLoopback : undefined)
     const controlPort = values['control-port'] === undefined ? config.controlPort : port(values['control-port'], '--control-port')
-    const insecureLoopback = values['insecure-loopback'] ?? config.insecureLoopback
     const host = values.host ?? config.host
     // Each limit: its flag, else the --config file, else the default of startServer.
     const flagged = (name: keyof ServeLimits): number | undefined => {
@@ -465,12 +534,24 @@ export async function serveCommand(args: readonly string[], io: { readonly stdou
     const rates = { maxMessagesPerMinute: flagged('maxMessagesPerMinute'), maxProposalsPerMinute: flagged('maxProposalsPerMinute') }
     const policy = { ...config.policy, ...definedOnly(rates) }
     const serverLimits = definedOnly(Object.fromEntries(SERVER_LIMITS.map((name) => [name, flagged(name) ?? config[name]])))
+    const wsPort = values.port === undefined ? (config.port ?? DEFAULT_PORT) : port(values.port, '--port')
+    // §17.1: wss with TLS 1.3, or plain ws on a loopback host for development. Checked here, after
+    // every value given was read, so the message names the flags rather than library options.
+    if (tlsFiles === undefined && insecureLoopback !== true) {
+      throw new UsageError(
+        'say how to listen: --tls-cert FILE --tls-key FILE for wss with TLS 1.3 (§17.1), or --insecure-loopback for plain ws on a loopback host, for development (in a --config file: "tls": { "cert", "key" } or "insecureLoopback": true)',
+      )
+    }
+    if (tlsFiles !== undefined && insecureLoopback === true) throw new UsageError(`--config ${values.config}: tls and insecureLoopback exclude each other: plain ws or wss, choose one`)
+    if (insecureLoopback === true && !LOOPBACK_HOSTS.has(host ?? '127.0.0.1')) {
+      throw new UsageError(`--insecure-loopback serves loopback hosts only (127.0.0.1, ::1, localhost), not --host ${host}; listen there with --tls-cert and --tls-key`)
+    }
     const options: ServeOptions = {
       dataDir: values.data,
-      port: values.port === undefined ? (config.port ?? DEFAULT_PORT) : port(values.port, '--port'),
+      port: wsPort,
       log: jsonLines(io.stderr),
       ...(host === undefined ? {} : { host }),
-      ...(tlsFiles === undefined ? {} : { tls: { cert: await readFile(tlsFiles.cert), key: await readFile(tlsFiles.key) } }),
+      ...(tlsFiles === undefined ? {} : { tls: await readTls(tlsFiles) }),
       ...(insecureLoopback === undefined ? {} : { insecureLoopback }),
       ...(controlPort === undefined ? {} : { controlPort }),
       ...(Object.keys(policy).length === 0 ? {} : { policy }),
@@ -487,6 +568,14 @@ export async function serveCommand(args: readonly string[], io: { readonly stdou
     if (error instanceof LogProofError) {
       io.stderr(`weft serve: ${error.message}\n`)
       return LOG_PROOF_EXIT
+    }
+    if (error instanceof DataDirInUseError) {
+      io.stderr(`weft serve: ${error.message}\n`)
+      return DATA_DIR_IN_USE_EXIT
+    }
+    if (error instanceof PortUnavailableError) {
+      io.stderr(`weft serve: ${error.message}\n`)
+      return 1
     }
     throw error
   }
@@ -519,7 +608,8 @@ async function run(options: ServeOptions, signals: SignalSource): Promise<number
     server = await startServer(options)
   } catch (error) {
     detach()
-    if (error instanceof UsageError || error instanceof LogProofError) throw error
+    // Each of these is one line of its own in serveCommand, saying what to change.
+    if (error instanceof UsageError || error instanceof LogProofError || error instanceof DataDirInUseError || error instanceof PortUnavailableError) throw error
     log({ level: 'error', msg: 'failed to start', detail: (error as Error).message })
     return 1
   }

@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import type { LogProofSummary } from '@weft/authority'
 import { UsageError } from '@weft/codec'
 import { openSqliteAuthorityStore } from '@weft/store-sqlite'
-import type { PostgresTarget } from './backend.js'
+import { asDamage, type PostgresTarget } from './backend.js'
 import { loadOrganization, ORGANIZATION_FILE, STORE_FILE } from './organization.js'
 
 /**
@@ -27,9 +27,16 @@ export async function verifyData(dataDir: string, options: { readonly postgres?:
   }
   const path = join(dataDir, STORE_FILE)
   if (!existsSync(path)) throw new UsageError(`${path} does not exist; weft serve creates it on its first start`)
-  const store = openSqliteAuthorityStore(path)
+  let store: ReturnType<typeof openSqliteAuthorityStore>
+  try {
+    store = openSqliteAuthorityStore(path)
+  } catch (error) {
+    throw asDamage(path, error)
+  }
   try {
     return store.proveLog(proof)
+  } catch (error) {
+    throw asDamage(path, error)
   } finally {
     store.close()
   }
