@@ -414,7 +414,11 @@ async function init(dataDir: string, write: (text: string) => void): Promise<voi
       `  control plane  ${file.controlPlane.id}  key ${file.controlPlane.keyId}\n\n` +
       'Agents verify the Authority\'s Event signatures with these Registry bindings:\n' +
       `${JSON.stringify(evidence, null, 2)}\n\n` +
-      `Next, register your people and Agents: add one entry per Principal to "principals" in ${path},\n` +
+      'Next, register your people and Agents, each with a key pair of its own (the private key goes to a\n' +
+      'file of its own, mode 600, never into the organization file):\n' +
+      `  weft principal add human --data ${shellWord(dataDir)} --name NAME\n` +
+      `  weft principal add agent --data ${shellWord(dataDir)} --name NAME --capability ID@VERSION\n` +
+      `or add one entry per Principal to "principals" in ${path} by hand,\n` +
       '  { "type": "human", "id": URI, "keyId": URI, "publicKey": base64url }\n' +
       '  { "type": "agent", "id": URI, "keyId": URI, "publicKey": base64url, "card": { "displayName", "owner", "endpoints", "capabilities", "maxConcurrency" } }\n' +
       '  (a key may also state "validFrom", "validUntil" and "revokedAt", RFC 3339 times: §6.4)\n' +
