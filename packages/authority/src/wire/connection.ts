@@ -553,21 +553,18 @@ export function serveConnection(socket: WebSocket, ctx: ConnectionContext, id: s
       refilling = true
       setImmediate(refill)
     }
-    let overRate = false
-    // When this frame is due: a frame beyond the allowance (one TCP read can hold hundreds of
-    // PINGs, all parsed before the pause takes effect) waits its turn before it is handled.
-    let dueInMs = 0
     if (frameRate > 0) {
       refreshTokens()
       frameTokens -= 1
-      overRate = frameTokens < 1
-      if (frameTokens < 0) dueInMs = (-frameTokens * 1000) / frameRate
     }
+    const overRate = frameRate > 0 && frameTokens < 1
     if (credit <= 0 || inbound > ctx.maxFrameBytes || overRate) socket.pause()
     if (overRate) waitForTokens()
-    const due = dueInMs > 0 ? performance.now() + dueInMs : 0
-    chain = chain
-      .then(() => (due === 0 ? undefined : untilDue(due)))
+    // A frame beyond the allowance (one TCP read can hold hundreds of PINGs, all parsed before the
+    // pause takes effect) waits its turn before it is handled; one within it adds no step.
+    const due = frameTokens < 0 ? tokensAt + (-frameTokens * 1000) / frameRate : 0
+    const ready = due === 0 ? chain : chain.then(() => untilDue(due))
+    chain = ready
       .then(() => receive(bytes, isBinary))
       .catch((thrown: unknown) => {
         log('error', `internal failure: ${thrown instanceof Error ? thrown.message : String(thrown)}`, 'INTERNAL_ERROR')
