@@ -430,3 +430,67 @@ export function keyPairFromSeed(seed: Uint8Array): Ed25519KeyPair {
     },
   })
 }
+
+/**
+ * An Ed25519 key pair that signs asynchronously, such as one held by WebCrypto
+ * ({@link webCryptoKeyPair}): the private key can stay non-extractable, out of reach of the
+ * page's script. Pass it to `signAsync`.
+ */
+export interface AsyncEd25519KeyPair {
+  /** The 32-byte public key (a copy on every read). */
+  readonly publicKey: Uint8Array
+  /** Signs `message` with pure Ed25519 (RFC 8032 §5.1.6); resolves to 64 bytes. */
+  sign(message: Uint8Array): Promise<Uint8Array>
+}
+
+/** The WebCrypto of the platform: `globalThis.crypto.subtle` in browsers and in Node >= 20. */
+type Subtle = typeof globalThis.crypto.subtle
+function subtleCrypto(caller: string): Subtle {
+  const subtle = (globalThis as { crypto?: { subtle?: Subtle } }).crypto?.subtle
+  if (subtle === undefined) throw new UsageError(`${caller}: WebCrypto (globalThis.crypto.subtle) is not available; in a browser it needs a secure context (https or localhost)`)
+  return subtle
+}
+
+/** Unpadded base64url for a JWK member (RFC 7518 §2), without Node's Buffer. */
+function jwkBase64url(bytes: Uint8Array): string {
+  let binary = ''
+  for (const byte of bytes) binary += String.fromCharCode(byte)
+  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')
+}
+
+/**
+ * An {@link AsyncEd25519KeyPair} held by WebCrypto, from a 32-byte RFC 8032 seed and its public
+ * key. The private key is imported non-extractable: once this resolves, script can sign with it
+ * but never read it back (wipe `seed` afterwards). The pair is checked before it is returned: the
+ * public key must pass the strict §6.4 rules and verify a signature made with the seed, so a seed
+ * and public key that do not belong together are refused rather than producing signatures no
+ * Registry accepts. Works wherever `globalThis.crypto.subtle` implements Ed25519 (Chromium,
+ * Firefox, Safari 17+, Node >= 20).
+ * @throws UsageError (as a rejection) when the seed or public key is malformed, WebCrypto is missing, or the two do not match.
+ */
+export async function webCryptoKeyPair(seed: Uint8Array, publicKey: Uint8Array): Promise<AsyncEd25519KeyPair> {
+  if (!(seed instanceof Uint8Array) || seed.length !== 32) throw new UsageError('webCryptoKeyPair: the seed must be 32 bytes')
+  if (!(publicKey instanceof Uint8Array) || publicKey.length !== 32) throw new UsageError('webCryptoKeyPair: the public key must be 32 bytes')
+  const subtle = subtleCrypto('webCryptoKeyPair')
+  const strict = importPublicKey(publicKey)
+  if (!isVerifiedPublicKey(strict)) throw new UsageError(`webCryptoKeyPair: the public key fails the §6.4 rules (${strict.reason})`)
+  const algorithm = { name: 'Ed25519' }
+  let privateKey: Awaited<ReturnType<Subtle['importKey']>>
+  try {
+    privateKey = await subtle.importKey('jwk', { kty: 'OKP', crv: 'Ed25519', d: jwkBase64url(seed), x: jwkBase64url(publicKey) }, algorithm, false, ['sign'])
+  } catch (thrown) {
+    // Node checks that `x` belongs to `d` at import; browsers may not (see below).
+    throw new UsageError(`webCryptoKeyPair: the seed does not belong to the public key, or WebCrypto has no Ed25519 (${thrown instanceof Error ? thrown.message : String(thrown)})`)
+  }
+  const signWith = async (message: Uint8Array): Promise<Uint8Array> => new Uint8Array(await subtle.sign(algorithm, privateKey, message as Uint8Array<ArrayBuffer>))
+  // Some engines import a JWK whose `x` does not match `d` and sign with `d` regardless: prove the pair.
+  const probe = new Uint8Array([0x77, 0x65, 0x66, 0x74])
+  if (!verifyEd25519(strict, probe, await signWith(probe))) throw new UsageError('webCryptoKeyPair: the seed does not belong to the public key')
+  const bytes = Uint8Array.from(publicKey)
+  return Object.freeze({
+    get publicKey(): Uint8Array {
+      return bytes.slice()
+    },
+    sign: signWith,
+  })
+}

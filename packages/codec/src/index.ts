@@ -37,6 +37,7 @@ export {
   verifyOrThrow,
   createVerifier,
   sign,
+  signAsync,
   signingHash,
   signingInput,
   expectedSignerOf,
@@ -64,6 +65,7 @@ export type {
   VerifyResult,
   SignedVerifier,
   SigningKey,
+  AsyncSigningKey,
 } from './signed.js'
 
 // Registry evidence and key resolution (stage 4): the deployment seam is KeyResolver.
@@ -113,7 +115,8 @@ export {
   verifyEd25519,
   verifyEd25519Async,
   keyPairFromSeed,
+  webCryptoKeyPair,
   subgroupCheckCount,
 } from './ed25519.js'
-export type { KeyCheck, PublicKeyFault, SignatureFault, VerifiedPublicKey, Ed25519KeyPair } from './ed25519.js'
+export type { KeyCheck, PublicKeyFault, SignatureFault, VerifiedPublicKey, Ed25519KeyPair, AsyncEd25519KeyPair } from './ed25519.js'
 export { loneSurrogateIndex } from './bytes.js'

@@ -31,7 +31,7 @@
  */
 import type { AdmissionDocumentKind } from '@weft/spec'
 import { encodeBase64url, decodeBase64url, sha256Tagged } from './bytes.js'
-import { checkSignatureEncoding, precheckSignatureEncoding, verifyEd25519, verifyEd25519Async, type Ed25519KeyPair } from './ed25519.js'
+import { checkSignatureEncoding, precheckSignatureEncoding, verifyEd25519, verifyEd25519Async, type AsyncEd25519KeyPair, type Ed25519KeyPair } from './ed25519.js'
 import { ProtocolError, UsageError } from './errors.js'
 import type { ErrorCode } from './gen/error-codes.js'
 import { canonicalize, canonicalizeOrThrow, type JcsResult } from './jcs.js'
@@ -535,6 +535,12 @@ export interface SigningKey {
   readonly pair: Ed25519KeyPair
 }
 
+/** A signing key whose pair signs asynchronously (WebCrypto, a token, a remote signer); see {@link signAsync}. */
+export interface AsyncSigningKey {
+  readonly keyId: string
+  readonly pair: AsyncEd25519KeyPair
+}
+
 /**
  * Signs `document` under the profile of `kind` (§6.4): `signature.createdAt` is the protected
  * signed time copied byte for byte, the signature covers the JCS form of the document without
@@ -550,17 +556,41 @@ export interface SigningKey {
  * ```
  */
 export function sign<T extends object>(kind: DocumentKind, document: T, key: SigningKey): Omit<T, 'signature'> & { signature: SignatureEnvelope } {
+  const { unsigned, time, bytes } = prepareSigning(kind, document, 'sign')
+  return withSignature(unsigned as Omit<T, 'signature'>, key.keyId, time, key.pair.sign(bytes))
+}
+
+/**
+ * {@link sign} with a key that signs asynchronously: a WebCrypto `CryptoKey` that never leaves the
+ * browser's key store (see `webCryptoKeyPair`), a hardware token, a remote signer. Same document,
+ * same checks, same bytes signed; a synchronous {@link SigningKey} works too.
+ * @throws UsageError and ProtocolError as {@link sign} does, synchronously, before anything is signed.
+ * @example
+ * ```ts
+ * const pair = await webCryptoKeyPair(seed) // non-extractable
+ * const signed = await signAsync('command', command, { keyId, pair })
+ * ```
+ */
+export function signAsync<T extends object>(kind: DocumentKind, document: T, key: SigningKey | AsyncSigningKey): Promise<Omit<T, 'signature'> & { signature: SignatureEnvelope }> {
+  const { unsigned, time, bytes } = prepareSigning(kind, document, 'signAsync')
+  return Promise.resolve(key.pair.sign(bytes)).then((value) => withSignature(unsigned as Omit<T, 'signature'>, key.keyId, time, value))
+}
+
+/** The checks shared by {@link sign} and {@link signAsync}, and the JCS bytes they sign. */
+function prepareSigning(kind: DocumentKind, document: object, caller: string): { unsigned: object; time: string; bytes: Uint8Array } {
   const profile = profileOf(kind)
-  if (!isObject(document)) throw new UsageError('sign: the document must be a JSON object')
+  if (!isObject(document)) throw new UsageError(`${caller}: the document must be a JSON object`)
   const time = at(document, profile.protectedTimePointer)
-  if (typeof time !== 'string') throw new UsageError(`sign: ${kind} has no protected signed time at ${profile.protectedTimePointer}`)
+  if (typeof time !== 'string') throw new UsageError(`${caller}: ${kind} has no protected signed time at ${profile.protectedTimePointer}`)
   const parsed = parseTimestamp(time)
   if (parsed === undefined || !parsed.utcZ) {
-    throw new UsageError(`sign: ${profile.protectedTimePointer} must be an RFC 3339 UTC timestamp ending in uppercase Z (§6.4), got ${JSON.stringify(time)}`)
+    throw new UsageError(`${caller}: ${profile.protectedTimePointer} must be an RFC 3339 UTC timestamp ending in uppercase Z (§6.4), got ${JSON.stringify(time)}`)
   }
   const unsigned = withoutSignature(document)
-  const bytes = canonicalizeOrThrow(unsigned)
-  const value = encodeBase64url(key.pair.sign(bytes))
-  const signature: SignatureEnvelope = { algorithm: 'Ed25519', keyId: key.keyId, createdAt: time, value }
-  return { ...(unsigned as Omit<T, 'signature'>), signature }
+  return { unsigned, time, bytes: canonicalizeOrThrow(unsigned) }
+}
+
+function withSignature<U extends object>(unsigned: U, keyId: string, time: string, signatureBytes: Uint8Array): U & { signature: SignatureEnvelope } {
+  const signature: SignatureEnvelope = { algorithm: 'Ed25519', keyId, createdAt: time, value: encodeBase64url(signatureBytes) }
+  return { ...unsigned, signature }
 }
