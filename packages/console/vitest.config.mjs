@@ -1,0 +1,2 @@
+import { weftVitest } from '../../vitest.shared.mjs'
+export default weftVitest()
