@@ -1,35 +1,20 @@
 /**
  * Byte-level encodings of the protocol (§2): canonical unpadded base64url, `sha256:` content
- * hashes and UTF-8. Node's `Buffer` and `node:crypto` do the work; this module adds the
- * strictness the protocol asks for on top of them.
+ * hashes and UTF-8. The platform module (`#platform`: Node's `Buffer` and `node:crypto`, or web
+ * APIs and `@noble/hashes` in a browser) does the work; this module adds the strictness the
+ * protocol asks for on top of it, identically on both.
  * @module
  */
-import { createHash } from 'node:crypto'
+import { base64urlDecodeCanonical, base64urlEncode, sha256 as platformSha256, sha256Hex } from '#platform'
 import { UsageError } from './errors.js'
 import { isCanonicalBase64url } from './formats.js'
-
-/** A `Buffer` viewing the same memory as `bytes` (no copy), for Node's fast codecs. */
-function asBuffer(bytes: Uint8Array): Buffer {
-  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-}
-
-/**
- * A plain `Uint8Array` owning exactly its bytes. Small Buffers are slices of a shared pool; handing
- * one out would expose unrelated pool memory through `.buffer`, so those are copied.
- */
-function own(buffer: Buffer): Uint8Array {
-  if (buffer.byteOffset === 0 && buffer.buffer.byteLength === buffer.byteLength) {
-    return new Uint8Array(buffer.buffer, 0, buffer.byteLength)
-  }
-  return new Uint8Array(buffer)
-}
 
 /**
  * Encodes bytes as canonical unpadded base64url (§2, RFC 4648 §5): the URL-safe alphabet, no `=`
  * padding, zero unused pad bits. The output always satisfies {@link isCanonicalBase64url}.
  */
 export function encodeBase64url(bytes: Uint8Array): string {
-  return asBuffer(bytes).toString('base64url')
+  return base64urlEncode(bytes)
 }
 
 /**
@@ -46,15 +31,15 @@ export function encodeBase64url(bytes: Uint8Array): string {
  * ```
  */
 export function decodeBase64url(text: string): Uint8Array | undefined {
-  // Node's own decoder skips unknown characters and ignores pad bits, so it may only see text
-  // that already passed the canonical check.
+  // Node's own decoder skips unknown characters and ignores pad bits, so the platform decoder
+  // may only see text that already passed the canonical check.
   if (typeof text !== 'string' || !isCanonicalBase64url(text)) return undefined
-  return own(Buffer.from(text, 'base64url'))
+  return base64urlDecodeCanonical(text)
 }
 
 /** SHA-256 of `bytes` (32 bytes). */
 export function sha256(bytes: Uint8Array): Uint8Array {
-  return own(createHash('sha256').update(bytes).digest())
+  return platformSha256(bytes)
 }
 
 /**
@@ -62,7 +47,7 @@ export function sha256(bytes: Uint8Array): Uint8Array {
  * hexadecimal digits.
  */
 export function sha256Tagged(bytes: Uint8Array): string {
-  return 'sha256:' + createHash('sha256').update(bytes).digest('hex')
+  return 'sha256:' + sha256Hex(bytes)
 }
 
 /**

@@ -2,47 +2,37 @@
  * Strict pure Ed25519 for the Signed Document Verification Profile (§6.4): exact encoding checks
  * of public keys (stage 4) and signatures (stage 3), verification (stage 6) and signing.
  *
+ * ## Platforms
+ *
+ * The rules live here; the arithmetic comes from the platform module (`#platform`). On Node,
+ * signing and the signature equation run in `node:crypto` (OpenSSL), and the subgroup test on
+ * OpenSSL's X25519 ladder (see `platform/node.ts`). In a browser, `@noble/curves` does the point
+ * arithmetic and the synchronous equation, and WebCrypto (`crypto.subtle`) the asynchronous one
+ * (see `platform/browser.ts`). Both evaluate the *cofactorless* equation and give the same answer
+ * for every input; the tests compare them vector by vector, in Node and in Chromium.
+ *
  * ## Where the time goes, and why it is safe to spend it only once
  *
- * Signing and the signature equation run in `node:crypto` (OpenSSL). What OpenSSL does not do is
- * the strict point validation §6.4 asks for: it neither rejects a public key outside the
- * prime-order subgroup nor reports *why* an `R` is unacceptable. This module adds those checks.
+ * Neither OpenSSL nor WebCrypto does the strict point validation §6.4 asks for: they neither
+ * reject a public key outside the prime-order subgroup nor report *why* an `R` is unacceptable.
+ * This module adds those checks.
  *
  * - A public key is checked once, by {@link importPublicKey}, which returns a
- *   {@link VerifiedPublicKey} holding the ready `KeyObject`. Every later
- *   {@link verifyEd25519} with it costs one OpenSSL verification plus a few byte comparisons.
+ *   {@link VerifiedPublicKey} holding the platform's ready key. Every later
+ *   {@link verifyEd25519} with it costs one verification plus a few byte comparisons.
  * - {@link checkSignatureEncoding} is the exact stage-3 classifier. Stage 3 precedes key
  *   resolution and the equation, so a mixed-order `R` must be reported as a stage-3 fault even
  *   though the equation would reject it too; the check therefore always decides `[L]R = I`.
- * - {@link verifyEd25519} does not repeat the point checks on `R`. OpenSSL evaluates the
- *   cofactorless equation by computing `R' = [S]B - [k]A` and comparing the canonical encoding of
- *   `R'` byte for byte with `Renc`. With `A` proven prime-order, `[S]B - [k]A` lies in the
- *   prime-order subgroup, so an accepted `Renc` is the canonical encoding of a prime-order point
- *   (or of the identity): every stage-3 rule on `R` is implied by acceptance. `S < L` and the
- *   byte-level `R` rules are still checked here because they are nearly free.
- *
- * ## The subgroup test
- *
- * `[L]P = I` by double-and-add over BigInt (`@noble/curves` `isTorsionFree`) costs about 1 ms
- * per point. This module instead asks OpenSSL's X25519 ladder for `u([5L-1]P)`, where
- * `u = (1+y)/(1-y)` is the Montgomery coordinate of `P`. The scalar `5L-1` is a multiple of 8 with bit 254 set and below 2^255, so X25519's
- * clamping leaves it unchanged. Writing `P = Q + T` with `Q` in the prime-order subgroup and `T`
- * in the 8-torsion, `[5L-1]P = -Q` (8 divides `5L-1`, and `5L-1 = -1 mod L`), so the ladder
- * returns `u(Q)`. That equals `u(P)` exactly when `P = ±Q`, i.e. when `T = I`. A `u` on the
- * quadratic twist (a `y` with no curve point) never passes: the twist has order `4L'` for a prime
- * `L'` that divides neither `5L-2` nor `5L`. About 0.1 ms per point. Only when the test fails is
- * the failure classified (off-curve, small-order or mixed-order) with `@noble/curves`.
+ * - {@link verifyEd25519} does not repeat the point checks on `R`. The cofactorless equation is
+ *   evaluated by computing `R' = [S]B - [k]A` and comparing the canonical encoding of `R'` byte
+ *   for byte with `Renc`. With `A` proven prime-order, `[S]B - [k]A` lies in the prime-order
+ *   subgroup, so an accepted `Renc` is the canonical encoding of a prime-order point (or of the
+ *   identity): every stage-3 rule on `R` is implied by acceptance. `S < L` and the byte-level `R`
+ *   rules are still checked here because they are nearly free (and the browser's equation needs
+ *   `S < L` as a precondition).
  * @module
  */
-import {
-  createPrivateKey,
-  createPublicKey,
-  diffieHellman,
-  sign as nodeSign,
-  verify as nodeVerify,
-  type KeyObject,
-} from 'node:crypto'
-import { createRequire } from 'node:module'
+import { platformPublicKey, primeOrderTest, seedKeyPair, verifyWith, verifyWithAsync, type PlatformPublicKey } from '#platform'
 import { UsageError } from './errors.js'
 
 /** The result of a strict §6.4 encoding check: success, or a stable kebab-case reason. */
@@ -71,60 +61,10 @@ export type SignatureFault =
   | 'signature-r-small-order'
   | 'signature-r-mixed-order'
 
-/** The field prime p = 2^255 - 19. */
-const P = (1n << 255n) - 19n
-
-function modP(a: bigint): bigint {
-  const r = a % P
-  return r < 0n ? r + P : r
-}
-
-/** Inverse modulo p by the extended Euclidean algorithm (`a` is never 0 mod p here). */
-function invP(a: bigint): bigint {
-  let t = 0n
-  let nextT = 1n
-  let r = P
-  let nextR = modP(a)
-  while (nextR !== 0n) {
-    const q = r / nextR
-    ;[t, nextT] = [nextT, t - q * nextT]
-    ;[r, nextR] = [nextR, r - q * nextR]
-  }
-  return modP(t)
-}
-
-type NobleEd25519 = typeof import('@noble/curves/ed25519.js')
-let noble: NobleEd25519 | undefined
-/**
- * @noble/curves, loaded on first use. Only the rare path needs it (naming the fault of a point
- * that already failed the fast test), and importing it costs ~50 ms, which every process that
- * merely validates documents would otherwise pay at start. Node >= 20.19 loads ESM through
- * `require` synchronously.
- */
-function nobleCurve(): NobleEd25519['ed25519'] {
-  noble ??= createRequire(import.meta.url)('@noble/curves/ed25519.js') as NobleEd25519
-  return noble.ed25519
-}
-
 /** The prime order L of the base point (§6.4). */
 const L = (1n << 252n) + 27742317777372353535851937790883648493n
 /** L as 32 little-endian bytes, for the byte-wise `S < L` comparison. */
 const L_BYTES = littleEndian32(L)
-
-// DER wrappers that turn raw key bytes into the encodings node:crypto imports (RFC 8410).
-const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex')
-const X25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b656e04220420', 'hex')
-
-/**
- * The X25519 private key whose scalar is `5L - 1` (see the module comment). X25519 clamps a
- * scalar by clearing bits 0-2 and 255 and setting bit 254; this one already has that shape, so
- * OpenSSL multiplies by exactly `5L - 1`.
- */
-let probeKey: KeyObject | undefined
-function subgroupProbeKey(): KeyObject {
-  probeKey ??= createPrivateKey({ key: Buffer.concat([X25519_PKCS8_PREFIX, littleEndian32(5n * L - 1n)]), format: 'der', type: 'pkcs8' })
-  return probeKey
-}
 
 let subgroupChecks = 0
 
@@ -137,17 +77,11 @@ export function subgroupCheckCount(): number {
   return subgroupChecks
 }
 
-function littleEndian32(n: bigint): Buffer {
-  return Buffer.from(n.toString(16).padStart(64, '0'), 'hex').reverse()
-}
-
-const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'))
-
-/** The y coordinate of a point encoding: little-endian, sign bit (bit 255) cleared. */
-function yOf(enc: Uint8Array): bigint {
-  let hex = '0x' + HEX[enc[31]! & 0x7f]!
-  for (let i = 30; i >= 0; i--) hex += HEX[enc[i]!]!
-  return BigInt(hex)
+/** `n` (below 2^256) as 32 little-endian bytes. */
+function littleEndian32(n: bigint): Uint8Array {
+  const out = new Uint8Array(32)
+  for (let i = 0; i < 32; i++, n >>= 8n) out[i] = Number(n & 0xffn)
+  return out
 }
 
 /** Is the y field of `enc` (sign bit ignored) at least p? Only 19 values in [p, 2^255) are. */
@@ -182,26 +116,6 @@ function scalarBelowL(sig: Uint8Array, offset: number): boolean {
   return false // equal to L
 }
 
-/**
- * The fast prime-order test of the module comment. Precondition: `y < p` and `y ≠ ±1`. True
- * exactly when the encoding decodes to a curve point in the prime-order subgroup; `undefined`
- * when OpenSSL refused the computation, which happens for small-order inputs (see below).
- */
-function inPrimeOrderSubgroup(y: bigint): boolean | undefined {
-  subgroupChecks++
-  // The birational map to Montgomery form, u = (1 + y) / (1 - y) mod p.
-  const u = modP((1n + y) * invP(1n - y))
-  const uBytes = littleEndian32(u)
-  try {
-    // A JWK import is several times faster than decoding a DER SubjectPublicKeyInfo.
-    const publicKey = createPublicKey({ key: { kty: 'OKP', crv: 'X25519', x: uBytes.toString('base64url') }, format: 'jwk' })
-    return diffieHellman({ privateKey: subgroupProbeKey(), publicKey }).equals(uBytes)
-  } catch {
-    // OpenSSL refuses an all-zero shared secret, which is what a small-order input yields.
-    return undefined
-  }
-}
-
 type PointClass = 'prime-order' | 'identity' | 'noncanonical' | 'negative-zero' | 'off-curve' | 'small-order' | 'mixed-order'
 
 /** Classifies a 32-byte point encoding under the strict RFC 8032 decoding of §6.4. */
@@ -213,21 +127,9 @@ function classifyPoint(enc: Uint8Array): PointClass {
     if (enc[31]! & 0x80) return 'negative-zero'
     return special === 1 ? 'identity' : 'small-order'
   }
-  const prime = inPrimeOrderSubgroup(yOf(enc))
-  if (prime === true) return 'prime-order'
-  // The rare path, reached only by invalid points: say which rule failed. A definite `false`
-  // already ruled out a prime-order point, so no [L]P multiplication is needed here.
-  let point
-  try {
-    point = nobleCurve().Point.fromBytes(enc, false)
-  } catch {
-    return 'off-curve'
-  }
-  if (point.isSmallOrder()) return 'small-order'
-  // OpenSSL refused a point that is not small-order: not expected, so decide the slow way
-  // rather than trust the refusal.
-  if (prime === undefined && point.isTorsionFree()) return 'prime-order'
-  return 'mixed-order'
+  // The subgroup test proper (`[L]P = I`), by the platform's arithmetic.
+  subgroupChecks++
+  return primeOrderTest(enc)
 }
 
 const PUBLIC_KEY_FAULT: Record<Exclude<PointClass, 'prime-order'>, PublicKeyFault> = {
@@ -310,8 +212,9 @@ export function checkSignatureEncoding(signature: Uint8Array): KeyCheck {
 
 /**
  * An Ed25519 public key that passed {@link checkPublicKeyEncoding} (§6.4). Only
- * {@link importPublicKey} makes one; it keeps the `node:crypto` key ready, so verifying with it
- * repeats no point check.
+ * {@link importPublicKey} makes one; it keeps the platform's key ready (an OpenSSL key object on
+ * Node, the decoded point and, once used asynchronously, a WebCrypto key in a browser), so
+ * verifying with it repeats no point check.
  */
 export interface VerifiedPublicKey {
   /** The 32-byte encoding (a copy on every read). */
@@ -320,11 +223,11 @@ export interface VerifiedPublicKey {
 
 class StrictPublicKey implements VerifiedPublicKey {
   readonly #bytes: Uint8Array
-  readonly #keyObject: KeyObject
+  readonly #ready: PlatformPublicKey
 
-  constructor(bytes: Uint8Array, keyObject: KeyObject) {
+  constructor(bytes: Uint8Array, ready: PlatformPublicKey) {
     this.#bytes = bytes
-    this.#keyObject = keyObject
+    this.#ready = ready
     Object.freeze(this)
   }
 
@@ -332,8 +235,9 @@ class StrictPublicKey implements VerifiedPublicKey {
     return this.#bytes.slice()
   }
 
-  static keyObjectOf(key: unknown): KeyObject | undefined {
-    return typeof key === 'object' && key !== null && #keyObject in key ? (key as StrictPublicKey).#keyObject : undefined
+  /** The platform key of a key made by importPublicKey; `undefined` for anything else (a forged look-alike included). */
+  static readyKeyOf(key: unknown): PlatformPublicKey | undefined {
+    return typeof key === 'object' && key !== null && #ready in key ? (key as StrictPublicKey).#ready : undefined
   }
 }
 
@@ -342,7 +246,7 @@ class StrictPublicKey implements VerifiedPublicKey {
  * the strict §6.4 point rules? Also narrows the result of {@link importPublicKey}.
  */
 export function isVerifiedPublicKey(value: unknown): value is VerifiedPublicKey {
-  return StrictPublicKey.keyObjectOf(value) !== undefined
+  return StrictPublicKey.readyKeyOf(value) !== undefined
 }
 
 /**
@@ -361,46 +265,37 @@ export function importPublicKey(key: Uint8Array): VerifiedPublicKey | { readonly
   const check = checkPublicKeyEncoding(key)
   if (!check.ok) return check
   const bytes = Uint8Array.from(key)
-  const keyObject = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(bytes).toString('base64url') }, format: 'jwk' })
-  return new StrictPublicKey(bytes, keyObject)
+  return new StrictPublicKey(bytes, platformPublicKey(bytes))
 }
 
 /**
  * Verifies a pure Ed25519 signature (RFC 8032, not Ed25519ctx or Ed25519ph) over `message`:
  * stage 6 of §6.4. Returns `false` for any signature that is not 64 bytes, has `S >= L`, or does
  * not satisfy the cofactorless equation; because `key` is prime-order, acceptance also implies
- * every stage-3 rule on `R` (see the module comment).
+ * every stage-3 rule on `R` (see the module comment). Synchronous on every platform: OpenSSL on
+ * Node, `@noble/curves` in a browser.
  * @throws {@link UsageError} when `key` was not made by {@link importPublicKey}.
  */
 export function verifyEd25519(key: VerifiedPublicKey, message: Uint8Array, signature: Uint8Array): boolean {
-  const keyObject = StrictPublicKey.keyObjectOf(key)
-  if (keyObject === undefined) throw new UsageError('verifyEd25519: the key was not made by importPublicKey')
+  const ready = StrictPublicKey.readyKeyOf(key)
+  if (ready === undefined) throw new UsageError('verifyEd25519: the key was not made by importPublicKey')
   if (byteLevelSignatureFault(signature) !== undefined) return false
-  try {
-    return nodeVerify(null, message, keyObject, signature)
-  } catch {
-    return false
-  }
+  return verifyWith(ready, message, signature)
 }
 
 /**
- * {@link verifyEd25519} with the equation evaluated on the libuv threadpool (`node:crypto`'s
- * callback form), so the calling thread goes on with other work, and several checks run on
- * several cores at once. Same answers as {@link verifyEd25519}; the byte-level checks run before
- * it returns.
+ * {@link verifyEd25519} with the equation evaluated off the calling thread: on the libuv
+ * threadpool on Node (`node:crypto`'s callback form), by WebCrypto (`crypto.subtle.verify`, the
+ * key imported once per {@link VerifiedPublicKey}) in a browser. The calling thread goes on with
+ * other work, and on Node several checks run on several cores at once. Same answers as
+ * {@link verifyEd25519}; the byte-level checks run before it returns.
  * @throws {@link UsageError} when `key` was not made by {@link importPublicKey}.
  */
 export function verifyEd25519Async(key: VerifiedPublicKey, message: Uint8Array, signature: Uint8Array): Promise<boolean> {
-  const keyObject = StrictPublicKey.keyObjectOf(key)
-  if (keyObject === undefined) throw new UsageError('verifyEd25519Async: the key was not made by importPublicKey')
+  const ready = StrictPublicKey.readyKeyOf(key)
+  if (ready === undefined) throw new UsageError('verifyEd25519Async: the key was not made by importPublicKey')
   if (byteLevelSignatureFault(signature) !== undefined) return Promise.resolve(false)
-  return new Promise((resolve) => {
-    try {
-      nodeVerify(null, message, keyObject, signature, (error, valid) => resolve(error === null && valid))
-    } catch {
-      resolve(false)
-    }
-  })
+  return verifyWithAsync(ready, message, signature)
 }
 
 /** An Ed25519 signing key (§6.4): its public key and a pure-Ed25519 signing function. */
@@ -412,21 +307,23 @@ export interface Ed25519KeyPair {
 }
 
 /**
- * An Ed25519 key pair from a 32-byte RFC 8032 seed (the private key of RFC 8032 §5.1.5), signing
- * through `node:crypto` for the signature envelope of §6.4.
+ * An Ed25519 key pair from a 32-byte RFC 8032 seed (the private key of RFC 8032 §5.1.5), for the
+ * signature envelope of §6.4. It signs synchronously: through `node:crypto` on Node, with
+ * `@noble/curves` in a browser (the same deterministic bytes). The seed is kept in script memory;
+ * in a browser, {@link webCryptoKeyPair} keeps it in a non-extractable WebCrypto key instead.
  * @throws {@link UsageError} when `seed` is not 32 bytes.
  */
 export function keyPairFromSeed(seed: Uint8Array): Ed25519KeyPair {
   if (!(seed instanceof Uint8Array) || seed.length !== 32) throw new UsageError('keyPairFromSeed: the seed must be 32 bytes')
-  const privateKey = createPrivateKey({ key: Buffer.concat([ED25519_PKCS8_PREFIX, seed]), format: 'der', type: 'pkcs8' })
-  const jwk = createPublicKey(privateKey).export({ format: 'jwk' })
-  const publicKey = Uint8Array.from(Buffer.from(String(jwk.x), 'base64url'))
+  const pair = seedKeyPair(seed)
+  const publicKey = pair.publicKey
+  const signWith = pair.sign
   return Object.freeze({
     get publicKey(): Uint8Array {
       return publicKey.slice()
     },
     sign(message: Uint8Array): Uint8Array {
-      return Uint8Array.from(nodeSign(null, message, privateKey))
+      return signWith(message)
     },
   })
 }

@@ -14,9 +14,14 @@
  * compared with the own keys of the parsed objects (a walk that also measures nesting): equal
  * counts prove there is no duplicate. Only when something may be wrong does a slower exact
  * validator walk the text to find the first failure and its byte offset.
+ *
+ * Decoding and UTF-8 validation come from the platform module (`#platform`): Node's simdutf
+ * (`isUtf8`, `isAscii`) or, in a browser, a fatal `TextDecoder`. Both refuse exactly the same
+ * bytes, and the offset of the first bad sequence is computed here, so results, offsets and
+ * messages are the same everywhere.
  * @module
  */
-import { isAscii, isUtf8 } from 'node:buffer'
+import { textForJson, utf8ByteLength, utf8Decode } from '#platform'
 import { loneSurrogateIndex } from './bytes.js'
 import { ProtocolError, UsageError } from './errors.js'
 
@@ -125,36 +130,24 @@ function parseBytes(bytes: Uint8Array, maxBytes: number, maxDepth: number): Stri
   const n = bytes.byteLength
   if (n > maxBytes) return tooLarge(maxBytes)
   if (n >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) return failure('byte-order-mark', 0, BOM_MESSAGE)
-  const buffer = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, n)
-  // isUtf8 (simdutf) validates far faster than a fatal TextDecoder; the exact offset is only
-  // looked for once the input is known to be bad.
-  if (!isUtf8(buffer)) {
+  const text = textForJson(bytes)
+  if (text === undefined) {
     const at = Math.max(0, invalidUtf8Offset(bytes))
     return failure('invalid-utf8', at, `input is not valid UTF-8 at byte ${at}`)
   }
-  // The text handed to JSON.parse. All-ASCII input becomes a one-byte string at memory speed.
-  // Other input is decoded (exactly: it is valid UTF-8), usually into a two-byte string, except
-  // in the size band where that string would need V8's large-object space (over 128 KiB) while an
-  // ASCII rewrite would not: there the rewrite is several times faster (see asciiJson). The exact
-  // validator always works on the faithful decoding.
-  let ascii: string | undefined
-  if (isAscii(buffer)) ascii = buffer.toString('latin1')
-  else if (n > LARGE_STRING_BYTES / 2 && n < LARGE_STRING_BYTES - LARGE_STRING_BYTES / 8) ascii = asciiJson(buffer)
-  const text = ascii ?? buffer.toString('utf8')
   const value = fastParse(text, maxDepth)
   if (value !== undefined) return { ok: true, value }
-  return exactParse(ascii === undefined ? text : buffer.toString('utf8'), maxDepth)
+  // The exact validator works on the faithful decoding (the platform may have handed JSON.parse
+  // an ASCII rewrite of the same value).
+  return exactParse(utf8Decode(bytes), maxDepth)
 }
-
-/** Strings larger than this go to V8's large-object space, which is slow to allocate and free. */
-const LARGE_STRING_BYTES = 128 * 1024
 
 function parseString(text: string, maxBytes: number, maxDepth: number): StrictJsonResult {
   // Every code unit takes 1 to 3 UTF-8 bytes, so the exact count is only needed in between.
   // Longer than the limit in code units is over it in bytes: refused without counting (megabytes take milliseconds).
   if (text.length > maxBytes) return tooLarge(maxBytes)
   if (text.length * 3 > maxBytes) {
-    const size = Buffer.byteLength(text, 'utf8')
+    const size = utf8ByteLength(text)
     if (size > maxBytes) return tooLarge(maxBytes)
   }
   if (text.charCodeAt(0) === 0xfeff) return failure('byte-order-mark', 0, BOM_MESSAGE)
@@ -170,43 +163,7 @@ function parseString(text: string, maxBytes: number, maxDepth: number): StrictJs
 
 /** UTF-8 length of `text` before UTF-16 index `index`. */
 function byteOffset(text: string, index: number): number {
-  return Buffer.byteLength(text.slice(0, index), 'utf8')
-}
-
-/**
- * Rewrites valid non-ASCII UTF-8 JSON as ASCII JSON text of the same value: each run of non-ASCII
- * characters becomes `\uXXXX` escapes. Inside strings an escape and the raw character mean the
- * same thing; outside strings both are syntax errors. The point is speed: V8 decodes UTF-8 into
- * a two-byte string slowly, and past 64 Ki characters that string lands in large-object space.
- * Here the bytes become a one-byte string at memory speed (latin1), and `replace` rewrites the
- * non-ASCII runs into one flat one-byte string.
- *
- * Returns `undefined` where the rewrite could change meaning: a raw character right after a
- * backslash, where the escape would turn the invalid `\é` into the valid `\\u00e9`.
- */
-function asciiJson(bytes: Buffer): string | undefined {
-  const latin1 = bytes.toString('latin1')
-  let changesMeaning = false
-  const ascii = latin1.replace(NON_ASCII_RUN, (run: string, at: number) => {
-    if (latin1.charCodeAt(at - 1) === 0x5c) changesMeaning = true
-    // Valid UTF-8 has no ASCII byte inside a multi-byte sequence, so a maximal run of bytes
-    // >= 0x80 is a whole number of characters.
-    return escapeAll(Buffer.from(run, 'latin1').toString('utf8'))
-  })
-  return changesMeaning ? undefined : ascii
-}
-
-const NON_ASCII_RUN = /[\x80-\xff]+/g
-const HEX = '0123456789abcdef'
-
-/** `\uXXXX` for every UTF-16 code unit of `text`. */
-function escapeAll(text: string): string {
-  let out = ''
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i)
-    out += '\\u' + HEX[c >> 12]! + HEX[(c >> 8) & 15]! + HEX[(c >> 4) & 15]! + HEX[c & 15]!
-  }
-  return out
+  return utf8ByteLength(text.slice(0, index))
 }
 
 /**

@@ -369,7 +369,8 @@ export function verify(kind: DocumentKind, input: Uint8Array | string, resolver:
 }
 
 /**
- * {@link verify} with stage 6 on the libuv threadpool: stages 1–5 run before it returns (the
+ * {@link verify} with stage 6 on the libuv threadpool (by WebCrypto in a browser, see
+ * `verifyEd25519Async`): stages 1–5 run before it returns (the
  * document is parsed, checked and its key resolved now, as {@link verify} would), and the Ed25519
  * equation runs on another thread while the caller goes on. Several verifications in flight use
  * several cores. Resolves to exactly what {@link verify} returns for the same input and resolver;
