@@ -13,6 +13,7 @@ const SUITES = {
   demo: './demo.mjs',
   open: './open.mjs',
   soak: './soak.mjs',
+  bundles: './bundles.mjs',
 }
 /** Suites that run only when named: they take minutes. */
 const ON_DEMAND = new Set(['soak'])

@@ -3,11 +3,11 @@
  * with a typed builder per Command kind and its fencing epochs tracked as Events arrive.
  * @module
  */
-import type { SigningKey } from '@weft/codec'
+import type { AsyncSigningKey, SigningKey } from '@weft/codec'
 import { UsageError } from '@weft/codec/errors'
 import type { Actor, CommandKind, CommandPayload, Event } from '@weft/spec'
 import { createEpochs, type Epochs, type EpochSetting } from './epochs.js'
-import { buildCommand, type BuiltCommand, type EnvelopeSource } from './envelope.js'
+import { buildCommand, buildCommandAsync, signsAsynchronously, type BuiltCommand, type EnvelopeSource } from './envelope.js'
 import { bindBuilders, type CommandBuilders } from './gen/builders.js'
 import { systemRandom, type Clock, type RandomSource } from './ids.js'
 import type { CommandOptions, CommandSender, Receipt, Transport } from './sender.js'
@@ -16,15 +16,20 @@ import type { CommandOptions, CommandSender, Receipt, Transport } from './sender
 export interface ClientOptions {
   /** The Principal that signs every Command (an Agent, a human or an Organization service). */
   readonly actor: Actor
-  /** Its Ed25519 key; the Registry must bind `signingKey.keyId` to `actor` (§6.4). */
-  readonly signingKey: SigningKey
+  /**
+   * Its Ed25519 key; the Registry must bind `signingKey.keyId` to `actor` (§6.4). Either a
+   * synchronous `SigningKey` or an `AsyncSigningKey` such as a
+   * browser's non-extractable WebCrypto key (`webCryptoKeyPair`): Commands are then signed with
+   * codec's `signAsync`, and only {@link ClientCore.buildAsync} (not `build`) can build them.
+   */
+  readonly signingKey: SigningKey | AsyncSigningKey
   /** Carries signed Commands to the Authority, e.g. `authority.connect()` of `@weft/authority`. */
   readonly transport: Transport
   /** The Group Group-scoped Commands name when their options name none. */
   readonly groupId?: string
   /** Milliseconds since the epoch for `issuedAt`; defaults to `Date.now`. */
   readonly clock?: Clock
-  /** Random bytes for Action and correlation IDs; defaults to `node:crypto`. */
+  /** Random bytes for Action and correlation IDs; defaults to WebCrypto's `getRandomValues` ({@link systemRandom}). */
   readonly random?: RandomSource
   /**
    * Epochs the client starts with, as {@link Epochs.set} takes them (one setting per Group): how a
@@ -48,10 +53,18 @@ export interface ClientCore extends CommandSender {
    */
   readonly epochs: Epochs
   /**
-   * Builds and signs a Command without sending it (§15.1 envelope, §6.4 signature).
-   * @throws UsageError when a Group or an epoch the envelope needs is unknown.
+   * Builds and signs a Command without sending it (§15.1 envelope, §6.4 signature), with a key
+   * that signs synchronously.
+   * @throws UsageError when a Group or an epoch the envelope needs is unknown, or the key signs
+   * asynchronously (use {@link ClientCore.buildAsync}).
    */
   build<K extends CommandKind>(kind: K, payload: CommandPayload<K>, options?: CommandOptions): BuiltCommand<K>
+  /**
+   * {@link ClientCore.build} with a key of either kind, e.g. a WebCrypto key whose signature
+   * resolves later (`webCryptoKeyPair` of `@weft/codec`).
+   * @throws UsageError (as a rejection) when a Group or an epoch the envelope needs is unknown.
+   */
+  buildAsync<K extends CommandKind>(kind: K, payload: CommandPayload<K>, options?: CommandOptions): Promise<BuiltCommand<K>>
   /**
    * Builds, signs and submits a Command; resolves to the {@link Receipt} after learning epochs
    * from its Events. A refusal rejects with the transport's `ProtocolError` as is; a local
@@ -78,7 +91,7 @@ const ACTOR_TYPES: ReadonlySet<string> = new Set(['agent', 'human', 'service'])
 function checkOptions(options: ClientOptions): void {
   const { actor, signingKey, transport, groupId, clock, random } = options
   if (typeof actor?.id !== 'string' || !ACTOR_TYPES.has(actor.type)) throw new UsageError('createClient: actor must be { type: agent | human | service, id }')
-  if (typeof signingKey?.keyId !== 'string' || typeof signingKey.pair?.sign !== 'function') throw new UsageError('createClient: signingKey must be { keyId, pair } with an Ed25519 key pair')
+  if (typeof signingKey?.keyId !== 'string' || typeof signingKey.pair?.sign !== 'function') throw new UsageError('createClient: signingKey must be { keyId, pair } with an Ed25519 key pair (synchronous, or asynchronous such as webCryptoKeyPair)')
   if (typeof transport?.submit !== 'function') throw new UsageError('createClient: transport must have a submit(command, bytes) method')
   if (groupId !== undefined && typeof groupId !== 'string') throw new UsageError('createClient: groupId must be a string')
   if (clock !== undefined && typeof clock !== 'function') throw new UsageError('createClient: clock must be a function returning milliseconds')
@@ -124,13 +137,28 @@ function clientFor(shared: Shared, groupId: string | undefined): Client {
     shared.epochs.observe(receipt.events)
     return receipt
   }
+  const key = shared.signingKey
   const core: ClientCore = {
     actor: shared.actor,
     groupId,
     epochs: shared.epochs,
     build: (kind, payload, options) => buildCommand(source, kind, payload, options),
+    buildAsync: (kind, payload, options) => buildCommandAsync(source, kind, payload, options),
     // async so that a UsageError from building rejects the promise instead of throwing synchronously.
-    send: async (kind, payload, options) => deliver(buildCommand(source, kind, payload, options)),
+    send: async (kind, payload, options) => {
+      // A synchronous key keeps the synchronous path (no promise around its signature); a key
+      // known to sign asynchronously goes through codec's signAsync (§6.4, same bytes signed).
+      if (signsAsynchronously(key)) return deliver(await buildCommandAsync(source, kind, payload, options))
+      let built: BuiltCommand
+      try {
+        built = buildCommand(source, kind, payload, options)
+      } catch (thrown) {
+        // A `sign` that is no async function but returned a promise: it is known now, build again.
+        if (!signsAsynchronously(key)) throw thrown
+        built = await buildCommandAsync(source, kind, payload, options)
+      }
+      return deliver(built)
+    },
     resend: async (built) => deliver(built),
     observe: (events) => shared.epochs.observe(events),
     withGroup: (next) => {

@@ -3,7 +3,7 @@
  * carries for its kind and its issuer, then the §6.4 signature and the exact bytes to send.
  * @module
  */
-import { sign, type SigningKey } from '@weft/codec'
+import { sign, signAsync, type AsyncSigningKey, type SigningKey } from '@weft/codec'
 import { UsageError } from '@weft/codec/errors'
 import { commandInfo, type Actor, type Command, type CommandKind, type CommandPayload, type EpochName } from '@weft/spec'
 import type { Epochs } from './epochs.js'
@@ -32,7 +32,12 @@ export interface EnvelopeSource {
   /** The Group used when a Group-scoped Command names none. */
   readonly groupId: string | undefined
   readonly epochs: Epochs
-  readonly signingKey: SigningKey
+  /**
+   * The key that signs every Command: a synchronous one (`keyPairFromSeed`), or an asynchronous
+   * one such as a non-extractable WebCrypto key in a browser (`webCryptoKeyPair`), which only
+   * {@link buildCommandAsync} can use.
+   */
+  readonly signingKey: SigningKey | AsyncSigningKey
   readonly clock: Clock
   readonly random: RandomSource
 }
@@ -126,16 +131,15 @@ function groupOf(kind: CommandKind, source: EnvelopeSource, options: CommandOpti
   return groupId
 }
 
+/** A Command envelope ready to sign: every §15.1 member but the signature. */
+type Unsigned = Readonly<Record<string, unknown>>
+
 /**
- * Builds and signs one Command: the envelope members of §15.1 filled from `source` and
- * `options`, the §6.4 signature under `source.signingKey`, and the exact JSON text. An epoch
- * `options` names (`sessionEpoch`, `membershipEpoch`, `coordinatorEpoch`) replaces the one of
- * `source.epochs` for this Command only.
- * @throws UsageError when the kind is unknown, a Group-scoped kind names no Group, an epoch
- * the envelope must carry is neither in `options` nor known to `source.epochs`, or `options`
- * names an epoch the envelope does not carry.
+ * Fills the envelope of one Command (§15.1) from `source` and `options`: everything but the §6.4
+ * signature, shared by {@link buildCommand} and {@link buildCommandAsync} so that both build
+ * the very same document.
  */
-export function buildCommand<K extends CommandKind>(source: EnvelopeSource, kind: K, payload: CommandPayload<K>, options: CommandOptions = {}): BuiltCommand<K> {
+function envelopeOf(source: EnvelopeSource, kind: CommandKind, payload: unknown, options: CommandOptions): Unsigned {
   if (commandInfo(kind as string) === undefined) throw new UsageError(`unknown Command kind ${JSON.stringify(kind)}`)
   const { actor, epochs } = source
   const groupId = groupOf(kind, source, options)
@@ -153,7 +157,7 @@ export function buildCommand<K extends CommandKind>(source: EnvelopeSource, kind
   }
   const issuedAt = options.issuedAt ?? timestampOf(source.clock())
   // Envelope members in the order of command.schema.json; absent options stay absent (never `undefined`).
-  const unsigned = {
+  return {
     protocolVersion: '0.1',
     actionId: options.actionId ?? newUrnUuid(source.random),
     actor: { type: actor.type, id: actor.id },
@@ -170,6 +174,105 @@ export function buildCommand<K extends CommandKind>(source: EnvelopeSource, kind
     payload,
     ...(options.extensions !== undefined && { extensions: options.extensions }),
   }
-  const command = sign('command', unsigned, source.signingKey) as unknown as SignedCommand<K>
+}
+
+/** Thrown inside codec's `sign` when the key turned out to sign asynchronously; never escapes this module as is. */
+class SignsAsynchronously extends Error {}
+
+const isThenable = (value: unknown): value is PromiseLike<unknown> => typeof (value as { then?: unknown } | null)?.then === 'function'
+
+/** Keys known to sign asynchronously: their pair's `sign` is an async function, or returned a promise once. */
+const asyncPairs = new WeakSet<object>()
+
+/** Synchronous stand-ins for the keys given to {@link buildCommand}, one per key, made once. */
+const checkedKeys = new WeakMap<object, SigningKey>()
+
+/**
+ * Whether `key` is known to sign asynchronously. A pair whose `sign` is an `async` function (as
+ * `webCryptoKeyPair`'s is) is known at once; any other is taken as synchronous until one of its
+ * signatures comes back as a promise.
+ */
+export function signsAsynchronously(key: SigningKey | AsyncSigningKey): boolean {
+  const pair = key.pair as object
+  if (asyncPairs.has(pair)) return true
+  if (Object.prototype.toString.call(key.pair.sign) !== '[object AsyncFunction]') return false
+  asyncPairs.add(pair)
+  return true
+}
+
+/**
+ * `key` as codec's synchronous `sign` needs it: the same key, but a signature that comes back as
+ * a promise stops the signing (the promise is left to settle unobserved) instead of being
+ * encoded as if it were bytes.
+ */
+function checkedKey(key: SigningKey | AsyncSigningKey): SigningKey {
+  const known = checkedKeys.get(key)
+  if (known !== undefined) return known
+  const pair = key.pair
+  const checked: SigningKey = {
+    keyId: key.keyId,
+    pair: {
+      get publicKey() {
+        return pair.publicKey
+      },
+      sign(message: Uint8Array): Uint8Array {
+        const signature: unknown = pair.sign(message)
+        if (isThenable(signature)) {
+          asyncPairs.add(pair)
+          // Nobody awaits this signature; a rejection must not surface as an unhandled one.
+          signature.then(undefined, () => undefined)
+          throw new SignsAsynchronously()
+        }
+        return signature as Uint8Array
+      },
+    },
+  }
+  checkedKeys.set(key, checked)
+  return checked
+}
+
+const asyncKeyRefused = (): UsageError =>
+  new UsageError('buildCommand: the signing key signs asynchronously (an AsyncSigningKey, e.g. webCryptoKeyPair in a browser); build with buildCommandAsync, or client.buildAsync')
+
+/**
+ * Builds and signs one Command: the envelope members of §15.1 filled from `source` and
+ * `options`, the §6.4 signature under `source.signingKey`, and the exact JSON text. An epoch
+ * `options` names (`sessionEpoch`, `membershipEpoch`, `coordinatorEpoch`) replaces the one of
+ * `source.epochs` for this Command only. The key must sign synchronously; see
+ * {@link buildCommandAsync} for a WebCrypto key.
+ * @throws UsageError when the kind is unknown, a Group-scoped kind names no Group, an epoch
+ * the envelope must carry is neither in `options` nor known to `source.epochs`, `options`
+ * names an epoch the envelope does not carry, or the key signs asynchronously.
+ */
+export function buildCommand<K extends CommandKind>(source: EnvelopeSource, kind: K, payload: CommandPayload<K>, options: CommandOptions = {}): BuiltCommand<K> {
+  const key = source.signingKey
+  if (signsAsynchronously(key)) throw asyncKeyRefused()
+  const unsigned = envelopeOf(source, kind, payload, options)
+  let command: SignedCommand<K>
+  try {
+    command = sign('command', unsigned, checkedKey(key)) as unknown as SignedCommand<K>
+  } catch (thrown) {
+    if (thrown instanceof SignsAsynchronously) throw asyncKeyRefused()
+    throw thrown
+  }
+  return { command, bytes: JSON.stringify(command) }
+}
+
+/**
+ * {@link buildCommand} for a key of either kind: a synchronous {@link SigningKey} or an
+ * {@link AsyncSigningKey} whose signature resolves later, such as a non-extractable WebCrypto
+ * key in a browser (`webCryptoKeyPair` of `@weft/codec`). Same envelope, same checks, same
+ * signed bytes (codec's `signAsync`, §6.4).
+ * @throws UsageError (as a rejection) for the misuses {@link buildCommand} refuses, before
+ * anything is signed.
+ * @example
+ * ```ts
+ * const pair = await webCryptoKeyPair(seed, publicKey) // the private key never leaves WebCrypto
+ * const built = await buildCommandAsync({ ...source, signingKey: { keyId, pair } }, 'message.post', payload)
+ * ```
+ */
+export async function buildCommandAsync<K extends CommandKind>(source: EnvelopeSource, kind: K, payload: CommandPayload<K>, options: CommandOptions = {}): Promise<BuiltCommand<K>> {
+  const unsigned = envelopeOf(source, kind, payload, options)
+  const command = (await signAsync('command', unsigned, source.signingKey)) as unknown as SignedCommand<K>
   return { command, bytes: JSON.stringify(command) }
 }

@@ -3,7 +3,6 @@
  * correlation IDs (§15.1) and RFC 3339 UTC issue times (§2, §6.4).
  * @module
  */
-import { randomBytes } from 'node:crypto'
 import { UsageError } from '@weft/codec/errors'
 
 /** A source of random bytes: returns `size` fresh bytes. Inject a seeded one for reproducible tests. */
@@ -12,8 +11,23 @@ export type RandomSource = (size: number) => Uint8Array
 /** A clock in milliseconds since the Unix epoch, like `Date.now`. */
 export type Clock = () => number
 
-/** The default {@link RandomSource}: `node:crypto` `randomBytes`. */
-export const systemRandom: RandomSource = (size) => randomBytes(size)
+/** `getRandomValues` fills at most 65536 bytes per call (WebCrypto's quota). */
+const QUOTA = 65_536
+
+/**
+ * The default {@link RandomSource}: the platform CSPRNG through WebCrypto's
+ * `globalThis.crypto.getRandomValues`, the same function in Node (>= 20) and in browsers, so the
+ * client needs no `node:crypto` and bundles for a web page as is. IDs and nonces must be
+ * unpredictable (§6.3 challenges, §15.1 Action IDs), hence no `Math.random` fallback.
+ * @throws UsageError when the platform has no WebCrypto.
+ */
+export const systemRandom: RandomSource = (size) => {
+  const crypto = (globalThis as { crypto?: { getRandomValues?: <T extends ArrayBufferView>(array: T) => T } }).crypto
+  if (typeof crypto?.getRandomValues !== 'function') throw new UsageError('systemRandom: globalThis.crypto.getRandomValues is not available; pass a random source')
+  const bytes = new Uint8Array(size)
+  for (let at = 0; at < size; at += QUOTA) crypto.getRandomValues(bytes.subarray(at, Math.min(size, at + QUOTA)))
+  return bytes
+}
 
 const hex = (byte: number): string => byte.toString(16).padStart(2, '0')
 

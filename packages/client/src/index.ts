@@ -27,7 +27,7 @@ export type { SideEffectScope } from './side-effects.js'
 // Library-author surface: the pieces createClient is made of, for custom senders and transports.
 export { bindBuilders } from './gen/builders.js'
 export type { CommandSender } from './sender.js'
-export { buildCommand, envelopeEpochs } from './envelope.js'
+export { buildCommand, buildCommandAsync, envelopeEpochs } from './envelope.js'
 export type { EnvelopeSource } from './envelope.js'
 export { createEpochs } from './epochs.js'
 export { newUrnUuid, systemRandom, timestampOf } from './ids.js'

@@ -1,17 +1,21 @@
 /**
- * `connectWebSocket`: one Agent's authenticated connection to a Group Authority over the WebSocket
- * binding (§6.3, §17). It gives a {@link Transport} for signed Commands and an {@link EventFeed}
- * for every Group the Agent reads, over one socket (§17.1), and reconnects on its own with a new
- * handshake, which opens a new Session Epoch (§6.3).
+ * `connectWebSocket`: one Principal's authenticated connection to a Group Authority over the
+ * WebSocket binding (§6.3, §17): an Agent's, opened by the HELLO handshake, or a session the
+ * server authenticated before the socket opened (a person signed in to a web console). It gives a
+ * {@link Transport} for signed Commands and an {@link EventFeed} for every Group the Principal
+ * reads, over one socket (§17.1), and reconnects on its own (an Agent with a new handshake, which
+ * opens a new Session Epoch, §6.3). The socket is the platform's (`#socket`: `ws` in Node, the
+ * global `WebSocket` in a browser).
  * @module
  */
-import { encodeBase64url, ProtocolError, signingHash, UsageError, type SigningKey } from '@weft/codec'
+import { encodeBase64url, ProtocolError, signingHash, UsageError, type AsyncSigningKey, type SigningKey } from '@weft/codec'
 import type { Actor, Command, CommandKind, ErrorFrame, Event, EventFrame, HelloServerAcceptFrame, HelloServerChallengeFrame, PingFrame, PresenceRecord, WebSocketFrame } from '@weft/spec'
-import { WebSocket } from 'ws'
+import { openSocket } from '#socket'
 import type { EventFeed } from '../feed.js'
 import { newUrnUuid, systemRandom, timestampOf, type Clock, type RandomSource } from '../ids.js'
 import type { Receipt, Transport } from '../sender.js'
 import { CLOSE_CODES, errorOfFrame, frameIdSource, helloTranscriptBytes, newNonce, parseReceiptFrameId, PROTOCOL_VERSION, readFrame } from './frames.js'
+import type { WireSocket } from './socket.js'
 import { createWireFeed } from './subscriptions.js'
 
 const transportBrand = Symbol.for('@weft/TransportUnavailableError')
@@ -41,19 +45,55 @@ export interface ReconnectOptions {
   readonly maxDelayMs: number
 }
 
+/**
+ * A session the server authenticated before the socket opened, such as a person's sign-in to a
+ * web console: the socket carries proof of it as WebSocket subprotocols (a browser can send no
+ * other header), and no HELLO handshake runs (§6.3 defines the handshake for Agents only).
+ */
+export interface PreAuthenticatedSession {
+  /**
+   * The subprotocols to offer (`Sec-WebSocket-Protocol`, RFC 6455 §4.1), e.g. a protocol name
+   * and a one-time ticket the server issued at sign-in. Called for every socket, reconnects
+   * included, so a single-use ticket can be fetched fresh each time; a rejection fails that
+   * attempt with what it rejected with (a non-retryable `ProtocolError` ends the connection).
+   */
+  protocols(): readonly string[] | Promise<readonly string[]>
+}
+
 /** Options of {@link connectWebSocket}. */
 export interface WebSocketOptions {
   /** `wss://…` (TLS 1.3, §17.1); `ws://` only to a loopback host. */
   readonly url: string
-  /** The Agent this connection authenticates (§6.3: the handshake is an Agent's). */
+  /**
+   * The Principal of the connection. With the HELLO handshake an Agent (§6.3: the handshake is
+   * an Agent's); with {@link WebSocketOptions.session} an Agent or a human.
+   */
   readonly actor: Actor
-  /** Its Ed25519 key; the Registry must bind `signingKey.keyId` to the Agent. It signs the handshake transcript. */
-  readonly signingKey: SigningKey
-  /** Trusted CA certificates (PEM) for the server's certificate, e.g. a private CA or a self-signed test certificate. */
+  /**
+   * The Agent's Ed25519 key, which signs the handshake transcript (§6.3); the Registry must bind
+   * `signingKey.keyId` to the Agent. Synchronous, or asynchronous such as a browser's WebCrypto
+   * key (`webCryptoKeyPair` of `@weft/codec`). Required unless `session` is given; a
+   * pre-authenticated session signs nothing on the connection.
+   */
+  readonly signingKey?: SigningKey | AsyncSigningKey
+  /**
+   * A session the server authenticated before the socket opened, instead of the HELLO
+   * handshake: the socket offers `session.protocols()` as subprotocols and sends no HELLO. The
+   * server opens the session by sending a `PING` first (answered as usual); an `ERROR` instead
+   * refuses it (connectWebSocket rejects with its `ProtocolError`), and a close before any frame
+   * rejects with `AUTH_REQUIRED`. No Session Epoch is issued: {@link WebSocketConnection.sessionEpoch}
+   * stays 0, and a human's Commands carry none anyway (§6.3, §15.1).
+   */
+  readonly session?: PreAuthenticatedSession
+  /**
+   * Trusted CA certificates (PEM) for the server's certificate, e.g. a private CA or a self-signed
+   * test certificate. Node only: in a browser the browser's own trust store decides, and giving
+   * `ca` there is a `UsageError`.
+   */
   readonly ca?: string | Uint8Array | readonly (string | Uint8Array)[]
   /** Milliseconds since the epoch, like `Date.now` (the default). */
   readonly clock?: Clock
-  /** Random bytes for nonces and IDs; `node:crypto` by default. */
+  /** Random bytes for nonces and IDs; WebCrypto's `getRandomValues` by default. */
   readonly random?: RandomSource
   /** Reconnect policy; `false` closes the connection for good on the first drop. Default `{ initialDelayMs: 250, maxDelayMs: 30000 }`. */
   readonly reconnect?: ReconnectOptions | false
@@ -63,7 +103,7 @@ export interface WebSocketOptions {
   readonly maxFrameBytes?: number
   /** Interval of liveness `PING`s (§17.3); an unanswered one drops the socket. 0 disables them. Default 15000. */
   readonly heartbeatMs?: number
-  /** How long the WebSocket upgrade and the HELLO exchange may take. Default 10000. */
+  /** How long the WebSocket upgrade and the HELLO exchange (or the wait for a pre-authenticated session's first frame) may take. Default 10000. */
   readonly handshakeTimeoutMs?: number
 }
 
@@ -73,13 +113,13 @@ export type ConnectionStatus = 'connecting' | 'open' | 'reconnecting' | 'closed'
 /** A connection state change, as {@link WebSocketConnection.on} reports it. */
 export interface ConnectionState {
   readonly status: ConnectionStatus
-  /** The Session Epoch of the current (or, when not open, the last) session. */
+  /** The Session Epoch of the current (or, when not open, the last) session; 0 for a pre-authenticated session, which has none. */
   readonly sessionEpoch: number
   /** Why the connection dropped or closed, when it did not close on request. */
   readonly error?: Error
 }
 
-/** An open connection of one Agent. */
+/** An open connection of one Agent (or, with a pre-authenticated session, of one human or Agent). */
 export interface WebSocketConnection {
   /**
    * Sends signed Commands (`COMMAND` frames carrying the exact signed bytes) and resolves with the
@@ -92,6 +132,7 @@ export interface WebSocketConnection {
   /**
    * The Session Epoch the server issued in the last handshake (§6.3). Every reconnect opens a new
    * one, fencing Commands built under the old one: feed it to the client's `epochs.setSession`.
+   * Always 0 for a pre-authenticated session: no handshake issued one.
    */
   sessionEpoch(): number
   /** The current status. */
@@ -120,7 +161,9 @@ interface Pending {
 
 /** One live socket and its handshake. */
 interface Link {
-  readonly socket: WebSocket
+  readonly socket: WireSocket
+  /** Resolves once the socket reported its close. */
+  readonly closed: Promise<void>
   /** `COMMAND` frames sent on this socket and not yet answered, by frame ID. */
   readonly commands: Map<string, Pending>
   /** The same, by Action ID, oldest first: receipts name the Action ID (`cause.id`), not the frame. */
@@ -140,9 +183,15 @@ const DEFAULTS = { maxFrameBytes: 16 * 1024 * 1024, heartbeatMs: 15_000, handsha
 
 /**
  * Connects an Agent: opens the socket, runs the HELLO challenge handshake (§6.3: the Agent signs
- * the canonical transcript of the server's challenge) and resolves once the server has issued a
- * Session Epoch. Afterwards, a dropped socket is reconnected with a new handshake (and so a new
- * Session Epoch) and every Group resubscribed from the last position handed to its handler.
+ * the canonical transcript of the server's challenge, with a synchronous key or an asynchronous
+ * one such as a browser's WebCrypto key) and resolves once the server has issued a Session Epoch.
+ * Afterwards, a dropped socket is reconnected with a new handshake (and so a new Session Epoch)
+ * and every Group resubscribed from the last position handed to its handler.
+ *
+ * With `session` (a {@link PreAuthenticatedSession}, e.g. a person signed in to a web console) no
+ * HELLO runs: the socket offers the session's subprotocols and resolves when the server opens the
+ * session with its first `PING`; the actor may be a human, whose Commands carry no Session Epoch
+ * (§6.3, §15.1). Receipts, subscriptions and ACKs work the same way.
  *
  * Commands in flight when the socket drops reject with {@link TransportUnavailableError}: resend
  * the same bytes (`client.resend(built)`) once it is back to learn their outcome. Commands built
@@ -152,8 +201,9 @@ const DEFAULTS = { maxFrameBytes: 16 * 1024 * 1024, heartbeatMs: 15_000, handsha
  * every Command rejects with that `AUTH_STALE_SESSION`.
  *
  * @throws UsageError on bad options; rejects with the handshake's `ProtocolError` (wrong key,
- * unregistered Agent, unsupported version) or a {@link TransportUnavailableError} when the first
- * connection cannot be made.
+ * unregistered Agent, unsupported version; for a pre-authenticated session the `ERROR` the server
+ * sent instead of its `PING`, or `AUTH_REQUIRED` when it closed the socket before any frame) or a
+ * {@link TransportUnavailableError} when the first connection cannot be made.
  * @example
  * ```ts
  * const conn = await connectWebSocket({ url: 'wss://authority.example:7443', actor, signingKey, ca })
@@ -161,6 +211,10 @@ const DEFAULTS = { maxFrameBytes: 16 * 1024 * 1024, heartbeatMs: 15_000, handsha
  * worker.epochs.setSession(conn.sessionEpoch())
  * conn.on('state', (s) => { if (s.status === 'open') worker.epochs.setSession(s.sessionEpoch) })
  * conn.feed.subscribe([{ groupId, afterSequence: cursor }], { onEvent: (e) => inbox.receive(e) })
+ *
+ * // A person signed in to a web console: the server issued a ticket at sign-in.
+ * const human = await connectWebSocket({ url, actor: { type: 'human', id: ownerId }, session: { protocols: async () => ['weft.console', await freshTicket()] } })
+ * const owner = createClient({ actor: { type: 'human', id: ownerId }, signingKey: { keyId, pair: await webCryptoKeyPair(seed, publicKey) }, transport: human.transport, groupId })
  * ```
  */
 export async function connectWebSocket(options: WebSocketOptions): Promise<WebSocketConnection> {
@@ -173,6 +227,7 @@ export async function connectWebSocket(options: WebSocketOptions): Promise<WebSo
   const handshakeTimeoutMs = o.handshakeTimeoutMs ?? DEFAULTS.handshakeTimeoutMs
   const bufferLimit = o.bufferWhileDisconnected ?? 0
   const agentId = o.actor.id
+  const { session, signingKey } = o
   const now = (): string => timestampOf(clock())
 
   let status: ConnectionStatus = 'connecting'
@@ -201,7 +256,7 @@ export async function connectWebSocket(options: WebSocketOptions): Promise<WebSo
   }
 
   const sendFrame = (l: Link, frame: WebSocketFrame | string): boolean => {
-    if (l.socket.readyState !== WebSocket.OPEN) return false
+    if (!l.socket.isOpen) return false
     l.socket.send(typeof frame === 'string' ? frame : JSON.stringify(frame))
     return true
   }
@@ -322,20 +377,79 @@ export async function connectWebSocket(options: WebSocketOptions): Promise<WebSo
 
   // ---- Sockets --------------------------------------------------------------------------------
 
-  /** One connection attempt: socket, HELLO exchange, session. Resolves when the session is open. */
-  const attempt = (): Promise<void> =>
-    new Promise<void>((resolve, reject) => {
-      const socket = new WebSocket(o.url, {
-        ...(o.ca === undefined ? {} : { ca: (Array.isArray(o.ca) ? o.ca : [o.ca]).map((c) => (typeof c === 'string' ? c : Buffer.from(c as Uint8Array))) }),
-        minVersion: 'TLSv1.3',
-        perMessageDeflate: false,
-        maxPayload: maxFrameBytes,
-        handshakeTimeout: handshakeTimeoutMs,
-      })
-      const l: Link = { socket, commands: new Map(), byAction: new Map(), receipts: new Map(), pings: new Map(), open: false, fatal: undefined, heartbeat: undefined, heartbeatNonce: undefined }
+  /**
+   * The subprotocols of the next socket: none for the HELLO handshake, `session.protocols()` (asked
+   * again for every socket) for a pre-authenticated session.
+   */
+  const protocolsOfAttempt = async (): Promise<readonly string[]> => {
+    if (session === undefined) return []
+    const protocols = await session.protocols()
+    if (!Array.isArray(protocols) || protocols.some((p) => typeof p !== 'string')) throw new UsageError('connectWebSocket: session.protocols() must give a list of strings')
+    return protocols
+  }
+
+  /**
+   * One connection attempt: socket, then the HELLO exchange (§6.3) or a pre-authenticated
+   * session's first frame. Resolves when the session is open.
+   */
+  const attempt = async (): Promise<void> => {
+    const protocols = await protocolsOfAttempt()
+    if (userClosed) throw new TransportUnavailableError('the connection to the Authority is closed')
+    return new Promise<void>((resolve, reject) => {
       const clientNonce = newNonce(random)
       let settled = false
       let cause: unknown
+      /** The WebSocket upgrade succeeded: a close after it is the server's answer, not an unreachable server. */
+      let upgraded = false
+      let markClosed!: () => void
+      const closed = new Promise<void>((done) => (markClosed = done))
+      let socket: WireSocket
+      const handlers = {
+        open: () => {
+          upgraded = true
+          // A pre-authenticated session waits for the server's first frame; an Agent starts the handshake.
+          if (session === undefined) sendFrame(l, { protocolVersion: PROTOCOL_VERSION, frameId: nextFrameId(), frameType: 'HELLO', phase: 'client_init', agentId, keyId: signingKey!.keyId, clientNonce, supportedVersions: [PROTOCOL_VERSION] })
+        },
+        message: (data: Uint8Array | string, isBinary: boolean) => {
+          const reading = isBinary ? undefined : readFrame(data, maxFrameBytes)
+          if (reading === undefined || !reading.ok) {
+            // §17.1: a peer that sends something other than one valid frame per message breaks the
+            // framing; the socket is dropped (and, when the session was open, reconnected).
+            socket.close(isBinary ? CLOSE_CODES.unsupportedData : CLOSE_CODES.protocolError, 'invalid frame from the server')
+            return
+          }
+          if (l.open) onFrame(l, reading.frame)
+          else if (session === undefined) hello(reading.frame)
+          else first(reading.frame)
+        },
+        error: (error: unknown) => {
+          cause ??= error
+        },
+        close: (code: number, reason: string) => {
+          clearTimeout(timer)
+          markClosed()
+          if (!settled) {
+            settled = true
+            const refusal = l.fatal ?? (cause instanceof ProtocolError ? cause : undefined)
+            if (refusal !== undefined) return reject(refusal)
+            if (cause instanceof TransportUnavailableError) return reject(cause)
+            const closedAs = `(${code}${reason.length > 0 ? ` ${reason}` : ''})`
+            // The server accepted the socket and closed it without a frame: it did not take the session's credentials.
+            if (session !== undefined && upgraded) return reject(new ProtocolError('AUTH_REQUIRED', `the server closed the pre-authenticated session before opening it ${closedAs}`, { details: { closeCode: code } }))
+            return reject(new TransportUnavailableError(`the connection closed during the handshake ${closedAs}`, { cause }))
+          }
+          if (link === l) dropped(l, code, cause)
+        },
+      }
+      try {
+        // A pre-authenticated session may be refused at the upgrade; where the platform shows how (Node), say so.
+        socket = openSocket({ url: o.url, protocols, ca: o.ca, maxPayload: maxFrameBytes, handshakeTimeoutMs, readRefusals: session !== undefined }, handlers)
+      } catch (thrown) {
+        // A subprotocol the platform refuses (RFC 6455 token rules), `ca` in a browser: the caller's mistake.
+        reject(thrown instanceof Error && !(thrown instanceof UsageError) ? new UsageError(`connectWebSocket: the socket cannot be opened (${thrown.message})`) : thrown)
+        return
+      }
+      const l: Link = { socket, closed, commands: new Map(), byAction: new Map(), receipts: new Map(), pings: new Map(), open: false, fatal: undefined, heartbeat: undefined, heartbeatNonce: undefined }
       const timer = setTimeout(() => {
         cause = new TransportUnavailableError('the handshake timed out')
         socket.terminate()
@@ -346,6 +460,13 @@ export async function connectWebSocket(options: WebSocketOptions): Promise<WebSo
         clearTimeout(timer)
         reject(error)
         socket.terminate()
+      }
+      const open = (): void => {
+        settled = true
+        clearTimeout(timer)
+        l.open = true
+        link = l
+        resolve()
       }
       const hello = (frame: WebSocketFrame): void => {
         if (frame.frameType === 'ERROR') return fail(errorOfFrame(frame))
@@ -358,47 +479,38 @@ export async function connectWebSocket(options: WebSocketOptions): Promise<WebSo
         if (challenge.clientNonce !== clientNonce || challenge.selectedVersion !== PROTOCOL_VERSION) {
           return fail(new ProtocolError('PROTOCOL_VIOLATION', 'the server challenge does not answer this client_init'))
         }
-        const transcript = { agentId, keyId: o.signingKey.keyId, selectedVersion: challenge.selectedVersion, clientNonce, serverNonce: challenge.serverNonce, challenge: challenge.challenge }
-        const challengeSignature = encodeBase64url(o.signingKey.pair.sign(helloTranscriptBytes(transcript)))
-        sendFrame(l, { protocolVersion: PROTOCOL_VERSION, frameId: nextFrameId(), frameType: 'HELLO', phase: 'client_response', agentId, keyId: o.signingKey.keyId, clientNonce, serverNonce: challenge.serverNonce, challengeSignature })
+        const key = signingKey!
+        const transcript = { agentId, keyId: key.keyId, selectedVersion: challenge.selectedVersion, clientNonce, serverNonce: challenge.serverNonce, challenge: challenge.challenge }
+        const reply = (signature: Uint8Array): void => {
+          if (settled) return
+          const challengeSignature = encodeBase64url(signature)
+          sendFrame(l, { protocolVersion: PROTOCOL_VERSION, frameId: nextFrameId(), frameType: 'HELLO', phase: 'client_response', agentId, keyId: key.keyId, clientNonce, serverNonce: challenge.serverNonce, challengeSignature })
+        }
+        let signature: Uint8Array | PromiseLike<Uint8Array>
+        try {
+          signature = key.pair.sign(helloTranscriptBytes(transcript))
+        } catch (thrown) {
+          return fail(thrown instanceof Error ? thrown : new Error(String(thrown)))
+        }
+        // A WebCrypto key (`webCryptoKeyPair`) signs asynchronously; a synchronous key answers at once.
+        if (signature instanceof Uint8Array) return reply(signature)
+        Promise.resolve(signature).then(reply, (thrown: unknown) => fail(thrown instanceof Error ? thrown : new Error(String(thrown))))
       }
       const accept = (frame: HelloServerAcceptFrame): void => {
         if (settled) return
-        settled = true
-        clearTimeout(timer)
         sessionEpoch = frame.sessionEpoch
-        l.open = true
-        link = l
-        resolve()
+        open()
       }
-      socket.on('open', () => {
-        sendFrame(l, { protocolVersion: PROTOCOL_VERSION, frameId: nextFrameId(), frameType: 'HELLO', phase: 'client_init', agentId, keyId: o.signingKey.keyId, clientNonce, supportedVersions: [PROTOCOL_VERSION] })
-      })
-      socket.on('message', (data, isBinary) => {
-        const reading = isBinary ? undefined : readFrame(data as Buffer, maxFrameBytes)
-        if (reading === undefined || !reading.ok) {
-          // §17.1: a peer that sends something other than one valid frame per message breaks the
-          // framing; the socket is dropped (and, when the session was open, reconnected).
-          socket.close(isBinary ? CLOSE_CODES.unsupportedData : CLOSE_CODES.protocolError, 'invalid frame from the server')
-          return
-        }
-        if (!l.open) hello(reading.frame)
-        else onFrame(l, reading.frame)
-      })
-      socket.on('error', (error) => {
-        cause ??= error
-      })
-      socket.on('close', (code, reason) => {
-        clearTimeout(timer)
-        if (!settled) {
-          settled = true
-          const refusal = l.fatal ?? (cause instanceof ProtocolError ? cause : undefined)
-          reject(refusal ?? (cause instanceof TransportUnavailableError ? cause : new TransportUnavailableError(`the connection closed during the handshake (${code}${reason.length > 0 ? ` ${reason.toString()}` : ''})`, { cause })))
-          return
-        }
-        if (link === l) dropped(l, code, cause)
-      })
+      /** A pre-authenticated session's first frame: the server's `PING` opens it, an `ERROR` refuses it. */
+      const first = (frame: WebSocketFrame): void => {
+        if (settled) return
+        if (frame.frameType === 'ERROR') return fail(errorOfFrame(frame))
+        if (frame.frameType !== 'PING' || frame.replyToNonce !== undefined) return fail(new ProtocolError('PROTOCOL_VIOLATION', `the server sent ${frame.frameType} before opening the session with a PING`))
+        open()
+        onPing(l, frame)
+      }
     })
+  }
 
   /** The socket of an open session closed: reject what it carried, then reconnect or close. */
   const dropped = (l: Link, code: number, cause: unknown): void => {
@@ -448,7 +560,7 @@ export async function connectWebSocket(options: WebSocketOptions): Promise<WebSo
         schedule(error instanceof ProtocolError ? (error.retryAfterMs ?? 0) : 0)
       })
     }, delay)
-    retryTimer.unref?.()
+    unrefTimer(retryTimer)
   }
 
   /** A session is open (first or after a reconnect): resubscribe, repeat ACKs, send what was buffered. */
@@ -466,7 +578,7 @@ export async function connectWebSocket(options: WebSocketOptions): Promise<WebSo
         l.heartbeatNonce = newNonce(random)
         sendFrame(l, { protocolVersion: PROTOCOL_VERSION, frameId: nextFrameId(), frameType: 'PING', nonce: l.heartbeatNonce, sentAt: now() })
       }, heartbeatMs)
-      l.heartbeat.unref?.()
+      unrefTimer(l.heartbeat)
     }
     setStatus('open')
     wire.opened()
@@ -504,8 +616,8 @@ export async function connectWebSocket(options: WebSocketOptions): Promise<WebSo
       clearTimeout(retryTimer)
       const l = link
       closing = new Promise<void>((resolve) => {
-        if (l === undefined || l.socket.readyState === WebSocket.CLOSED) return resolve()
-        l.socket.once('close', () => resolve())
+        if (l === undefined) return resolve()
+        void l.closed.then(resolve)
         l.socket.close(1000, 'client closing')
       }).then(() => {
         if (l !== undefined) dropped(l, 1000, undefined)
@@ -535,7 +647,7 @@ function receiptOf(command: Readonly<Record<string, unknown>>, events: readonly 
 const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i
 
 function checkOptions(options: WebSocketOptions): WebSocketOptions {
-  const { url, actor, signingKey, clock, random, reconnect } = options ?? ({} as WebSocketOptions)
+  const { url, actor, signingKey, session, clock, random, reconnect } = options ?? ({} as WebSocketOptions)
   let parsed: URL
   try {
     parsed = new URL(url)
@@ -546,8 +658,16 @@ function checkOptions(options: WebSocketOptions): WebSocketOptions {
   if (parsed.protocol !== 'wss:' && !(parsed.protocol === 'ws:' && LOOPBACK.test(parsed.hostname))) {
     throw new UsageError(`connectWebSocket: url must be wss:// (ws:// only to a loopback host), got ${url}`)
   }
-  if (actor?.type !== 'agent' || typeof actor.id !== 'string') throw new UsageError('connectWebSocket: actor must be an Agent { type: "agent", id } (§6.3)')
-  if (typeof signingKey?.keyId !== 'string' || typeof signingKey.pair?.sign !== 'function') throw new UsageError('connectWebSocket: signingKey must be { keyId, pair } with an Ed25519 key pair')
+  if (session !== undefined) {
+    if (typeof session?.protocols !== 'function') throw new UsageError('connectWebSocket: session must be { protocols(): string[] | Promise<string[]> }')
+    // A session the server authenticated beforehand may be a person's (the console's) or an Agent's.
+    if ((actor?.type !== 'agent' && actor?.type !== 'human') || typeof actor.id !== 'string') throw new UsageError('connectWebSocket: with a session, actor must be { type: "human" | "agent", id }')
+  } else if (actor?.type !== 'agent' || typeof actor.id !== 'string') {
+    throw new UsageError('connectWebSocket: actor must be an Agent { type: "agent", id } (§6.3: the HELLO handshake is an Agent\'s; a human connects with a pre-authenticated session)')
+  }
+  if (signingKey !== undefined || session === undefined) {
+    if (typeof signingKey?.keyId !== 'string' || typeof signingKey.pair?.sign !== 'function') throw new UsageError('connectWebSocket: signingKey must be { keyId, pair } with an Ed25519 key pair (synchronous, or asynchronous such as webCryptoKeyPair)')
+  }
   if (clock !== undefined && typeof clock !== 'function') throw new UsageError('connectWebSocket: clock must be a function returning milliseconds')
   if (random !== undefined && typeof random !== 'function') throw new UsageError('connectWebSocket: random must be a function (size) => Uint8Array')
   if (reconnect !== undefined && reconnect !== false) {
@@ -565,4 +685,12 @@ function checkOptions(options: WebSocketOptions): WebSocketOptions {
     if (value !== undefined && (!Number.isSafeInteger(value) || value < 1)) throw new UsageError(`connectWebSocket: ${name} must be a positive integer`)
   }
   return options
+}
+
+/**
+ * Lets Node exit while a retry or heartbeat timer is pending. Browsers return a number from
+ * `setTimeout` and have no `unref`, so the call is optional there.
+ */
+function unrefTimer(timer: unknown): void {
+  ;(timer as { unref?: () => void } | undefined)?.unref?.()
 }

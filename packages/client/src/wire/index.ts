@@ -1,8 +1,10 @@
 /**
  * @weft/client/wire: the client side of the MissionWeaveProtocol 0.1 WebSocket binding (§6.3,
- * §17). {@link connectWebSocket} authenticates one Agent with the HELLO challenge handshake and
+ * §17). {@link connectWebSocket} authenticates one Agent with the HELLO challenge handshake (or
+ * takes a session the server authenticated beforehand, such as a person's console sign-in) and
  * gives a `Transport` for signed Commands and an `EventFeed` for every Group it reads, over one
- * TLS 1.3 connection that reconnects on its own.
+ * TLS 1.3 connection that reconnects on its own. It runs in Node (`ws`) and in browsers (the
+ * global `WebSocket`, picked by the `browser` condition of the `#socket` import).
  *
  * @example
  * ```ts
@@ -17,7 +19,7 @@
  * @packageDocumentation
  */
 export { connectWebSocket, TransportUnavailableError } from './connection.js'
-export type { WebSocketOptions, WebSocketConnection, ConnectionState, ConnectionStatus, ReconnectOptions } from './connection.js'
+export type { WebSocketOptions, WebSocketConnection, ConnectionState, ConnectionStatus, ReconnectOptions, PreAuthenticatedSession } from './connection.js'
 
 // Library-author surface: the frame layer both ends share (the server of @weft/authority/wire uses it).
 export {
