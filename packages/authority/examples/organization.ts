@@ -266,4 +266,55 @@ assert.equal(codeOf(() => service.check(token, { operation: 'write', resource: '
 await assert.rejects(createWireServer({ authority, registry, sessionIssuer: controlPlane }), { name: 'UsageError' })
 await assert.rejects(createWireServer({ authority, registry, sessionIssuer: controlPlane, insecureLoopback: true, host: '0.0.0.0' }), { name: 'UsageError' })
 
+// --- People on the same listener (§5): a console's app and sign-in state, reduced to one session.
+
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { request as httpsRequest } from 'node:https'
+import { once } from 'node:events'
+import type { HumanAdmission } from '@weft/authority/wire'
+import { WebSocket } from 'ws'
+
+const sessionToken = 'example-token'
+const sessionId = 'urn:example:console-session:1'
+const consoleApp = (_request: IncomingMessage, response: ServerResponse): void => void response.writeHead(200, { 'content-type': 'text/plain' }).end('the console')
+const sessions = {
+  admit(request: IncomingMessage): HumanAdmission {
+    const offered = String(request.headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim())
+    if (!offered.includes(`weft-session.${sessionToken}`)) return { ok: false, status: 401, error: new ProtocolError('AUTH_REQUIRED', 'Sign in first.') }
+    return { ok: true, principal: { type: 'human', id: owner.actor.id }, keyId: owner.signingKey.keyId, sessionId, expiresAtMs: Date.now() + 3_600_000 }
+  },
+}
+const printedBefore = printed.length
+console.log = (...values: unknown[]) => void printed.push(values)
+
+const wire = await createWireServer({
+  authority, registry, sessionIssuer: controlPlane, tls: { cert, key }, port: 0,
+  http: (request, response) => consoleApp(request, response),
+  humanSessions: {
+    path: '/console/ws',
+    protocol: 'weft-console.v1',
+    admit: (request) => sessions.admit(request), // Origin, then the token subprotocol
+  },
+})
+// What the console's page does once signed in (a browser's WebSocket; here ws's):
+const page = new WebSocket(`${wire.url}/console/ws`, ['weft-console.v1', `weft-session.${sessionToken}`], { ca: cert })
+const [greeting] = await once(page, 'message') // a PING: the session is open, no HELLO
+// On sign-out, every socket of the session gets a fatal AUTH_REQUIRED and closes with 4401:
+console.log(wire.endHumanSessions(sessionId)) // 1
+
+console.log = print
+const closed = await once(page, 'close')
+assert.match(String(greeting), /"frameType":"PING"/)
+assert.deepEqual(printed.slice(printedBefore), [[1]])
+assert.equal(closed[0], 4401)
+// Plain requests reach the console's app rather than the 426 of an Agents-only listener.
+const plain = await new Promise<string>((resolve, reject) => {
+  httpsRequest(`${wire.url.replace('wss:', 'https:')}/console/`, { ca: cert }, (response) => {
+    let body = ''
+    response.setEncoding('utf8').on('data', (chunk: string) => (body += chunk)).on('end', () => resolve(`${String(response.statusCode)} ${body}`))
+  }).on('error', reject).end()
+})
+assert.equal(plain, '200 the console')
+await wire.close()
+
 delivery.close()

@@ -152,14 +152,16 @@ export interface RawSocket {
   resume(): void
   /** Takes every frame received and not yet taken by {@link next}. */
   taken(): WebSocketFrame[]
+  /** The subprotocol the server selected ('' for none). */
+  readonly protocol: string
   close(): void
 }
 
 let rawFrames = 0
 
-/** Opens a raw socket to `url`. */
-export async function rawSocket(url: string): Promise<RawSocket> {
-  const socket = new WebSocket(url, { perMessageDeflate: false })
+/** Opens a raw socket to `url`, offering `protocols` (none by default). */
+export async function rawSocket(url: string, protocols: readonly string[] = []): Promise<RawSocket> {
+  const socket = new WebSocket(url, [...protocols], { perMessageDeflate: false })
   const inbox: WebSocketFrame[] = []
   const waiting: ((frame: WebSocketFrame) => void)[] = []
   socket.on('message', (data) => {
@@ -211,6 +213,9 @@ export async function rawSocket(url: string): Promise<RawSocket> {
     pause: () => socket.pause(),
     resume: () => socket.resume(),
     taken: () => inbox.splice(0),
+    get protocol() {
+      return socket.protocol
+    },
     close: () => socket.close(),
   }
   return raw

@@ -1,6 +1,8 @@
 /**
  * One server-side connection of the WebSocket binding (§6.3, §16, §17): the HELLO challenge
- * handshake, then `SUBSCRIBE`, `COMMAND`, `ACK` and `PING` frames of one authenticated Agent.
+ * handshake, then `SUBSCRIBE`, `COMMAND`, `ACK` and `PING` frames of one authenticated Agent; or,
+ * for a person the server admitted at the upgrade (§5 human interface, `human-sessions.ts`), the
+ * same frames without a handshake and without a Session Epoch.
  *
  * Only a broken WebSocket framing (§17.1), a failed, fenced or expired session (§6.3) or a peer that
  * does not read (§17.3) ends the connection: a binary or oversized message, anything but a valid
@@ -32,6 +34,7 @@ import { boundedError } from '../bounded.js'
 import type { ActorRef } from '../model.js'
 import { keyEndedBy } from '../standing.js'
 import { createOutbox, type OverflowReason } from './outbox.js'
+import type { AdmittedHuman } from './human-sessions.js'
 import type { WireAuthority, WireLogEntry } from './server.js'
 
 /** What every connection of a server shares. */
@@ -66,7 +69,12 @@ export interface ConnectionContext {
 /** A connection as the server sees it. */
 export interface ServerConnection {
   readonly id: string
+  /** The Agent (once it sent `client_init`); `undefined` for a person. */
   readonly agentId: string | undefined
+  /** Who the connection speaks for: the Agent once it sent `client_init`, or the admitted person. */
+  readonly principal: ActorRef | undefined
+  /** The console session a person's connection was admitted with; `undefined` for an Agent. */
+  readonly humanSessionId: string | undefined
   readonly sessionEpoch: number | undefined
   readonly open: boolean
   readonly groupIds: readonly string[]
@@ -78,13 +86,16 @@ export interface ServerConnection {
   readonly peakInboundBytes: number
   /** A newer Session Epoch of the same Agent exists (§6.3): refuse everything and close. */
   fence(currentEpoch: number): void
-  /** The key the Agent authenticated with, once it sent `client_init`. */
+  /** The key the Agent authenticated with, once it sent `client_init`, or the one the person signed in with. */
   readonly keyId: string | undefined
   /**
-   * The Agent may no longer hold this session (§6.1 a card not active, §6.4 a key past its
-   * boundary): `error` goes out as a fatal `ERROR` and the connection closes as a fenced one.
+   * The Agent or person may no longer hold this session (§6.1 a card not active, §6.4 a key past
+   * its boundary, a sign-out): `error` goes out as a fatal `ERROR` and the connection closes, an
+   * Agent's as a fenced one (4409), a person's as an ended one (4401: signing in again is needed).
    */
   revoke(error: ProtocolError): void
+  /** Ends a person's session whose expiry passed by the server's clock; Agents' sessions end at their next frame. */
+  closeIfExpired(): void
   /** Closes for a server shutdown. */
   shutdown(): void
   /** Drops the socket without a close handshake. */
@@ -92,6 +103,15 @@ export interface ServerConnection {
 }
 
 type Phase = 'awaiting_init' | 'awaiting_response' | 'opening' | 'open' | 'closed'
+
+/**
+ * Whom an open connection serves. An Agent holds the Session Epoch its handshake opened (§6.3); a
+ * person was admitted before the upgrade and holds none (human Commands carry no Session Epoch, and
+ * the server must not invent one), only the console session that admitted them.
+ */
+type Session =
+  | { readonly kind: 'agent'; readonly actor: ActorRef; readonly sessionEpoch: number; readonly expiresAtMs: number }
+  | { readonly kind: 'human'; readonly actor: ActorRef; readonly keyId: string; readonly sessionId: string; readonly expiresAtMs: number }
 
 /** One subscribed Group of the connection, with its unacknowledged window (§17.3). */
 interface Channel {
@@ -132,24 +152,25 @@ const HANDSHAKE_REFUSED = 'The handshake response does not verify.'
 
 /**
  * Takes over an accepted socket: runs the handshake, then serves the session. Frames are handled
- * one at a time in arrival order, so answers leave in the order their frames came.
+ * one at a time in arrival order, so answers leave in the order their frames came. With `human`
+ * (a person the server admitted at the upgrade), the session is open at once and its first frame
+ * is a server `PING`, which tells the console it was accepted.
  */
-export function serveConnection(socket: WebSocket, ctx: ConnectionContext, id: string): ServerConnection {
+export function serveConnection(socket: WebSocket, ctx: ConnectionContext, id: string, human?: AdmittedHuman): ServerConnection {
   const nextFrameId = frameIdSource(ctx.random)
   let phase: Phase = 'awaiting_init'
   let init: HelloClientInitFrame | undefined
   let serverNonce = ''
   let challenge = ''
-  let agent: ActorRef | undefined
-  let sessionEpoch: number | undefined
-  let expiresAtMs = Number.POSITIVE_INFINITY
+  /** Set when the session opens, never cleared: whom the connection serves. */
+  let session: Session | undefined
   let receiptSerial = 0
   const channels = new Map<string, Channel>()
   let chain: Promise<void> = Promise.resolve()
   const now = (): string => timestampOf(ctx.clock.now())
 
   const log = (level: WireLogEntry['level'], message: string, code?: string): void =>
-    ctx.log({ level, message, connectionId: id, ...(agent === undefined ? {} : { agentId: agent.id }), ...(code === undefined ? {} : { code }) })
+    ctx.log({ level, message, connectionId: id, ...(session?.kind === 'agent' ? { agentId: session.actor.id } : {}), ...(code === undefined ? {} : { code }) })
 
   /** Groups paused because their next Event found the socket full, in the order they should flow again. */
   const blocked = new Set<Channel>()
@@ -200,6 +221,7 @@ export function serveConnection(socket: WebSocket, ctx: ConnectionContext, id: s
     clearTimeout(handshakeTimer)
     clearTimeout(idleTimer)
     clearTimeout(tokenTimer)
+    clearTimeout(expiryTimer)
     // The close handshake needs the peer's close frame, which a socket paused for flow control
     // does not read: reading it again would parse all the flood still queued behind it, so such a
     // socket is cut after a grace instead (the peer has the close frame by then).
@@ -213,10 +235,23 @@ export function serveConnection(socket: WebSocket, ctx: ConnectionContext, id: s
 
   // A quarter of the time is left to chance: connections a flood opened together do not all time
   // out (and come back) in the same turn of the event loop.
-  const handshakeTimer = setTimeout(() => {
-    if (phase !== 'open') fatal(new ProtocolError('AUTH_REQUIRED', 'The handshake did not complete in time.'), CLOSE_CODES.authenticationFailed)
-  }, ctx.handshakeTimeoutMs * (0.75 + ctx.random(1)[0]! / 1020))
-  handshakeTimer.unref?.()
+  // A person admitted at the upgrade has no handshake to time out.
+  const handshakeTimer =
+    human === undefined
+      ? setTimeout(() => {
+          if (phase !== 'open') fatal(new ProtocolError('AUTH_REQUIRED', 'The handshake did not complete in time.'), CLOSE_CODES.authenticationFailed)
+        }, ctx.handshakeTimeoutMs * (0.75 + ctx.random(1)[0]! / 1020))
+      : undefined
+  handshakeTimer?.unref?.()
+  /** Closes a person's session at its expiry, idle or not (the server's sweep also checks it, for clocks that jump). */
+  let expiryTimer: ReturnType<typeof setTimeout> | undefined
+  const watchExpiry = (): void => {
+    if (phase !== 'open' || session === undefined) return
+    const left = session.expiresAtMs - ctx.clock.now()
+    if (left <= 0) return expire()
+    expiryTimer = setTimeout(watchExpiry, Math.min(left, 2 ** 31 - 1))
+    expiryTimer.unref?.()
+  }
   // §17.3: liveness comes from the peer's frames (its PINGs); a silent peer is gone.
   const idleTimer = setTimeout(() => {
     if (phase === 'closed') return
@@ -269,9 +304,8 @@ export function serveConnection(socket: WebSocket, ctx: ConnectionContext, id: s
       return fatal(answer, CLOSE_CODES.authenticationFailed, { relatedFrameId: response.frameId })
     }
     if (phase !== 'opening') return
-    agent = { type: 'agent', id: response.agentId }
-    sessionEpoch = epoch
-    expiresAtMs = ctx.clock.now() + ctx.sessionTtlMs
+    const expiresAtMs = ctx.clock.now() + ctx.sessionTtlMs
+    session = { kind: 'agent', actor: { type: 'agent', id: response.agentId }, sessionEpoch: epoch, expiresAtMs }
     phase = 'open'
     clearTimeout(handshakeTimer)
     log('info', `session ${epoch} open`)
@@ -312,10 +346,12 @@ export function serveConnection(socket: WebSocket, ctx: ConnectionContext, id: s
 
   // ---- Session frames -----------------------------------------------------------------------------
 
+  /** The session's time is over: a fatal `AUTH_REQUIRED`, close 4408 (a new session may be opened). */
+  const expire = (relatedFrameId?: string): void =>
+    fatal(new ProtocolError('AUTH_REQUIRED', 'The session expired; open a new one.'), CLOSE_CODES.sessionExpired, relatedFrameId === undefined ? {} : { relatedFrameId })
+
   const sessionFrame = async (frame: WebSocketFrame): Promise<void> => {
-    if (ctx.clock.now() >= expiresAtMs) {
-      return fatal(new ProtocolError('AUTH_REQUIRED', 'The session expired; open a new one.'), CLOSE_CODES.sessionExpired, { relatedFrameId: frame.frameId })
-    }
+    if (ctx.clock.now() >= session!.expiresAtMs) return expire(frame.frameId)
     switch (frame.frameType) {
       case 'SUBSCRIBE':
         return subscribe(frame)
@@ -350,7 +386,7 @@ export function serveConnection(socket: WebSocket, ctx: ConnectionContext, id: s
         // §17.3: behind a full socket the replay is not even read from the log until it drains.
         const full = !outbox.writable
         channel.subscription = ctx.delivery.subscribe(
-          agent!,
+          session!.actor,
           [group],
           { onEvent: (event, subscription) => deliver(channel, event, subscription), onError: (error) => channelError(channel, error) },
           { paused: full },
@@ -401,9 +437,11 @@ export function serveConnection(socket: WebSocket, ctx: ConnectionContext, id: s
 
   const command = async ({ frameId, command }: CommandFrame): Promise<void> => {
     const related = { relatedFrameId: frameId, relatedActionId: command.actionId }
-    // §17.1: one connection is one Agent's; it carries no other Principal's Commands.
-    if (command.actor.type !== 'agent' || command.actor.id !== agent!.id) {
-      return sendError(new ProtocolError('AUTH_FORBIDDEN', "This connection carries only its own Agent's Commands."), related)
+    // §17.1: one connection is one Agent's, or one person's; it carries no other Principal's Commands.
+    const { actor } = session!
+    if (command.actor.type !== actor.type || command.actor.id !== actor.id) {
+      const whose = actor.type === 'agent' ? "its own Agent's" : "its own person's"
+      return sendError(new ProtocolError('AUTH_FORBIDDEN', `This connection carries only ${whose} Commands.`), related)
     }
     let receipt
     try {
@@ -422,15 +460,16 @@ export function serveConnection(socket: WebSocket, ctx: ConnectionContext, id: s
 
   /** §19: a stale fencing error is answered with the current epoch, so the sender rebuilds rather than retries. */
   const withCurrentEpoch = (error: ProtocolError, commandEpoch: number | undefined): ProtocolError => {
-    if (error.code !== 'AUTH_STALE_SESSION') return error
-    const current = ctx.authority.state.org.agents.get(agent!.id)?.sessionEpoch
+    // A person has no Session Epoch to tell (§6.3), so their refusals go out as the Authority wrote them.
+    if (error.code !== 'AUTH_STALE_SESSION' || session?.kind !== 'agent') return error
+    const current = ctx.authority.state.org.agents.get(session.actor.id)?.sessionEpoch
     const details = { ...error.details, ...(current === undefined ? {} : { currentSessionEpoch: current }), ...(commandEpoch === undefined ? {} : { commandSessionEpoch: commandEpoch }) }
     return error.with({ retryable: false, details })
   }
 
   const ack = (frame: AckFrame): void => {
     try {
-      ctx.delivery.ack(agent!, frame.acknowledgements)
+      ctx.delivery.ack(session!.actor, frame.acknowledgements)
     } catch (thrown) {
       const only = frame.acknowledgements.length === 1 ? frame.acknowledgements[0]!.groupId : undefined
       return sendError(ProtocolError.from(thrown), { relatedFrameId: frame.frameId, groupId: only })
@@ -454,10 +493,15 @@ export function serveConnection(socket: WebSocket, ctx: ConnectionContext, id: s
   const ping = (frame: PingFrame): void => {
     const { presence } = frame
     if (presence !== undefined) {
+      const current = session!
+      // §6.2: Presence is an Agent's (its execution slots, its capabilities); a person's session reports none.
+      if (current.kind !== 'agent') return sendError(new ProtocolError('AUTH_FORBIDDEN', "A Presence Record describes an Agent; a person's session carries none."), { relatedFrameId: frame.frameId })
       // §6.2: a Presence Record rides on the authenticated session; it speaks for this Agent and session only.
-      if (presence.agentId !== agent!.id) return sendError(new ProtocolError('AUTH_FORBIDDEN', 'A Presence Record may only describe the connected Agent.'), { relatedFrameId: frame.frameId })
-      if (presence.sessionEpoch !== sessionEpoch) return sendError(new ProtocolError('AUTH_STALE_SESSION', 'The Presence Record names another Session Epoch.', { details: { currentSessionEpoch: sessionEpoch } }), { relatedFrameId: frame.frameId })
-      ctx.presence.set(agent!.id, presence)
+      if (presence.agentId !== current.actor.id) return sendError(new ProtocolError('AUTH_FORBIDDEN', 'A Presence Record may only describe the connected Agent.'), { relatedFrameId: frame.frameId })
+      if (presence.sessionEpoch !== current.sessionEpoch) {
+        return sendError(new ProtocolError('AUTH_STALE_SESSION', 'The Presence Record names another Session Epoch.', { details: { currentSessionEpoch: current.sessionEpoch } }), { relatedFrameId: frame.frameId })
+      }
+      ctx.presence.set(current.actor.id, presence)
     }
     // A reply to a server PING needs no answer.
     if (frame.replyToNonce !== undefined) return
@@ -584,10 +628,16 @@ export function serveConnection(socket: WebSocket, ctx: ConnectionContext, id: s
   const connection: ServerConnection = {
     id,
     get agentId() {
-      return agent?.id ?? init?.agentId
+      return session === undefined ? init?.agentId : session.kind === 'agent' ? session.actor.id : undefined
+    },
+    get principal(): ActorRef | undefined {
+      return session?.actor ?? (init === undefined ? undefined : { type: 'agent', id: init.agentId })
+    },
+    get humanSessionId() {
+      return session?.kind === 'human' ? session.sessionId : undefined
     },
     get sessionEpoch() {
-      return sessionEpoch
+      return session?.kind === 'agent' ? session.sessionEpoch : undefined
     },
     get open() {
       return phase === 'open'
@@ -605,16 +655,21 @@ export function serveConnection(socket: WebSocket, ctx: ConnectionContext, id: s
       return peakInbound
     },
     fence(currentEpoch) {
-      if (phase !== 'open' || sessionEpoch === undefined || sessionEpoch >= currentEpoch) return
+      if (phase !== 'open' || session?.kind !== 'agent' || session.sessionEpoch >= currentEpoch) return
       // §4.4, §6.3: two runtimes never operate one Agent; the older session ends here.
-      fatal(new ProtocolError('AUTH_STALE_SESSION', 'A newer session of this Agent fenced this one.', { details: { sessionEpoch, currentSessionEpoch: currentEpoch } }), CLOSE_CODES.sessionFenced)
+      fatal(new ProtocolError('AUTH_STALE_SESSION', 'A newer session of this Agent fenced this one.', { details: { sessionEpoch: session.sessionEpoch, currentSessionEpoch: currentEpoch } }), CLOSE_CODES.sessionFenced)
     },
     get keyId() {
-      return init?.keyId
+      return session?.kind === 'human' ? session.keyId : init?.keyId
     },
     revoke(error) {
-      // §6.3: the runtime must stop, as a fenced one does; its client does not reconnect after 4409.
-      if (phase === 'open') fatal(error, CLOSE_CODES.sessionFenced)
+      if (phase !== 'open') return
+      // §6.3: an Agent's runtime must stop, as a fenced one does; its client does not reconnect after
+      // 4409. A person signs in again: 4401 says the same credentials will not do.
+      fatal(error, session?.kind === 'human' ? CLOSE_CODES.authenticationFailed : CLOSE_CODES.sessionFenced)
+    },
+    closeIfExpired() {
+      if (phase === 'open' && session?.kind === 'human' && ctx.clock.now() >= session.expiresAtMs) expire()
     },
     shutdown() {
       if (phase === 'closed') return
@@ -626,5 +681,19 @@ export function serveConnection(socket: WebSocket, ctx: ConnectionContext, id: s
       socket.terminate()
     },
   }
+  if (human !== undefined) openHumanSession(human)
   return connection
+
+  /**
+   * §5 human interface: the person proved who they are when they signed in, before the upgrade, so
+   * the session is open at once; its first frame, a server `PING`, tells the console so. No
+   * `session_open` is submitted and no Session Epoch exists (§6.3).
+   */
+  function openHumanSession(admitted: AdmittedHuman): void {
+    session = { kind: 'human', actor: { type: 'human', id: admitted.principal.id }, keyId: admitted.keyId, sessionId: admitted.sessionId, expiresAtMs: admitted.expiresAtMs }
+    phase = 'open'
+    log('info', `human session open for ${admitted.principal.id}`)
+    send(JSON.stringify({ protocolVersion: PROTOCOL_VERSION, frameId: nextFrameId(), frameType: 'PING', nonce: newNonce(ctx.random), sentAt: now() }))
+    watchExpiry()
+  }
 }

@@ -2,7 +2,9 @@
  * @weft/authority/wire: the server side of the MissionWeaveProtocol 0.1 WebSocket binding (§6.3,
  * §17). {@link createWireServer} puts a Group Authority on `wss` (TLS 1.3): Agents authenticate
  * with the HELLO challenge handshake, send signed Commands and receive every Group they read over
- * one connection. The client side is `connectWebSocket` of `@weft/client/wire`.
+ * one connection. The client side is `connectWebSocket` of `@weft/client/wire`. The same listener
+ * can serve people (§5 human interface): a {@link HumanSessionGate} admits a console's WebSocket at
+ * the upgrade, and plain HTTP requests go to an `http` handler.
  *
  * @example
  * ```ts
@@ -16,3 +18,4 @@
  */
 export { createWireServer, DEFAULT_MAX_FRAMES_PER_SECOND, DEFAULT_MAX_OUTBOUND_BYTES, DEFAULT_SEND_TIMEOUT_MS } from './server.js'
 export type { WireServer, WireServerOptions, WireServerStats, WireConnectionInfo, SessionIssuer, WireLogEntry, WireAuthority } from './server.js'
+export type { HumanAdmission, HumanSessionGate } from './human-sessions.js'

@@ -2,7 +2,8 @@
  * `createWireServer`: the WebSocket binding of a Group Authority (§17) on TLS 1.3, or on a plain
  * loopback socket for development. It authenticates Agents with the HELLO challenge (§6.3),
  * opens each session's Epoch through the Authority, and serves every Group of an Agent over its
- * one connection.
+ * one connection. On the same listener it can serve people (§5 human interface: sessions a
+ * {@link HumanSessionGate} admits at the upgrade) and plain HTTP requests (the console's app).
  * @module
  */
 import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http'
@@ -18,7 +19,8 @@ import { systemClock, systemRandom, timestampOf, type Clock, type RandomSource }
 import { createDelivery, type Delivery, type DeliverySource } from '../delivery.js'
 import type { Authority } from '../pipeline.js'
 import { serveConnection, type ConnectionContext, type ServerConnection } from './connection.js'
-import { endRevokedSessions, endSessionsPastStanding, STANDING_SWEEP_MS } from './revocation.js'
+import { admitHuman, isHumanPath, type AdmittedHuman, type HumanSessionGate, type UpgradeRefusal } from './human-sessions.js'
+import { endHumanSessionsPastStanding, endRevokedSessions, endSessionsPastStanding, STANDING_SWEEP_MS } from './revocation.js'
 
 /** One line of the server's log. */
 export interface WireLogEntry {
@@ -111,14 +113,27 @@ export interface WireServerOptions {
    * 429 and a `RATE_LIMITED` error body. Peers behind one proxy or NAT share an address. Default: no limit.
    */
   readonly maxConnectionsPerPeer?: number
+  /**
+   * Human sessions (§5 human interface) on this listener; absent: none (every upgrade is an Agent's).
+   * An upgrade to `humanSessions.path` must offer `humanSessions.protocol` (else HTTP 400) and be
+   * admitted by `humanSessions.admit` (else its `status`), each refusal with a `{ "error": … }` JSON
+   * body and `Cache-Control: no-store`. An admitted session is open at once, without HELLO and
+   * without a Session Epoch (§6.3); its first frame is a server `PING`. It counts against
+   * `maxConnections` and `maxConnectionsPerPeer` like an Agent's.
+   */
+  readonly humanSessions?: HumanSessionGate
+  /** Plain HTTP requests (not upgrades), e.g. the console's app and API; absent: 426 as today. */
+  readonly http?: (request: IncomingMessage, response: ServerResponse) => void
 }
 
 /** What the server reports about one connection. */
 export interface WireConnectionInfo {
   readonly id: string
-  /** The Agent, once it sent `client_init`. */
+  /** The Agent, once it sent `client_init`; `undefined` for a person's session. */
   readonly agentId: string | undefined
-  /** The Session Epoch, once the session is open. */
+  /** Whom the connection speaks for: the Agent once it sent `client_init`, or the person a {@link HumanSessionGate} admitted. */
+  readonly principal: { readonly type: 'agent' | 'human'; readonly id: string } | undefined
+  /** The Session Epoch, once an Agent's session is open; a person's session has none (§6.3). */
   readonly sessionEpoch: number | undefined
   readonly status: 'handshake' | 'open'
   /** The Groups subscribed on the connection. */
@@ -166,6 +181,11 @@ export interface WireServer {
   presence(agentId: string): PresenceRecord | undefined
   /** What the server holds for its peers now, and the most it held. */
   stats(): WireServerStats
+  /**
+   * Ends every open human session with this `sessionId` (sign-out, revocation): a fatal ERROR
+   * `error` (default AUTH_REQUIRED 'The session ended.'), then close 4401. Returns how many ended.
+   */
+  endHumanSessions(sessionId: string, error?: ProtocolError): number
   /** Closes every connection (code 1001) and stops listening. */
   close(): Promise<void>
 }
@@ -189,12 +209,22 @@ const LOOPBACK_HOSTS: ReadonlySet<string> = new Set(['127.0.0.1', '::1', 'localh
  * `EVENT` frames (see `receiptFrameId`) or a correlated `ERROR`; `ACK` records Cursors and reopens
  * a Group paused by `BACKPRESSURE`; `PING` is answered with the nonce echoed.
  *
+ * With `humanSessions`, an upgrade to its path is a person's (§5): admitted before any WebSocket
+ * exists, then served the same frames as the person (§8 visibility through the delivery, only their
+ * own Commands, no Presence), until its expiry, {@link WireServer.endHumanSessions}, or its key
+ * leaving the Registry. With `http`, plain requests go to it rather than being answered 426.
+ *
  * @throws UsageError on bad options, e.g. no `tls` without `insecureLoopback` on a loopback host.
  * @example
  * ```ts
  * const server = await createWireServer({ authority, registry, sessionIssuer: controlPlane, tls: { cert, key }, host: '0.0.0.0', port: 7443 })
  * console.log(server.url) // wss://0.0.0.0:7443
  * await server.close()
+ * ```
+ * @example A console on the same listener (its gate and HTTP handler come from the console's server):
+ * ```ts
+ * const server = await createWireServer({ authority, registry, sessionIssuer, tls, http: (req, res) => console.handle(req, res), humanSessions: console.gate })
+ * server.endHumanSessions(sessionId) // on sign-out: that person's sockets get AUTH_REQUIRED and close 4401
  * ```
  */
 export async function createWireServer(options: WireServerOptions): Promise<WireServer> {
@@ -255,25 +285,61 @@ export async function createWireServer(options: WireServerOptions): Promise<Wire
   })
 
   // §6.4: a key boundary a card stated ahead of time ends the sessions it authenticated when it arrives.
-  const sweep = setInterval(() => endSessionsPastStanding(connections, o.authority.state, clock.now()), STANDING_SWEEP_MS)
+  // A person's session ends likewise once the Registry no longer holds their key, and at its expiry.
+  const sweep = setInterval(() => {
+    endSessionsPastStanding(connections, o.authority.state, clock.now())
+    endHumanSessionsPastStanding(connections, o.registry, clock.now())
+  }, STANDING_SWEEP_MS)
   sweep.unref()
 
   const refuseHttp = (_request: IncomingMessage, response: ServerResponse): void => {
     response.writeHead(426, { 'content-type': 'text/plain', upgrade: 'websocket' }).end('This endpoint speaks the MissionWeaveProtocol WebSocket binding only.\n')
   }
+  const serveHttp = o.http === undefined ? refuseHttp : plainHttp(o.http, log)
   const http: HttpServer =
-    o.tls === undefined ? createHttpServer(refuseHttp) : createHttpsServer({ cert: pem(o.tls.cert), key: pem(o.tls.key), minVersion: 'TLSv1.3', maxVersion: 'TLSv1.3' }, refuseHttp)
+    o.tls === undefined ? createHttpServer(serveHttp) : createHttpsServer({ cert: pem(o.tls.cert), key: pem(o.tls.key), minVersion: 'TLSv1.3', maxVersion: 'TLSv1.3' }, serveHttp)
   // The socket cap sits above the frame bound, so a moderately oversized frame is still read and
   // answered with an ERROR before the close; beyond the cap the socket is cut (1009) unread.
   const peers = connectionCounter(o, clock, log)
-  const wss = new WebSocketServer({ server: http, maxPayload: maxFrameBytes * 2, perMessageDeflate: false, clientTracking: false, verifyClient: peers.admit })
+  const gate = o.humanSessions
+  /**
+   * The admissions of upgrades ws is completing, handed from `verifyClient` to the connection. An
+   * upgrade that never completes (its peer left meanwhile) leaves with its socket.
+   */
+  const admitted = new Map<IncomingMessage, AdmittedHuman>()
+  const verifyClient = (info: { req: IncomingMessage }, done: UpgradeDone): void => {
+    const request = info.req
+    const human = gate !== undefined && isHumanPath(gate, request)
+    if (!peers.admit(request, done, human)) return
+    if (!human) return done(true)
+    const decided = admitHuman(gate, request, clock.now(), (message) => log({ level: 'error', message }))
+    if ('ok' in decided) {
+      admitted.set(request, decided)
+      request.socket.once('close', () => admitted.delete(request))
+      return done(true)
+    }
+    log({ level: 'warn', message: `human session refused from ${request.socket.remoteAddress ?? 'unknown'}: ${decided.error.message}`, code: decided.error.code })
+    refuseUpgrade(done, decided, clock, true)
+  }
+  const wss = new WebSocketServer({
+    server: http,
+    maxPayload: maxFrameBytes * 2,
+    perMessageDeflate: false,
+    clientTracking: false,
+    verifyClient,
+    // An admitted person gets the gate's subprotocol (the others they offered carry their token);
+    // an Agent's upgrade gets ws's own choice, the first offered, as without human sessions.
+    ...(gate === undefined ? {} : { handleProtocols: (protocols: Set<string>, request: IncomingMessage) => (admitted.has(request) ? gate.protocol : (protocols.values().next().value ?? false)) }),
+  })
   const newId = frameIdSource(random)
   wss.on('connection', (socket, request) => {
     const id = newId().replace('urn:weft:frame:', 'urn:weft:connection:')
     peers.hold(socket, request)
     const tlsProtocol = (request.socket as TLSSocket).getProtocol?.() ?? undefined
     log({ level: 'info', message: `connection from ${request.socket.remoteAddress ?? 'unknown'}${tlsProtocol === undefined ? '' : ` over ${tlsProtocol}`}`, connectionId: id })
-    connections.add(serveConnection(socket, ctx, id))
+    const human = admitted.get(request)
+    admitted.delete(request)
+    connections.add(serveConnection(socket, ctx, id, human))
   })
 
   await new Promise<void>((resolve, reject) => {
@@ -292,10 +358,28 @@ export async function createWireServer(options: WireServerOptions): Promise<Wire
     port,
     get connections() {
       return [...connections].map(
-        (c): WireConnectionInfo => ({ id: c.id, agentId: c.agentId, sessionEpoch: c.sessionEpoch, status: c.open ? 'open' : 'handshake', groupIds: c.groupIds, outboundBytes: c.outboundBytes, terminate: () => c.terminate() }),
+        (c): WireConnectionInfo => ({
+          id: c.id,
+          agentId: c.agentId,
+          principal: principalOf(c),
+          sessionEpoch: c.sessionEpoch,
+          status: c.open ? 'open' : 'handshake',
+          groupIds: c.groupIds,
+          outboundBytes: c.outboundBytes,
+          terminate: () => c.terminate(),
+        }),
       )
     },
     presence: (agentId) => presence.get(agentId),
+    endHumanSessions(sessionId, error = new ProtocolError('AUTH_REQUIRED', 'The session ended.')) {
+      let ended = 0
+      for (const connection of [...connections]) {
+        if (!connection.open || connection.humanSessionId !== sessionId) continue
+        connection.revoke(error)
+        ended++
+      }
+      return ended
+    },
     stats() {
       let outboundBytes = 0
       let peakOutboundBytes = outbound.peak
@@ -325,10 +409,48 @@ export async function createWireServer(options: WireServerOptions): Promise<Wire
 /** The `Retry-After` of a refused upgrade, in seconds: connections free up as peers leave. */
 const CONNECTION_RETRY_AFTER_SECONDS = 1
 
+/** The callback of ws's `verifyClient`: accept, or refuse with an HTTP status, body and headers. */
+type UpgradeDone = (ok: boolean, status?: number, message?: string, headers?: Record<string, string | number>) => void
+
 /**
- * Counts the open WebSockets, in all and per peer address, and refuses an upgrade beyond
- * `maxConnections` or `maxConnectionsPerPeer` before any WebSocket exists for it. ws completes an
- * admitted upgrade synchronously, so `hold` runs before the next `admit` and the counts are exact.
+ * Refuses an upgrade before ws creates a socket, with `refusal.status` and the §19 error object as
+ * the JSON body. Agents' refusals keep their bare error body; a person's (`wrapped`) is
+ * `{ "error": … }`, as the console's HTTP API answers, and is never cached (it concerns a session).
+ */
+function refuseUpgrade(done: UpgradeDone, refusal: UpgradeRefusal, clock: Clock, wrapped: boolean, headers: Record<string, string | number> = {}): void {
+  const wire = refusal.error.toWire(timestampOf(clock.now()))
+  const body = JSON.stringify(wrapped ? { error: wire } : wire)
+  done(false, refusal.status, body, { 'Content-Type': 'application/json', ...(wrapped ? { 'Cache-Control': 'no-store' } : {}), ...headers })
+}
+
+/** Hands a plain HTTP request to `handler`; one that throws or rejects gets a 500 (or its socket cut, once answering began). */
+function plainHttp(handler: (request: IncomingMessage, response: ServerResponse) => void, log: (entry: WireLogEntry) => void) {
+  const failed = (response: ServerResponse, thrown: unknown): void => {
+    log({ level: 'error', message: `the http handler failed: ${thrown instanceof Error ? thrown.message : String(thrown)}`, code: 'INTERNAL_ERROR' })
+    if (response.headersSent) response.destroy()
+    else response.writeHead(500, { 'content-type': 'text/plain', 'cache-control': 'no-store' }).end('Internal server error.\n')
+  }
+  return (request: IncomingMessage, response: ServerResponse): void => {
+    try {
+      const result: unknown = handler(request, response)
+      if (result instanceof Promise) result.catch((thrown: unknown) => failed(response, thrown))
+    } catch (thrown) {
+      failed(response, thrown)
+    }
+  }
+}
+
+/** What {@link WireConnectionInfo.principal} reports: an Agent or a person; the server serves no other Principal. */
+function principalOf(connection: ServerConnection): WireConnectionInfo['principal'] {
+  const principal = connection.principal
+  return principal === undefined ? undefined : { type: principal.type === 'human' ? 'human' : 'agent', id: principal.id }
+}
+
+/**
+ * Counts the open WebSockets, Agents' and people's alike, in all and per peer address, and refuses
+ * an upgrade beyond `maxConnections` or `maxConnectionsPerPeer` before any WebSocket exists for it.
+ * ws completes an admitted upgrade synchronously, so `hold` runs before the next `admit` and the
+ * counts are exact.
  */
 function connectionCounter(o: WireServerOptions, clock: Clock, log: (entry: WireLogEntry) => void) {
   const perPeer = new Map<string, number>()
@@ -340,14 +462,16 @@ function connectionCounter(o: WireServerOptions, clock: Clock, log: (entry: Wire
     return undefined
   }
   return {
-    admit(info: { req: IncomingMessage }, done: (ok: boolean, status?: number, message?: string, headers?: Record<string, string | number>) => void): void {
-      const peer = peerOf(info.req)
+    /** Whether one more connection fits; when not, the upgrade has been refused through `done` (a person's with the `{ error }` body). */
+    admit(request: IncomingMessage, done: UpgradeDone, human: boolean): boolean {
+      const peer = peerOf(request)
       const refused = refusal(peer)
-      if (refused === undefined) return done(true)
+      if (refused === undefined) return true
       // §19, §20: a limit reached is RATE_LIMITED and safe to retry; the body is the error object.
       const error = new ProtocolError('RATE_LIMITED', refused.message, { retryable: true, details: { retryAfterMs: CONNECTION_RETRY_AFTER_SECONDS * 1000 } })
       log({ level: 'warn', message: `connection refused from ${peer}: ${refused.message}`, code: error.code })
-      done(false, refused.status, JSON.stringify(error.toWire(timestampOf(clock.now()))), { 'Content-Type': 'application/json', 'Retry-After': CONNECTION_RETRY_AFTER_SECONDS })
+      refuseUpgrade(done, { status: refused.status, error }, clock, human, { 'Retry-After': CONNECTION_RETRY_AFTER_SECONDS })
+      return false
     },
     hold(socket: WebSocket, request: IncomingMessage): void {
       const peer = peerOf(request)
@@ -394,6 +518,14 @@ function checkOptions(options: WireServerOptions): WireServerOptions {
     if (value !== undefined && (!Number.isSafeInteger(value) || value < 0)) throw new UsageError(`createWireServer: ${name} must be a non-negative integer`)
   }
   if (options.clock !== undefined && typeof options.clock.now !== 'function') throw new UsageError('createWireServer: clock must be { now(): number }')
+  const gate = options.humanSessions
+  if (gate !== undefined) {
+    if (typeof gate.path !== 'string' || !gate.path.startsWith('/') || gate.path.includes('?')) throw new UsageError('createWireServer: humanSessions.path must be a request path such as "/console/ws"')
+    // RFC 6455 §4.1: a subprotocol is an HTTP token (no separators, no spaces).
+    if (typeof gate.protocol !== 'string' || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(gate.protocol)) throw new UsageError('createWireServer: humanSessions.protocol must be a WebSocket subprotocol token such as "weft-console.v1"')
+    if (typeof gate.admit !== 'function') throw new UsageError('createWireServer: humanSessions.admit must be a function (request) => HumanAdmission')
+  }
+  if (options.http !== undefined && typeof options.http !== 'function') throw new UsageError('createWireServer: http must be a function (request, response) => void')
   if (options.random !== undefined && typeof options.random !== 'function') throw new UsageError('createWireServer: random must be a function (n) => Uint8Array')
   return options
 }
