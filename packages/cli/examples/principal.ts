@@ -17,8 +17,8 @@ process.chdir(scratch)
 let printed = ''
 const io: CliIo = { stdout: (text) => void (printed += text), stderr: (text) => void (printed += text), interactive: false }
 assert.equal(await main(['serve', '--init', '--data', 'org'], io), 0)
-assert.equal(await main(['principal', 'add', 'human', '--data', 'org', '--name', 'ada'], io), 0)
 assert.equal(await main(['principal', 'add', 'agent', '--data', 'org', '--name', 'builder', '--capability', 'example.build@1.0.0', '--max-concurrency', '2', '--endpoint', 'wss://agents.example/builder'], io), 0)
+assert.equal(await main(['principal', 'add', 'human', '--data', 'org', '--name', 'ada'], io), 0)
 assert.match(printed, /reads organization\.json only when it starts/)
 // A name already in the file is refused with exit code 2, and so is overwriting a key file.
 assert.equal(await main(['principal', 'add', 'human', '--data', 'org', '--name', 'ada', '--key-out', 'other.key.json'], io), 2)

@@ -2,7 +2,8 @@
  * The `weft` command. `bin/weft.mjs` calls {@link main}; everything it does is available here as
  * a function of its arguments and an {@link CliIo}, so tests run it in memory.
  *
- * - `weft demo [--yes] [--seed N] [--report DIR] [--quiet] [--faults]`: the proof of concept (§22). Exit 0
+ * - `weft demo [--yes] [--seed N] [--report DIR] [--quiet] [--faults] [--console]`: the proof of concept (§22),
+ *   with `--console` followed and decided in the web console (`demo/console.ts`). Exit 0
  *   only when both Missions ended approved (with `--faults`: every injected fault held and every
  *   post-run check passed).
  * - `weft conformance [ARGS...]`: runs `weft-conformance` (the `@weft/conformance` tool) with the
@@ -11,7 +12,8 @@
  *   when no seed broke a §4 invariant.
  * - `weft serve --data DIR [...]`: a Group Authority on the WebSocket binding over a durable
  *   store (`serve/serve.ts`): SQLite in the data directory, or with `--postgres URL` a PostgreSQL
- *   database that several servers share; `weft inspect` prints what such a store holds.
+ *   database that several servers share, with the web console (§5) on the same listener;
+ *   `weft inspect` prints what such a store holds.
  * - `weft principal add human|agent --data DIR --name NAME [...]` and `weft principal list --data DIR`:
  *   the humans and Agents of a data directory's `organization.json` (`principal.ts`).
  * - `weft version` (or `--version`): the `@weft/cli` and protocol versions.
@@ -24,8 +26,8 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { UsageError } from '@weft/codec'
 import { approveAll, promptDecider, terminalQuestion, type Decider } from './demo/owner.js'
-import { runDemo, type DemoLine } from './demo/run.js'
-import { checklistText, noticeText, runFaultSuite, type FaultNotice } from './demo/faults.js'
+import { runDemo, type DemoLine, type DemoResult } from './demo/run.js'
+import { checklistText, noticeText, runFaultSuite, type FaultNotice, type FaultSuiteRun } from './demo/faults.js'
 import { renderReport } from './report/report.js'
 import { runSimulation, simulationReport } from './simulate/run.js'
 import { simulateNumbers } from './simulate/args.js'
@@ -44,6 +46,12 @@ export interface CliIo {
   readonly question?: (prompt: string) => Promise<string>
   /** Runs another command with inherited standard streams; resolves to its exit code, rejects when it cannot start. */
   readonly run?: (command: string, args: readonly string[]) => Promise<number>
+  /**
+   * Calls `listener` once on Ctrl-C (SIGINT) or SIGTERM until the returned function is called;
+   * `weft demo --console` stops on it. Absent: nothing interrupts, and `--console` does not stay
+   * open after the run.
+   */
+  readonly onInterrupt?: (listener: () => void) => () => void
 }
 
 /** Exit codes of {@link main}. */
@@ -74,6 +82,13 @@ Commands:
     --quiet      Print only the summary.
     --faults     Inject the failure suite (§22) and verify the whole log afterwards; exit 0
                  only when every fault held and every check passed.
+    --console    Open the web console (§5) on a loopback port and print its URL and the
+                 MissionOwner's key file to sign in with; the Missions wait for your decision
+                 there (with --yes they are approved automatically). The run goes at a pace a
+                 person can follow; the console stays open afterwards until Ctrl-C.
+    --console-port N  Its port (default: a free one).
+    --console-app DIR Serve the console's app from DIR (default: the build of @weft/console).
+    --pace N     Virtual seconds per second with --console (default 120: about 2.5 minutes).
   conformance    Run weft-conformance (from @weft/conformance) with the given arguments.
   simulate       Run the seeded fault simulator, checking the §4 invariants after every step.
     --seeds N    How many seeds (default 100; counted from --seed when both are given).
@@ -81,7 +96,9 @@ Commands:
     --steps K    Steps per seed (default 120).
   serve          Run a Group Authority over WebSocket on a durable store in a data directory.
     --data DIR   The data directory: organization.json and authority.db (required).
-    --init       Write a new organization.json with fresh service keys, then exit.
+    --init       Write a new organization.json with fresh service keys and a first human
+                 (its private key in DIR/owner.key.json, mode 600), then exit.
+    --human NAME | --no-human  With --init: the first human's name (default owner), or none.
     --port N     WebSocket port (default 7443; 0 picks a free one). --host H (default 127.0.0.1).
     --tls-cert F --tls-key F   PEM files: wss with TLS 1.3.
     --insecure-loopback        Plain ws on a loopback host (development only).
@@ -96,6 +113,10 @@ Commands:
     --max-hellos-per-minute N     Sessions one Agent may open per minute (default 60).
     --max-connections N           WebSocket connections at once (default 1000).
     --max-connections-per-peer N  ... from one peer address (default 100).
+    --no-console               Do not serve the web console (/console/ on the WebSocket port).
+    --console-origin URL       The address people open the console at, e.g. behind a reverse
+                               proxy (repeatable; default: the listener's own).
+    --console-app DIR          Serve the console app from DIR (default: @weft/console's build).
   inspect        Print a data directory's Groups: Events, WorkItems, leases, budget ledger.
     --data DIR   The data directory (read only; a running server may hold it).
     --group ID   Only this Group.   --last N   Only the last N Events per Group.
@@ -129,6 +150,19 @@ function processIo(): CliIo {
         child.once('error', reject)
         child.once('exit', (code) => resolve(code ?? EXIT.failed))
       }),
+    onInterrupt: (listener) => {
+      const once = (): void => {
+        off()
+        listener()
+      }
+      const off = (): void => {
+        process.off('SIGINT', once)
+        process.off('SIGTERM', once)
+      }
+      process.once('SIGINT', once)
+      process.once('SIGTERM', once)
+      return off
+    },
   }
 }
 
@@ -147,13 +181,45 @@ async function demo(args: readonly string[], io: CliIo): Promise<number> {
     args: [...args],
     strict: true,
     allowPositionals: false,
-    options: { yes: { type: 'boolean', short: 'y' }, seed: { type: 'string' }, report: { type: 'string' }, 'no-report': { type: 'boolean' }, quiet: { type: 'boolean', short: 'q' }, faults: { type: 'boolean' } },
+    options: {
+      yes: { type: 'boolean', short: 'y' },
+      seed: { type: 'string' },
+      report: { type: 'string' },
+      'no-report': { type: 'boolean' },
+      quiet: { type: 'boolean', short: 'q' },
+      faults: { type: 'boolean' },
+      console: { type: 'boolean' },
+      'console-port': { type: 'string' },
+      'console-app': { type: 'string' },
+      pace: { type: 'string' },
+    },
   })
   const seed = values.seed === undefined ? 1 : Number(values.seed)
   if (!Number.isSafeInteger(seed) || seed < 0) {
     io.stderr(`weft demo: --seed must be a non-negative integer, got ${values.seed}\n`)
     return EXIT.usage
   }
+  const withConsole = values.console === true
+  const consoleOnly = (['pace', 'console-port', 'console-app'] as const).find((flag) => values[flag] !== undefined)
+  if (!withConsole && consoleOnly !== undefined) {
+    io.stderr(`weft demo: --${consoleOnly} needs --console\n`)
+    return EXIT.usage
+  }
+  if (withConsole && values.faults === true) {
+    io.stderr('weft demo: --console and --faults do not combine (the failure suite runs as fast as it can)\n')
+    return EXIT.usage
+  }
+  const pace = values.pace === undefined ? DEFAULT_CONSOLE_PACE : Number(values.pace)
+  if (!(Number.isFinite(pace) && pace > 0 && pace <= 1_000_000)) {
+    io.stderr(`weft demo: --pace must be a positive number of virtual seconds per second (at most 1000000), got ${values.pace}\n`)
+    return EXIT.usage
+  }
+  const consolePort = values['console-port'] === undefined ? 0 : Number(values['console-port'])
+  if (!Number.isSafeInteger(consolePort) || consolePort < 0 || consolePort > 65_535) {
+    io.stderr(`weft demo: --console-port must be a TCP port (0 to 65535), got ${values['console-port']}\n`)
+    return EXIT.usage
+  }
+  if (withConsole) return demoWithConsole({ seed, pace, port: consolePort, appDir: values['console-app'], yes: values.yes === true, quiet: values.quiet === true, report: values['no-report'] === true ? undefined : (values.report ?? DEFAULT_REPORT_DIR) }, io)
   // The report is written at the end of the run: a directory that cannot take it is refused first.
   if (values['no-report'] !== true) await checkWritableDir(values.report ?? DEFAULT_REPORT_DIR, '--report')
   let decide: Decider = approveAll()
@@ -166,6 +232,13 @@ async function demo(args: readonly string[], io: CliIo): Promise<number> {
   const suite = values.faults === true ? await runFaultSuite({ seed, decide, ...progress }) : undefined
   const { result } = suite ?? (await runDemo({ seed, decide, ...progress }))
   const wallMs = Math.round(performance.now() - started)
+  const report = values['no-report'] === true ? undefined : (values.report ?? DEFAULT_REPORT_DIR)
+  await summarize(result, suite, wallMs, report, io)
+  return (suite === undefined ? result.approved : suite.result.passed) ? EXIT.ok : EXIT.failed
+}
+
+/** Prints a demo's outcome, writes its report unless `report` is undefined (§22). */
+async function summarize(result: DemoResult, suite: FaultSuiteRun | undefined, wallMs: number, report: string | undefined, io: CliIo): Promise<void> {
   io.stdout('\n')
   for (const m of result.missions) io.stdout(`${m.label.padEnd(9)} ${m.state.padEnd(18)} revision ${m.revision}, ${m.events} Events, ${m.changeRequests} change request(s)  ${m.title}\n`)
   const c = result.counts
@@ -173,11 +246,10 @@ async function demo(args: readonly string[], io: CliIo): Promise<number> {
     `\n${c['events']} Events, ${c['offers']} offers, ${c['starts']} starts, ${c['checkpoints']} checkpoints (${c['preemptions']} preemption(s)), ${c['blocks']} block(s), ${c['verified']} results accepted, ` +
       `${result.sideEffects.length} external operation(s); ${elapsed(result.endMs - result.startMs).slice(1)} of virtual time in ${wallMs} ms\n`,
   )
-  if (values['no-report'] !== true) {
-    const dir = values.report ?? DEFAULT_REPORT_DIR
-    await mkdir(dir, { recursive: true })
-    await writeFile(join(dir, 'demo-result.json'), `${JSON.stringify(result, null, 2)}\n`)
-    const page = join(dir, 'index.html')
+  if (report !== undefined) {
+    await mkdir(report, { recursive: true })
+    await writeFile(join(report, 'demo-result.json'), `${JSON.stringify(result, null, 2)}\n`)
+    const page = join(report, 'index.html')
     // With --faults the page also shows every injection and every post-run check (§22).
     await writeFile(page, renderReport(result, suite === undefined ? {} : { faults: suite.result.faults, checks: suite.result.verification.checks }))
     io.stdout(`Report written to ${page}\n`)
@@ -193,7 +265,58 @@ async function demo(args: readonly string[], io: CliIo): Promise<number> {
   }
   io.stdout(result.approved ? 'Both Missions were approved.\n' : 'Not every Mission was approved.\n')
   if (suite !== undefined) io.stdout(checklistText(suite.result))
-  return (suite === undefined ? result.approved : suite.result.passed) ? EXIT.ok : EXIT.failed
+}
+
+/** The virtual seconds per second `weft demo --console` runs at unless `--pace` says otherwise: the demo's five virtual hours in about two and a half minutes. */
+const DEFAULT_CONSOLE_PACE = 120
+
+/**
+ * `weft demo --console`: the demo at a pace a person can follow, its Authority on the WebSocket
+ * binding with the web console on the same loopback listener (`demo/console.ts`). Without
+ * `--yes` the submissions wait for the person's decision in the browser; Ctrl-C ends the run
+ * early. After the run the console stays open until Ctrl-C, so the result can be looked at.
+ */
+async function demoWithConsole(o: { readonly seed: number; readonly pace: number; readonly port: number; readonly appDir: string | undefined; readonly yes: boolean; readonly quiet: boolean; readonly report: string | undefined }, io: CliIo): Promise<number> {
+  if (o.report !== undefined) await checkWritableDir(o.report, '--report')
+  const { openDemoConsole } = await import('./demo/console.js')
+  const stop = new AbortController()
+  const offInterrupt = io.onInterrupt?.(() => stop.abort())
+  let opened: Awaited<ReturnType<typeof openDemoConsole>> | undefined
+  try {
+    const started = performance.now()
+    const { result } = await runDemo({
+      seed: o.seed,
+      pace: o.pace,
+      signal: stop.signal,
+      ...(o.yes ? { decide: approveAll() } : { approvals: 'external' as const }),
+      ...(o.quiet ? {} : { onLine: (line: DemoLine) => io.stdout(lineText(line)) }),
+      hooks: {
+        setup: async (world) => {
+          opened = await openDemoConsole(world, { pace: o.pace, port: o.port, ...(o.appDir === undefined ? {} : { appDir: o.appDir }) })
+          io.stdout(
+            `Console: ${opened.url}\n` +
+              `Sign in there with the MissionOwner's key file: ${opened.keyPath}\n` +
+              (o.yes ? 'Every submission is approved automatically (--yes); the console shows the work live.\n' : 'The Missions wait for your decision in the console (Approval or change request).\n') +
+              'Ctrl-C stops.\n\n',
+          )
+        },
+      },
+    })
+    const wallMs = Math.round(performance.now() - started)
+    if (stop.signal.aborted) {
+      io.stdout('\nStopped before both Missions were decided.\n')
+      return EXIT.failed
+    }
+    await summarize(result, undefined, wallMs, o.report, io)
+    if (offInterrupt !== undefined && opened !== undefined) {
+      io.stdout(`The console stays open at ${opened.url} to look around; Ctrl-C ends it.\n`)
+      await new Promise<void>((resolve) => (stop.signal.aborted ? resolve() : stop.signal.addEventListener('abort', () => resolve(), { once: true })))
+    }
+    return result.approved ? EXIT.ok : EXIT.failed
+  } finally {
+    offInterrupt?.()
+    await opened?.close()
+  }
 }
 
 async function conformance(args: readonly string[], io: CliIo): Promise<number> {

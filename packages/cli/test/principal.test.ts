@@ -1,6 +1,6 @@
 /**
  * `weft principal add|list` through the `weft` bin: a human and an Agent added to a directory
- * made by `weft serve --init`, their private keys in files of their own (mode 0600, never in
+ * made by `weft serve --init --no-human`, their private keys in files of their own (mode 0600, never in
  * `organization.json`), fresh key IDs (§6.4), and a server started afterwards that opens the new
  * Agent's session (§6.3) and takes the new human's signed Command on the control endpoint.
  */
@@ -58,7 +58,7 @@ let server: ServeProcess | undefined
 beforeAll(async () => {
   cwd = await temporaryDir()
   data = join(cwd, 'org')
-  const init = await weft(['serve', '--init', '--data', data], cwd)
+  const init = await weft(['serve', '--init', '--no-human', '--data', data], cwd)
   expect(init.code).toBe(0)
   const human = await weft(['principal', 'add', 'human', '--data', data, '--name', 'ada'], cwd)
   const agent = await weft(['principal', 'add', 'agent', '--data', data, '--name', 'builder', '--capability', 'example.build@1.0.0', '--capability', 'example.test@2.1.0', '--max-concurrency', '2', '--endpoint', 'wss://agents.example/builder'], cwd)
@@ -164,7 +164,7 @@ describe('weft principal add', () => {
 
   it('issues a fresh key ID even for a name whose principal was removed (§6.4: a key ID is never reused)', async () => {
     const dir = join(await temporaryDir(), 'org')
-    expect(await main(['serve', '--init', '--data', dir], capture())).toBe(0)
+    expect(await main(['serve', '--init', '--no-human', '--data', dir], capture())).toBe(0)
     const keys = join(dir, '..')
     expect(await main(['principal', 'add', 'human', '--data', dir, '--name', 'lin', '--key-out', join(keys, 'a.key.json')], capture())).toBe(0)
     const first = await organization(dir)
@@ -180,7 +180,7 @@ describe('weft principal add', () => {
 
   it('answers bad arguments with one line and exit code 2, writing nothing', async () => {
     const dir = join(await temporaryDir(), 'org')
-    expect(await main(['serve', '--init', '--data', dir], capture())).toBe(0)
+    expect(await main(['serve', '--init', '--no-human', '--data', dir], capture())).toBe(0)
     const before = await readFile(join(dir, ORGANIZATION_FILE), 'utf8')
     const out = join(dir, '..', 'x.key.json')
     const cases: readonly (readonly [readonly string[], RegExp])[] = [

@@ -5,7 +5,7 @@
  */
 import { execFileSync } from 'node:child_process'
 import { EventEmitter } from 'node:events'
-import { readFile, stat, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { createClient } from '@weft/client'
 import { connectWebSocket } from '@weft/client/wire'
@@ -40,7 +40,12 @@ describe('weft serve --init', () => {
     const path = join(dir, ORGANIZATION_FILE)
     expect((await stat(path)).mode & 0o777).toBe(0o600)
     const org = await loadOrganization(path)
-    expect(org.file.principals).toEqual([])
+    // The first human, whose private key is in a key file of its own beside it (§5: the console's first user).
+    expect(org.file.principals.map((p) => [p.type, p.id])).toEqual([['human', `${org.organizationId}:human:owner`]])
+    const keyFile = join(dir, 'owner.key.json')
+    expect((await stat(keyFile)).mode & 0o777).toBe(0o600)
+    expect(JSON.parse(await readFile(keyFile, 'utf8'))).toMatchObject({ format: 'weft.key/1', principal: { type: 'human', id: org.file.principals[0]!.id }, keyId: org.file.principals[0]!.keyId })
+    expect(io.out).toContain(`Sign in there as\n${org.file.principals[0]!.id} by loading the key file\n  ${keyFile}\n`)
     expect(io.out).toContain(`Organization ${org.organizationId}`)
     const printed = JSON.parse(io.out.slice(io.out.indexOf('bindings:\n') + 10, io.out.indexOf('\n\nNext'))) as { bindings: { keyId: string; principal: { id: string } }[] }
     expect(printed.bindings.map((b) => [b.principal.id, b.keyId])).toEqual([
@@ -51,6 +56,18 @@ describe('weft serve --init', () => {
     expect(await main(['serve', '--init', '--data', dir], again)).toBe(2)
     expect(again.err).toContain('exists already')
     expect(await readFile(path, 'utf8')).toBe(JSON.stringify(org.file, null, 2) + '\n')
+    // --no-human: the Organization alone; an existing key file is never overwritten.
+    const bare = join(await temporaryDir(), 'bare')
+    expect(await main(['serve', '--init', '--no-human', '--data', bare], capture())).toBe(0)
+    expect((await loadOrganization(join(bare, ORGANIZATION_FILE))).file.principals).toEqual([])
+    const taken = join(await temporaryDir(), 'taken')
+    await mkdir(taken)
+    await writeFile(join(taken, 'ada.key.json'), 'an older key\n')
+    const refused = capture()
+    expect(await main(['serve', '--init', '--human', 'ada', '--data', taken], refused)).toBe(2)
+    expect(refused.err).toContain('ada.key.json exists already; a key file is never overwritten')
+    expect(await readFile(join(taken, 'ada.key.json'), 'utf8')).toBe('an older key\n')
+    await expect(stat(join(taken, ORGANIZATION_FILE))).rejects.toThrow(/ENOENT/)
   })
 })
 

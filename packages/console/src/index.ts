@@ -4,5 +4,5 @@
  * the app and its API from `weft serve`.
  * @packageDocumentation
  */
-export { CONSOLE_PATHS, CONSOLE_PROTOCOL, SIGN_IN_CONTEXT, sessionProtocols, signInTranscriptBytes } from './sign-in.js'
-export type { ConsoleGroup, ConsoleSession, SignInChallenge, SignInRequest } from './sign-in.js'
+export { CONSOLE_PATHS, CONSOLE_PROTOCOL, SESSION_PROTOCOL_PREFIX, SIGN_IN_CONTEXT, sessionProtocols, signInTranscriptBytes } from './shared/sign-in.js'
+export type { ConsoleGroup, ConsoleSession, ConsoleTime, SignInChallenge, SignInRequest } from './shared/sign-in.js'

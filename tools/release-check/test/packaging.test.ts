@@ -40,6 +40,11 @@ interface PackageInfo {
   readonly name: string
   /** Whether its code is generated from @weft/spec, so it must pin the exact spec version. */
   readonly generated: boolean
+  /**
+   * A folder under dist/ that a bundler (not tsc) builds from src/, so its files have no .ts
+   * source of the same name, and the files in it the tarball must hold.
+   */
+  readonly bundled?: { readonly dir: string; readonly required: readonly string[] }
 }
 
 /** In dependency order: each package only depends on packages before it. */
@@ -52,6 +57,7 @@ const PACKAGES: readonly PackageInfo[] = [
   { dir: 'packages/worker', name: '@weft/worker', generated: true },
   { dir: 'packages/store-sqlite', name: '@weft/store-sqlite', generated: false },
   { dir: 'packages/store-postgres', name: '@weft/store-postgres', generated: false },
+  { dir: 'packages/console', name: '@weft/console', generated: false, bundled: { dir: 'dist/app/', required: ['index.html', 'app.js', 'app.css', 'manifest.json'] } },
   { dir: 'packages/cli', name: '@weft/cli', generated: false },
   { dir: 'tools/codegen', name: '@weft/codegen', generated: true },
   { dir: 'tools/conformance', name: '@weft/conformance', generated: false },
@@ -179,16 +185,17 @@ function walk(dir: string, base = dir): string[] {
  * Files of `dist/` that no current source compiles to (`dist/a/b.js`, `.d.ts`, `.js.map`,
  * `.d.ts.map` ← `src/a/b.ts`): left over from an older build.
  */
-function staleOutputs(packageDir: string): string[] {
+function staleOutputs(packageDir: string, bundledDir?: string): string[] {
   const sources = new Set(walk(join(packageDir, 'src')).filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts') && !TEST_FILE.test(f)).map((f) => f.slice(0, -3)))
   return walk(join(packageDir, 'dist'))
     .filter((f) => !sources.has(f.replace(/\.(?:d\.ts|js)(?:\.map)?$/, '')))
     .map((f) => `dist/${f}`)
+    .filter((f) => bundledDir === undefined || !f.startsWith(bundledDir))
 }
 
 /** Deletes {@link staleOutputs} and the folders they leave empty; returns what was deleted. */
-function pruneStale(packageDir: string): string[] {
-  const stale = staleOutputs(packageDir)
+function pruneStale(packageDir: string, bundledDir?: string): string[] {
+  const stale = staleOutputs(packageDir, bundledDir)
   for (const f of stale) rmSync(join(packageDir, f), { force: true })
   const dirs = new Set(stale.map((f) => dirname(f)).filter((d) => d !== 'dist'))
   for (const d of [...dirs].sort((a, b) => b.length - a.length)) {
@@ -296,7 +303,7 @@ describe('release packaging', () => {
       // A release build starts clean: `tsc` never deletes outputs whose source is gone, and npm
       // pack would publish them. Only such orphans are removed, so concurrent users of dist/ keep
       // working.
-      const pruned = pruneStale(join(repo, pkg.dir))
+      const pruned = pruneStale(join(repo, pkg.dir), pkg.bundled?.dir)
       if (pruned.length > 0) log(`  ${pkg.dir}: removed ${pruned.length} stale dist files (${pruned.slice(0, 3).join(', ')}${pruned.length > 3 ? ', ...' : ''})`)
       log(`step 2/9: npm run build -w ${pkg.dir} (${i + 1}/${PACKAGES.length})`)
       run('npm', ['run', 'build', '-w', pkg.dir], repo)
@@ -310,7 +317,7 @@ describe('release packaging', () => {
       for (const target of other) expect.soft(targetPresent(target, onDisk), `${pkg.name}: exports target ${target} exists after build`).toBe(true)
       for (const target of source) expect.soft(targetPresent(target, onDisk), `${pkg.name}: @weft/source target ${target} exists`).toBe(true)
       for (const target of binTargets(m)) expect.soft(targetPresent(target, onDisk), `${pkg.name}: bin ${target} exists`).toBe(true)
-      expect.soft(staleOutputs(join(repo, pkg.dir)), `${pkg.name}: dist files without a source (would be published)`).toEqual([])
+      expect.soft(staleOutputs(join(repo, pkg.dir), pkg.bundled?.dir), `${pkg.name}: dist files without a source (would be published)`).toEqual([])
     }
   })
 
@@ -347,6 +354,9 @@ describe('release packaging', () => {
       for (const required of ['package.json', 'README.md', 'LICENSE', 'dist/index.js', 'dist/index.d.ts']) {
         expect.soft(files.has(required), `${pkg.name}: tarball contains ${required}`).toBe(true)
       }
+      for (const required of pkg.bundled?.required ?? []) {
+        expect.soft(files.has(pkg.bundled!.dir + required), `${pkg.name}: tarball contains the bundled ${pkg.bundled!.dir}${required}`).toBe(true)
+      }
       const { source, other } = targetsOf(m)
       for (const target of other) expect.soft(targetPresent(target, files), `${pkg.name}: exports target ${target} is in the tarball`).toBe(true)
       for (const target of source) expect.soft(targetPresent(target, files), `${pkg.name}: @weft/source target ${target} is in the tarball`).toBe(true)
@@ -374,7 +384,9 @@ describe('release packaging', () => {
     expect(tarballs.size, 'every package was packed').toBe(PACKAGES.length)
     // The README examples (step 9) are Node programs, so they compile with Node's types; consumer.ts does not use them.
     const nodeTypes = (JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as Manifest).devDependencies?.['@types/node'] ?? '^20.19.0'
-    const dependencies = { ...Object.fromEntries(PACKAGES.map((p) => [p.name, `file:${tarballs.get(p.name)!}`])), '@types/node': nodeTypes }
+    // The authority's wire example opens a socket with `ws` (its dependency) as a user would, so ws's types come too.
+    const wsTypes = (JSON.parse(readFileSync(join(repo, 'packages', 'authority', 'package.json'), 'utf8')) as Manifest).devDependencies?.['@types/ws'] ?? '^8.18.0'
+    const dependencies = { ...Object.fromEntries(PACKAGES.map((p) => [p.name, `file:${tarballs.get(p.name)!}`])), '@types/node': nodeTypes, '@types/ws': wsTypes }
     writeFileSync(join(consumerDir, 'package.json'), `${JSON.stringify({ name: 'weft-release-consumer', version: '0.0.0', private: true, type: 'module', dependencies }, null, 2)}\n`)
     run('npm', ['install', '--no-audit', '--no-fund', '--offline=false', '--prefer-offline'], consumerDir)
     for (const pkg of PACKAGES) {

@@ -5,7 +5,7 @@ import { join, relative } from 'node:path'
 import { describe, expect, it } from 'vitest'
 
 const repo = join(import.meta.dirname, '..', '..', '..')
-const roots = ['spec/src', 'packages/codec/src', 'packages/validators/src', 'packages/client/src', 'packages/authority/src', 'packages/worker/src', 'packages/store-sqlite/src', 'packages/store-postgres/src', 'packages/cli/src', 'tools/codegen/src', 'tools/conformance/src']
+const roots = ['spec/src', 'packages/codec/src', 'packages/validators/src', 'packages/client/src', 'packages/authority/src', 'packages/worker/src', 'packages/store-sqlite/src', 'packages/store-postgres/src', 'packages/cli/src', 'packages/console/src', 'tools/codegen/src', 'tools/conformance/src']
 
 function sources(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {

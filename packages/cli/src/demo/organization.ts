@@ -13,7 +13,8 @@ import type { Actor, AgentCard, CapabilityRef } from '@weft/spec'
 export const ORGANIZATION_ID = 'urn:weft:demo:org'
 
 /** When the demo's keys and cards became valid. */
-const VALID_FROM = '2026-01-01T00:00:00Z'
+/** When every demo key becomes valid (§6.4). */
+export const VALID_FROM = '2026-01-01T00:00:00Z'
 
 /** A Principal of the Organization with its signing key. */
 export interface Principal {
@@ -32,8 +33,16 @@ export type HumanPrincipal = Principal & { readonly actor: { readonly type: 'hum
 /** A service Principal. */
 export type ServicePrincipal = Principal & { readonly actor: { readonly type: 'service'; readonly id: string } }
 
+/**
+ * The Ed25519 seed of the demo Principal `name`: derived from its name, so a run is reproducible
+ * and its keys are no secret (the demo is a loopback proof of concept, never a deployment).
+ */
+export function demoSeed(type: 'agent' | 'human' | 'service', name: string): Uint8Array {
+  return new Uint8Array(createHash('sha256').update(`weft-demo-key\u0000${type}\u0000${name}`).digest())
+}
+
 function principal<T extends 'agent' | 'human' | 'service'>(type: T, name: string): Principal & { readonly actor: { readonly type: T; readonly id: string } } {
-  const seed = new Uint8Array(createHash('sha256').update(`weft-demo-key\u0000${type}\u0000${name}`).digest())
+  const seed = demoSeed(type, name)
   return { name, actor: { type, id: `urn:weft:demo:${type}:${name}` }, key: { keyId: `urn:weft:demo:key:${type}:${name}`, pair: keyPairFromSeed(seed) } }
 }
 

@@ -22,7 +22,7 @@
 import { createHash } from 'node:crypto'
 import { createAuthority, createAuthorizationService, createDelivery, createMemoryBlobStore, deliveryFeed, type Authority, type BlobStore, type CapabilityClaims, type Delivery } from '@weft/authority'
 import { createClient, type Transport } from '@weft/client'
-import type { Registry } from '@weft/codec'
+import { UsageError, type Registry } from '@weft/codec'
 import type { Event, EventPayload } from '@weft/spec'
 import { createWorker, type ExecutorSpec, type SlotContext, type TokenScope, type Worker, type WorkerLogEntry, type WorkerOptions, type WorkSnapshot } from '@weft/worker'
 import { createVirtualClock, seededRandom, type VirtualClock } from './clock.js'
@@ -116,8 +116,23 @@ export interface DemoOptions {
   readonly hooks?: DemoHooks
   /** Virtual start, epoch ms. Default {@link DEMO_START}. */
   readonly startMs?: number
-  /** Bound on loop rounds. Default 20,000. */
+  /** Bound on loop rounds. Default 20,000; with {@link pace}, unbounded (the run waits for its people). */
   readonly maxRounds?: number
+  /**
+   * Run at a pace a person can follow: virtual time never runs ahead of `pace` virtual
+   * milliseconds per wall-clock millisecond since the start, and a quiet round waits in wall time
+   * instead of jumping to the next timer. Absent: as fast as the machine goes (a day in under a
+   * second). `weft demo --console` uses it so that the console shows the work as it happens.
+   */
+  readonly pace?: number
+  /**
+   * Who decides on the Missions' submissions (§7.3): `'owner'` (the default) is the demo's scripted
+   * MissionOwner with {@link decide}; `'external'` leaves them to the human signed in elsewhere,
+   * the web console, and the run goes on until both root Missions are decided there.
+   */
+  readonly approvals?: 'owner' | 'external'
+  /** Ends the run early (Ctrl-C of `weft demo --console`): the loop stops after its round. */
+  readonly signal?: AbortSignal
 }
 
 /** A Mission's end state. */
@@ -162,6 +177,9 @@ export interface DemoRun {
   readonly result: DemoResult
   readonly world: DemoWorld
 }
+
+/** The longest wall-clock wait of a paced quiet round (see {@link DemoOptions.pace}). */
+const PACE_SLICE_MS = 50
 
 /** The longest quiet step of the clock: well under half of every lease, so renewals happen in time. */
 const MAX_STEP_MS = 120_000
@@ -458,13 +476,18 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoRun> {
   const rootGroups = [plans.checkout.plan.groupId, plans.search.plan.groupId]
   const finished = (): boolean => rootGroups.every((g) => ['approved', 'cancelled', 'failed'].includes(authority.group(g)?.mission.state ?? 'active'))
 
-  const maxRounds = options.maxRounds ?? 20_000
+  const pace = options.pace
+  if (pace !== undefined && !(Number.isFinite(pace) && pace > 0)) throw new UsageError(`runDemo: pace must be a positive number of virtual milliseconds per wall millisecond, got ${String(pace)}`)
+  const maxRounds = options.maxRounds ?? (pace === undefined ? 20_000 : Number.POSITIVE_INFINITY)
+  const wallStart = performance.now()
+  /** The latest virtual instant the pace allows now. */
+  const pacedLimit = (): number => (pace === undefined ? Number.POSITIVE_INFINITY : startMs + Math.floor((performance.now() - wallStart) * pace))
   let rounds = 0
-  while (rounds < maxRounds && !finished()) {
+  while (rounds < maxRounds && !finished() && options.signal?.aborted !== true) {
     rounds++
     const before = commits
     await options.hooks?.round?.(world, rounds)
-    await missionOwner.tick().catch(() => {})
+    if (options.approvals !== 'external') await missionOwner.tick().catch(() => {})
     for (const c of coordinators.values()) await c.tick()
     joinWorkers()
     for (const w of workers.values()) await w.tick()
@@ -473,7 +496,12 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoRun> {
     if (commits === before) {
       // A quiet round: move virtual time to the next timer, never further than one step.
       const next = clock.nextDueMs()
-      clock.advanceTo(Math.min(next ?? Number.POSITIVE_INFINITY, now() + MAX_STEP_MS))
+      const target = Math.min(next ?? Number.POSITIVE_INFINITY, now() + MAX_STEP_MS)
+      if (pace !== undefined && target > pacedLimit()) {
+        // Paced: wait in wall time (a short slice, so Commands from people are taken up promptly).
+        await new Promise<void>((resolve) => setTimeout(resolve, Math.max(1, Math.min(PACE_SLICE_MS, (target - pacedLimit()) / pace))))
+        clock.advanceTo(Math.min(target, pacedLimit()))
+      } else clock.advanceTo(target)
       await settle(2)
     }
   }

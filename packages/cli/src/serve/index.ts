@@ -14,7 +14,7 @@
  * ```
  * @packageDocumentation
  */
-export { startServer, serveCommand, DEFAULT_PORT } from './serve.js'
+export { startServer, serveCommand, consoleOrigins, DEFAULT_PORT } from './serve.js'
 export type { ServeOptions, ServePolicy, RunningServer, SignalSource } from './serve.js'
 export { postgresTarget } from './backend.js'
 export type { ServedAuthority, PostgresTarget } from './backend.js'

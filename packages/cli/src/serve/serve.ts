@@ -10,7 +10,8 @@
  * survives a kill of the process, and a restart folds the log back into the same state.
  * @module
  */
-import { readFile } from 'node:fs/promises'
+import { access, readFile } from 'node:fs/promises'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import { dirname, join, resolve } from 'node:path'
 import { createSecureContext } from 'node:tls'
 import { parseArgs } from 'node:util'
@@ -18,6 +19,8 @@ import { createDelivery, DEFAULT_POLICY, LogProofError, systemClock, timestampOf
 import { createWireServer, type WireLogEntry } from '@weft/authority/wire'
 import { createClient, type Receipt } from '@weft/client'
 import { ProtocolError, UsageError } from '@weft/codec'
+import { CONSOLE_PATHS, CONSOLE_PROTOCOL } from '@weft/console'
+import { createConsoleServer, type ConsoleAdmission, type ConsoleServer } from '@weft/console/server'
 import type { AgentCard } from '@weft/spec'
 import { fileProblem } from '../failures.js'
 import { LOG_PROOF_EXIT, openPostgresBackend, openSqliteBackend, postgresTarget, type Backend, type PostgresTarget, type ServedAuthority } from './backend.js'
@@ -28,6 +31,7 @@ import { DATA_DIR_IN_USE_EXIT, DataDirInUseError, lockDataDir } from './lock.js'
 import { checkPort, PortUnavailableError } from './ports.js'
 import { FRAME_OVERHEAD_BYTES, LIMIT_FLAGS, limitHellos, SERVE_LIMITS, type ServeLimits } from './limits.js'
 import { jsonLines, peekEnvelope, type ServeLog } from './log.js'
+import { principalCommand } from '../principal.js'
 import { cardsToRegister, loadOrganization, newOrganization, ORGANIZATION_FILE, readableByOthers, registryEvidence, writeOrganization, type Organization } from './organization.js'
 
 /** The default TCP port of the WebSocket binding. */
@@ -82,11 +86,38 @@ export interface ServeOptions {
   readonly maxFramesPerSecond?: number
   /** Largest WebSocket message a peer may send, in bytes; a longer one closes its connection (1009). Default: `policy.maxCommandBytes` and 64 KiB. */
   readonly maxFrameBytes?: number
+  /**
+   * The web console (§5 human interface, `@weft/console`) on the WebSocket binding's listener,
+   * under `/console/`. Default `true`.
+   */
+  readonly console?: boolean
+  /**
+   * The origins the console's pages are served from, as browsers send them in `Origin` (e.g.
+   * `https://weft.example.com` behind a reverse proxy). Default: the listener's own, see
+   * {@link consoleOrigins}.
+   */
+  readonly consoleOrigins?: readonly string[]
+  /** The built console app (`index.html`, `manifest.json`, ...). Default: `dist/app/` of `@weft/console`. */
+  readonly consoleAppDir?: string
   /** Receives the structured log. Default: none. */
   readonly log?: ServeLog
   /** Default: the wall clock. */
   readonly clock?: Clock
 }
+
+/**
+ * The origins a console served by this listener has by default: `https://HOST:PORT` with TLS,
+ * `http://` on the insecure loopback; a loopback host under each of its names (127.0.0.1,
+ * localhost, [::1]), since a browser may be pointed at any of them.
+ */
+export function consoleOrigins(host: string, port: number, tls: boolean): string[] {
+  const scheme = tls ? 'https' : 'http'
+  const names = LOOPBACK_HOSTS.has(host) ? ['127.0.0.1', 'localhost', '[::1]'] : [host.includes(':') ? `[${host}]` : host]
+  return names.map((name) => `${scheme}://${name}:${port}`)
+}
+
+/** Hosts that mean every interface: no browser reaches the console under that name. */
+const WILDCARD_HOSTS: ReadonlySet<string> = new Set(['0.0.0.0', '::', '[::]'])
 
 /** A running server. */
 export interface RunningServer {
@@ -94,6 +125,8 @@ export interface RunningServer {
   readonly url: string
   /** `http://127.0.0.1:port` of the control endpoint, when there is one. */
   readonly controlUrl: string | undefined
+  /** The web console's page (`http://127.0.0.1:port/console/`, or at the first `consoleOrigins`), unless it is off. */
+  readonly consoleUrl: string | undefined
   readonly organization: Organization
   readonly authority: ServedAuthority
   /**
@@ -173,6 +206,11 @@ function wireEntry(entry: WireLogEntry): Parameters<ServeLog>[0] {
   return { ...rest, msg, ...(msg === message ? {} : { detail: message }) }
 }
 
+/** What the listener answers a plain HTTP request outside the console: the wire server's own answer. */
+function refuseHttp(response: ServerResponse): void {
+  response.writeHead(426, { 'content-type': 'text/plain', upgrade: 'websocket' }).end('This endpoint speaks the MissionWeaveProtocol WebSocket binding only.\n')
+}
+
 /** Resolves after `promise` or `ms`, whichever is first. */
 function bounded(promise: Promise<void>, ms: number): Promise<void> {
   return new Promise((done) => {
@@ -247,7 +285,24 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     const logged = loggedAuthority(authority, log, options.policy?.maxCommandBytes ?? DEFAULT_POLICY.maxCommandBytes)
     await registerCards(authority, logged, organization, clock, orgPath, log)
     const delivery = loggedDelivery(createDelivery(authority, { cursorStore: backend.cursorStore, controlPlane }), log)
+    // §5: the console shares the listener. Its origins name the port, known once listening, so the
+    // wire server is handed hooks that reach the console once it exists.
+    let consoleServer: ConsoleServer | undefined
+    const consoleHooks =
+      options.console === false
+        ? {}
+        : {
+            http: (request: IncomingMessage, response: ServerResponse): void => {
+              if (consoleServer?.handle(request, response) !== true) refuseHttp(response)
+            },
+            humanSessions: {
+              path: CONSOLE_PATHS.socket,
+              protocol: CONSOLE_PROTOCOL,
+              admit: (request: IncomingMessage): ConsoleAdmission => consoleServer?.gate.admit(request) ?? { ok: false, status: 503, error: new ProtocolError('RATE_LIMITED', 'The console is starting; retry shortly.', { retryAfterMs: 1000 }) },
+            },
+          }
     const wire = await createWireServer({
+      ...consoleHooks,
       authority: limitHellos(logged, limits.maxHellosPerMinute, clock),
       registry: organization.registry,
       sessionIssuer: organization.controlPlane,
@@ -276,17 +331,51 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
         throw error
       })
     }
-    log({ level: 'info', msg: 'listening', url: wire.url, ...(control === undefined ? {} : { controlUrl: control.url }), limits })
+    let consoleUrl: string | undefined
+    if (options.console !== false) {
+      const host = options.host ?? '127.0.0.1'
+      const allowedOrigins = options.consoleOrigins ?? consoleOrigins(host, wire.port, options.tls !== undefined)
+      if (options.consoleOrigins === undefined && WILDCARD_HOSTS.has(host)) {
+        log({ level: 'warn', msg: 'console origin unknown', detail: `listening on every interface (${host}): browsers reach the console under a name this server does not know; give it with --console-origin https://NAME:PORT` })
+      }
+      try {
+        consoleServer = createConsoleServer({
+          // The Registry the Authority verifies Commands with: whoever may sign one may sign in.
+          registry: organization.registry,
+          authority: {
+            get state() {
+              return authority.state
+            },
+          },
+          allowedOrigins,
+          clock,
+          ...(options.consoleAppDir === undefined ? {} : { appDir: options.consoleAppDir }),
+          log,
+        })
+      } catch (error) {
+        // Bad consoleOrigins: nothing may stay listening.
+        await control?.close()
+        await wire.close()
+        delivery.close()
+        throw error
+      }
+      consoleServer.attach(wire)
+      consoleUrl = `${new URL(allowedOrigins[0]!).origin}${CONSOLE_PATHS.app}`
+    }
+    log({ level: 'info', msg: 'listening', url: wire.url, ...(control === undefined ? {} : { controlUrl: control.url }), ...(consoleUrl === undefined ? {} : { consoleUrl }), limits })
     let closing: Promise<void> | undefined
     return {
       url: wire.url,
       controlUrl: control?.url,
+      consoleUrl,
       organization,
       authority,
       close() {
         closing ??= (async () => {
           // Stop taking Commands first; each one already taken is committed before the store closes.
           await control?.close()
+          // Signed-in people's tokens end with the process: they were only ever in memory.
+          consoleServer?.close()
           for (const c of wire.connections) log({ level: 'info', msg: 'connection closed', connectionId: c.id, ...(c.agentId === undefined ? {} : { agentId: c.agentId }), detail: 'server shutting down' })
           await bounded(wire.close(), CLOSE_GRACE_MS)
           delivery.close()
@@ -401,20 +490,51 @@ export interface SignalSource {
   umask?(mask: number): number
 }
 
-async function init(dataDir: string, write: (text: string) => void): Promise<void> {
+/** The name of the human `--init` adds unless told `--human NAME` or `--no-human`. */
+const FIRST_HUMAN = 'owner'
+
+/** The names `weft principal add` takes: they become a file name and the last segment of an ID. */
+const PRINCIPAL_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
+
+async function exists(path: string): Promise<boolean> {
+  return access(path).then(
+    () => true,
+    () => false,
+  )
+}
+
+/**
+ * `--init`: a new Organization and, unless `human` is `undefined`, its first human, whose private
+ * key goes to `DATA/NAME.key.json` (mode 0600, never overwritten) as `weft principal add` writes
+ * it: the person who signs in to the console first (§5) and owns the first Missions.
+ */
+async function init(dataDir: string, write: (text: string) => void, human: string | undefined): Promise<void> {
+  if (human !== undefined && !PRINCIPAL_NAME.test(human)) throw new UsageError(`--human must be 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit; got ${JSON.stringify(human)}`)
   await createPrivateDir(dataDir)
   const file = newOrganization()
   const path = join(dataDir, ORGANIZATION_FILE)
+  const keyPath = human === undefined ? undefined : join(dataDir, `${human}.key.json`)
+  // Refused before anything is written: a key file is never overwritten (nor an Organization, below).
+  if (keyPath !== undefined && !(await exists(path)) && (await exists(keyPath))) throw new UsageError(`${keyPath} exists already; a key file is never overwritten (move it away, or choose --human NAME or --no-human)`)
   await writeOrganization(path, file)
   const evidence = registryEvidence(file)
+  let first: { readonly id: string; readonly keyId: string } | undefined
+  if (human !== undefined && keyPath !== undefined) {
+    let refused = ''
+    const code = await principalCommand(['add', 'human', '--data', dataDir, '--name', human, '--key-out', keyPath], { stdout: () => undefined, stderr: (text) => void (refused += text) })
+    if (code !== 0) throw new UsageError(`${path} was written, but its first human was not: ${refused.replace(/^weft principal: /, '').trim()}`)
+    first = (await loadOrganization(path)).file.principals.find((p) => p.type === 'human')
+  }
   write(
     `Created ${path} (mode 600: it holds the private keys of two services).\n\n` +
       `Organization ${file.organizationId}\n` +
       `  Authority      ${file.authority.id}  key ${file.authority.keyId}\n` +
-      `  control plane  ${file.controlPlane.id}  key ${file.controlPlane.keyId}\n\n` +
+      `  control plane  ${file.controlPlane.id}  key ${file.controlPlane.keyId}\n` +
+      (first === undefined ? '' : `  first human    ${first.id}  key ${first.keyId}\n`) +
+      '\n' +
       'Agents verify the Authority\'s Event signatures with these Registry bindings:\n' +
       `${JSON.stringify(evidence, null, 2)}\n\n` +
-      'Next, register your people and Agents, each with a key pair of its own (the private key goes to a\n' +
+      `Next, register your ${first === undefined ? '' : 'other '}people and Agents, each with a key pair of its own (the private key goes to a\n` +
       'file of its own, mode 600, never into the organization file):\n' +
       `  weft principal add human --data ${shellWord(dataDir)} --name NAME\n` +
       `  weft principal add agent --data ${shellWord(dataDir)} --name NAME --capability ID@VERSION\n` +
@@ -426,7 +546,16 @@ async function init(dataDir: string, write: (text: string) => void): Promise<voi
       '(the "listening" log line gives its URL; --port N for a fixed one):\n' +
       `  weft serve --data ${shellWord(dataDir)} --insecure-loopback --port 0\n` +
       'For Agents on other machines: wss with TLS 1.3 (§17.1) on port 7443, with your certificate and key:\n' +
-      `  weft serve --data ${shellWord(dataDir)} --host 0.0.0.0 --tls-cert cert.pem --tls-key key.pem\n`,
+      `  weft serve --data ${shellWord(dataDir)} --host 0.0.0.0 --tls-cert cert.pem --tls-key key.pem\n` +
+      (first === undefined || keyPath === undefined
+        ? ''
+        : '\n' +
+          'The web console is on the same port, at /console/; the server prints its address when it starts\n' +
+          '("console: http://127.0.0.1:PORT/console/" for the development command above). Sign in there as\n' +
+          `${first.id} by loading the key file\n` +
+          `  ${keyPath}\n` +
+          '(mode 600: that person\'s private key, and nowhere else). The page signs with it in the browser; the key\n' +
+          'never leaves it. Behind a reverse proxy, name the address people open with --console-origin https://NAME.\n'),
   )
 }
 
@@ -508,6 +637,11 @@ export async function serveCommand(args: readonly string[], io: { readonly stdou
       'send-timeout-ms': { type: 'string' },
       'max-frames-per-second': { type: 'string' },
       'max-frame-bytes': { type: 'string' },
+      'no-console': { type: 'boolean' },
+      'console-origin': { type: 'string', multiple: true },
+      'console-app': { type: 'string' },
+      human: { type: 'string' },
+      'no-human': { type: 'boolean' },
     },
   })
   // Like PostgreSQL, the server keeps what it creates to its owner, files its libraries create
@@ -516,9 +650,13 @@ export async function serveCommand(args: readonly string[], io: { readonly stdou
   try {
     if (values.data === undefined) throw new UsageError('--data DIR is required')
     if (values.init === true) {
-      await init(values.data, io.stdout)
+      if (values.human !== undefined && values['no-human'] === true) throw new UsageError('--human NAME and --no-human exclude each other')
+      await init(values.data, io.stdout, values['no-human'] === true ? undefined : (values.human ?? FIRST_HUMAN))
       return 0
     }
+    for (const flag of ['human', 'no-human'] as const) if (values[flag] !== undefined) throw new UsageError(`--${flag} goes with --init`)
+    if (values['no-console'] === true && (values['console-origin'] !== undefined || values['console-app'] !== undefined)) throw new UsageError('--no-console excludes --console-origin and --console-app')
+    const consoleOriginList = values['console-origin']?.map(consoleOrigin)
     const postgres = postgresTarget(values.postgres, values['pg-schema'])
     const config = values.config === undefined ? {} : await readConfig(values.config)
     if ((values['tls-cert'] === undefined) !== (values['tls-key'] === undefined)) throw new UsageError('--tls-cert and --tls-key go together')
@@ -561,8 +699,11 @@ export async function serveCommand(args: readonly string[], io: { readonly stdou
       ...(Object.keys(policy).length === 0 ? {} : { policy }),
       ...serverLimits,
       ...(postgres === undefined ? {} : { postgres }),
+      ...(values['no-console'] === true ? { console: false } : {}),
+      ...(consoleOriginList === undefined ? {} : { consoleOrigins: consoleOriginList }),
+      ...(values['console-app'] === undefined ? {} : { consoleAppDir: values['console-app'] }),
     }
-    return await run(options, signals)
+    return await run(options, signals, io.stdout)
   } catch (error) {
     if (error instanceof UsageError) {
       io.stderr(`weft serve: ${error.message}\n`)
@@ -585,12 +726,27 @@ export async function serveCommand(args: readonly string[], io: { readonly stdou
   }
 }
 
+/** `--console-origin URL` as the origin browsers send (`https://host[:port]`); a path or query is refused, not dropped. */
+function consoleOrigin(text: string): string {
+  let url: URL
+  try {
+    url = new URL(text)
+  } catch {
+    throw new UsageError(`--console-origin ${text}: not a URL; give the address people open the console at, like https://weft.example.com`)
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new UsageError(`--console-origin ${text}: must be https:// (or http:// on a loopback host)`)
+  if ((url.pathname !== '/' && url.pathname !== '') || url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') {
+    throw new UsageError(`--console-origin ${text}: an origin is scheme, host and port only (${url.origin}); the console is always at /console/`)
+  }
+  return url.origin
+}
+
 /** `record` without its `undefined` members (`exactOptionalPropertyTypes`). */
 function definedOnly<T extends Record<string, number | undefined>>(record: T): { [K in keyof T]?: number } {
   return Object.fromEntries(Object.entries(record).filter(([, v]) => v !== undefined)) as { [K in keyof T]?: number }
 }
 
-async function run(options: ServeOptions, signals: SignalSource): Promise<number> {
+async function run(options: ServeOptions, signals: SignalSource, print: (text: string) => void): Promise<number> {
   const log = options.log ?? (() => undefined)
   // Listen for signals before starting: one that arrives while the server starts (after it logged
   // `listening`, say) must still end in a graceful stop, never in the default kill.
@@ -617,6 +773,8 @@ async function run(options: ServeOptions, signals: SignalSource): Promise<number
     log({ level: 'error', msg: 'failed to start', detail: (error as Error).message })
     return 1
   }
+  // The one line for a person rather than a log collector: where to point the browser.
+  if (server.consoleUrl !== undefined) print(`console: ${server.consoleUrl}\n`)
   const signal = await stopped
   log({ level: 'info', msg: 'shutting down', signal })
   await server.close()

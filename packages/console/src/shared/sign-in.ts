@@ -30,6 +30,12 @@ export const CONSOLE_PATHS = {
   signOut: '/console/api/sign-out',
   /** `GET` with the token: the Groups the person may see ({@link ConsoleGroup}). */
   groups: '/console/api/groups',
+  /**
+   * `GET`: the Authority's clock ({@link ConsoleTime}). The page dates the Commands it signs with
+   * it (§6.4 freshness), since the Authority may run on a clock other than the browser's (the
+   * demo runs on a virtual one).
+   */
+  time: '/console/api/time',
   /** The WebSocket binding (§17 frames) of a signed-in person. */
   socket: '/console/ws',
 } as const
@@ -76,6 +82,15 @@ export interface ConsoleGroup {
   readonly headSequence: number
 }
 
+/** The Authority's time, as `GET` {@link CONSOLE_PATHS}.time answers it. */
+export interface ConsoleTime {
+  /** RFC 3339 UTC with milliseconds (§2), read from the Authority's clock when the request was answered. */
+  readonly now: string
+}
+
+/** The prefix of the subprotocol that carries a session token (see {@link sessionProtocols}). */
+export const SESSION_PROTOCOL_PREFIX = 'weft-session.'
+
 /**
  * The exact bytes a person signs to sign in: the UTF-8 JCS (RFC 8785) form of the challenge, the
  * person and key, and {@link SIGN_IN_CONTEXT}. Server and page compute it the same way.
@@ -94,5 +109,5 @@ export function signInTranscriptBytes(challenge: SignInChallenge, person: { read
 
 /** The subprotocols a console page opens its WebSocket with: {@link CONSOLE_PROTOCOL} and the session token. */
 export function sessionProtocols(token: string): string[] {
-  return [CONSOLE_PROTOCOL, `weft-session.${token}`]
+  return [CONSOLE_PROTOCOL, `${SESSION_PROTOCOL_PREFIX}${token}`]
 }
