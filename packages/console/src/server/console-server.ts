@@ -502,11 +502,13 @@ export function createConsoleServer(options: ConsoleServerOptions): ConsoleServe
   async function answerApi(request: IncomingMessage, path: string): Promise<Answer> {
     const endpoint = api[path]
     if (endpoint === undefined) return refusal(404, new ProtocolError('PROTOCOL_VIOLATION', `The console has no API ${path}.`, { details: { reason: 'unknown-path' } }))
+    // A foreign Origin is refused before anything else, a preflight's OPTIONS included: only a
+    // GET may come without one (browsers omit it on same-origin GETs).
+    const forbidden = originRefusal(request, request.method !== 'GET')
+    if (forbidden !== undefined) return { ...refusal(403, forbidden), close: request.method !== 'GET' }
     if (request.method !== endpoint.method) {
       return refusal(405, new ProtocolError('PROTOCOL_VIOLATION', `${path} takes ${endpoint.method} only.`, { details: { reason: 'method', allow: endpoint.method } }), { allow: endpoint.method })
     }
-    const forbidden = originRefusal(request, endpoint.method === 'POST')
-    if (forbidden !== undefined) return { ...refusal(403, forbidden), close: endpoint.method === 'POST' }
     if (endpoint.method === 'GET') return endpoint.run(request, undefined)
     const tooLarge = (): Answer => ({ ...refusal(413, new ProtocolError('PROTOCOL_VIOLATION', `The request body exceeds ${limits.maxBodyBytes} bytes.`, { details: { reason: 'body-too-large', maxBytes: limits.maxBodyBytes } })), close: true })
     if (declaresMore(request, limits.maxBodyBytes)) return tooLarge()

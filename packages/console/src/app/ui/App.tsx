@@ -93,7 +93,7 @@ function Console({ session }: { readonly session: SignedIn }) {
         </ul>
         <OpenById onOpen={openGroup} />
       </nav>
-      <div class="main">
+      <main class="main">
         {selection.kind === 'group' ? (
           <MissionView key={selection.groupId} session={session} groupId={selection.groupId} onFollowUp={(missionId, title) => setSelection({ kind: 'new', followUpTo: { missionId, title } })} />
         ) : selection.kind === 'new' ? (
@@ -112,7 +112,7 @@ function Console({ session }: { readonly session: SignedIn }) {
             <p class="muted">Open a Mission from the list to follow it live, or create a new one.</p>
           </section>
         )}
-      </div>
+      </main>
     </div>
   )
 }

@@ -21,15 +21,24 @@ export function ApprovalPage({ view, session }: { readonly view: GroupView; read
   // The submission under review is pinned: a newer one replaces it visibly, never silently.
   const [reviewed, setReviewed] = useState<SubmissionView | undefined>(current)
   const [moved, setMoved] = useState<string | undefined>(undefined)
+  // This page's own decision on the reviewed submission: it outlives the decision form, which
+  // goes once the Mission leaves awaiting_approval, and is not news from elsewhere.
+  const [decided, setDecided] = useState<{ readonly eventId: string; readonly text: string } | undefined>(undefined)
   useEffect(() => {
     if (reviewed === undefined && current !== undefined) setReviewed(current)
     else if (reviewed !== undefined && current !== undefined && current.eventId !== reviewed.eventId) {
       setMoved(`A newer submission arrived (revision ${current.missionRevision}). The page now shows it; review it before deciding.`)
       setReviewed(current)
-    } else if (reviewed !== undefined && current === undefined) {
+    } else if (reviewed !== undefined && current === undefined && decided?.eventId !== reviewed.eventId) {
       setMoved(view.missionState === 'approved' ? 'This Mission has been approved.' : `The submission is no longer pending: the Mission is ${view.missionState ?? 'unknown'}.`)
     }
   }, [current?.eventId, view.missionState])
+  const decidedNote =
+    decided === undefined ? null : (
+      <p class="ok" role="status" data-testid="approval-done">
+        {decided.text}
+      </p>
+    )
 
   const history = (
     <section class="card" aria-labelledby="decisions-title">
@@ -63,6 +72,7 @@ export function ApprovalPage({ view, session }: { readonly view: GroupView; read
             {moved}
           </p>
         )}
+        {decidedNote}
         <section class="card">
           <h2>Approval</h2>
           <p class="muted" data-testid="approval-none">
@@ -80,8 +90,9 @@ export function ApprovalPage({ view, session }: { readonly view: GroupView; read
           {moved}
         </p>
       )}
+      {decidedNote}
       <Submission view={view} submission={reviewed} />
-      <Decision view={view} session={session} submission={reviewed} onStale={(why) => setMoved(why)} />
+      <Decision view={view} session={session} submission={reviewed} onStale={(why) => setMoved(why)} onDecided={(text) => setDecided({ eventId: reviewed.eventId, text })} />
       {history}
     </div>
   )
@@ -176,7 +187,7 @@ function Submission({ view, submission }: { readonly view: GroupView; readonly s
   )
 }
 
-function Decision({ view, session, submission, onStale }: { readonly view: GroupView; readonly session: SignedIn; readonly submission: SubmissionView; readonly onStale: (why: string) => void }) {
+function Decision({ view, session, submission, onStale, onDecided }: { readonly view: GroupView; readonly session: SignedIn; readonly submission: SubmissionView; readonly onStale: (why: string) => void; readonly onDecided: (text: string) => void }) {
   const [comments, setComments] = useState('')
   const [conditions, setConditions] = useState('')
   const action = useAction()
@@ -222,7 +233,9 @@ function Decision({ view, session, submission, onStale }: { readonly view: Group
         const to = session.client.withGroup(view.groupId)
         const issuedAt = await session.now()
         await (decision === 'approved' ? to.missionApprove({ approval }, { issuedAt }) : to.missionRequestChanges({ approval }, { issuedAt }))
-        return decision === 'approved' ? `Approved revision ${submission.missionRevision}.` : `Changes requested on revision ${submission.missionRevision}.`
+        const text = decision === 'approved' ? `Approved revision ${submission.missionRevision}.` : `Changes requested on revision ${submission.missionRevision}.`
+        onDecided(text)
+        return text
       },
       (refusal) => {
         const stale = view.submission?.eventId !== submission.eventId || view.missionState !== 'awaiting_approval'
@@ -249,11 +262,6 @@ function Decision({ view, session, submission, onStale }: { readonly view: Group
       </div>
       <p class="muted small">Your browser signs the decision with your key over the exact Mission ID, revision and Artifact hashes shown above.</p>
       <RefusalNote refusal={action.refusal} testId="approval-refusal" />
-      {action.done === undefined ? null : (
-        <p class="ok" role="status" data-testid="approval-done">
-          {action.done}
-        </p>
-      )}
     </section>
   )
 }

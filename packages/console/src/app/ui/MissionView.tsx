@@ -254,6 +254,7 @@ function WorkPanel({ view, session }: { readonly view: GroupView; readonly sessi
               const w = view.workItems.get(n.id)
               if (w === undefined) return null
               const label = w.goal.length > 30 ? `${w.goal.slice(0, 29)}…` : w.goal
+              const sub = `${w.state}${w.ownerId === undefined ? '' : ` · ${shortId(w.ownerId)}`}`
               return (
                 <g
                   key={n.id}
@@ -262,7 +263,8 @@ function WorkPanel({ view, session }: { readonly view: GroupView; readonly sessi
                   tabIndex={0}
                   role="button"
                   aria-pressed={selected === n.id}
-                  aria-label={`WorkItem ${w.goal}, ${w.state}`}
+                  // The name holds the visible text (WCAG 2.5.3); the full goal is the description.
+                  aria-label={`WorkItem ${label}, ${sub}`}
                   onClick={() => setSelected(n.id)}
                   onKeyDown={(e) => {
                     if (e.key === 'Enter' || e.key === ' ') {
@@ -273,14 +275,14 @@ function WorkPanel({ view, session }: { readonly view: GroupView; readonly sessi
                   data-testid="work-node"
                   data-state={w.state}
                 >
+                  <title>{w.goal}</title>
                   <rect class="node-box" width={WORK_NODE.width} height={WORK_NODE.height} rx="6" />
                   <rect class="node-stripe" width="5" height={WORK_NODE.height} rx="2" />
                   <text x="12" y="21" class="node-title">
                     {label}
                   </text>
                   <text x="12" y="40" class="node-sub">
-                    {w.state}
-                    {w.ownerId === undefined ? '' : ` · ${shortId(w.ownerId)}`}
+                    {sub}
                   </text>
                 </g>
               )
