@@ -14,6 +14,7 @@ const SUITES = {
   open: './open.mjs',
   soak: './soak.mjs',
   bundles: './bundles.mjs',
+  console: './console.mjs',
 }
 /** Suites that run only when named: they take minutes. */
 const ON_DEMAND = new Set(['soak'])

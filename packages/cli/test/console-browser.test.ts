@@ -46,6 +46,10 @@ describe('weft demo --console in a browser', () => {
   let run: Promise<DemoRun>
   const stop = new AbortController()
   const errors: string[] = []
+  /** Server frames held back from the page while defined (see the route in beforeAll). */
+  let held: (() => void)[] | undefined
+  /** The search Mission's first submitted revision, on which changes were requested. */
+  let firstRevision = 0
 
   beforeAll(async () => {
     if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium package (apt-get install chromium), as .ci/run does`)
@@ -69,6 +73,17 @@ describe('weft demo --console in a browser', () => {
     await Promise.race([started, run.then(() => undefined)])
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] })
     page = await browser.newPage({ viewport: { width: 1360, height: 860 } })
+    // The page's WebSocket passes through the test, which can hold the server's frames back: a
+    // page that has fallen behind the Authority, as a slow network makes one.
+    await page.routeWebSocket(/\/console\/ws$/, (ws) => {
+      const server = ws.connectToServer()
+      ws.onMessage((message) => server.send(message))
+      // Only Events are held: the answers to the page's own Commands pass.
+      const isEvent = (message: string | Buffer): boolean => String(message).includes('"frameType":"EVENT"')
+      server.onMessage((message) => (held === undefined || !isEvent(message) ? ws.send(message) : held.push(() => ws.send(message))))
+      ws.onClose((code, reason) => void server.close({ ...(code === undefined ? {} : { code }), ...(reason === undefined ? {} : { reason }) }))
+      server.onClose((code, reason) => void ws.close({ ...(code === undefined ? {} : { code }), ...(reason === undefined ? {} : { reason }) }))
+    })
     page.on('pageerror', (e) => errors.push(e.message))
     page.on('console', (m) => {
       if (m.type() === 'error') errors.push(m.text())
@@ -110,17 +125,51 @@ describe('weft demo --console in a browser', () => {
     await shot(page, 'work-graph')
   }, 45_000)
 
-  it('asks for changes on the search Mission, then approves it with the keyboard alone', async () => {
-    await page.getByTestId('group-item').filter({ hasText: 'search' }).click()
-    await page.getByTestId('tab-approval').click()
-    await page.getByTestId('approve').waitFor({ timeout: 60_000 })
-    const revision = Number(await page.getByTestId('approval-revision').textContent({ timeout: 2000 }))
+  it('asks for changes on the search Mission in a second tab; the first tab, fallen behind, is refused and says so', async () => {
+    const search = async (p: Page): Promise<number> => {
+      await p.getByTestId('group-item').filter({ hasText: 'search' }).click()
+      await p.getByTestId('tab-approval').click()
+      await p.getByTestId('approve').waitFor({ timeout: 60_000 })
+      return Number(await p.getByTestId('approval-revision').textContent({ timeout: 2000 }))
+    }
+    const revision = await search(page)
+    firstRevision = revision
     expect(await page.getByTestId('approval-artifact').count()).toBeGreaterThan(0)
     await shot(page, 'approval')
-    await page.getByTestId('approval-conditions').fill('Rank exact title matches first.')
-    await page.getByTestId('request-changes').click()
-    await expect.poll(() => page.getByTestId('approval-done').textContent({ timeout: 2000 }), { timeout: 15_000 }).toContain(`Changes requested on revision ${revision}`)
+    // A second tab of the same person: a session of its own.
+    const second = await (await browser.newContext({ viewport: { width: 1360, height: 860 } })).newPage()
+    await second.goto(opened!.url)
+    await second.getByLabel('Key file', { exact: true }).setInputFiles(opened!.keyPath)
+    expect(await search(second)).toBe(revision)
+    held = []
+    try {
+      await fallenBehind(second, revision)
+    } finally {
+      // Its Events arrive: the page catches up with the change request.
+      const release = held
+      held = undefined
+      for (const send of release) send()
+    }
+    await expect.poll(() => page.getByTestId('mission-state').textContent({ timeout: 2000 }), { timeout: 15_000 }).not.toContain('awaiting')
+  }, 120_000)
 
+  /** The second tab asks for changes; the first, held behind, tries to approve the same submission. */
+  async function fallenBehind(second: Page, revision: number): Promise<void> {
+    await second.getByTestId('approval-conditions').fill('Rank exact title matches first.')
+    await second.getByTestId('request-changes').click()
+    await expect.poll(() => second.getByTestId('approval-done').textContent({ timeout: 2000 }), { timeout: 15_000 }).toContain(`Changes requested on revision ${revision}`)
+    await second.context().close()
+    // The first tab still shows the submission as pending; the Authority refuses its Approval.
+    expect(Number(await page.getByTestId('approval-revision').textContent({ timeout: 2000 }))).toBe(revision)
+    await page.getByTestId('approve').click()
+    await expect.poll(() => page.getByTestId('approval-moved').textContent({ timeout: 2000 }), { timeout: 15_000 }).toContain('moved on')
+    expect(await page.getByTestId('approval-refusal').textContent({ timeout: 2000 })).toContain('INVALID_STATE_TRANSITION')
+    await shot(page, 'approval-stale')
+  }
+
+  it('approves the reworked search Mission with the keyboard alone', async () => {
+    const revision = firstRevision
+    expect(revision).toBeGreaterThan(0)
     // The Coordinator reworks and submits a later revision; the page shows it live.
     await expect.poll(async () => Number(await page.getByTestId('approval-revision').textContent({ timeout: 1000 }).catch(() => '0')), { timeout: 60_000, interval: 250 }).toBeGreaterThan(revision)
     const next = Number(await page.getByTestId('approval-revision').textContent({ timeout: 2000 }))

@@ -13,6 +13,9 @@ import { describeSubmission, definitionOfDoneEvidence, type GroupView, type Subm
 import type { SignedIn } from '../session.js'
 import { formatTime, Hash, RefusalNote, StateBadge, useAction } from './common.js'
 
+/** The codes with which the Authority refuses a decision on a submission that is no longer the pending one (§7.3, §19). */
+const STALE_CODES: ReadonlySet<string> = new Set(['REVISION_CONFLICT', 'INVALID_STATE_TRANSITION', 'INVALID_COMMAND'])
+
 /** The acceptance policy version decisions cite, as the demo's MissionOwner does. */
 const ACCEPTANCE_POLICY_VERSION = '1.0.0'
 
@@ -92,7 +95,7 @@ export function ApprovalPage({ view, session }: { readonly view: GroupView; read
       )}
       {decidedNote}
       <Submission view={view} submission={reviewed} />
-      <Decision view={view} session={session} submission={reviewed} onStale={(why) => setMoved(why)} onDecided={(text) => setDecided({ eventId: reviewed.eventId, text })} />
+      <Decision key={reviewed.eventId} view={view} session={session} submission={reviewed} onStale={(why) => setMoved(why)} onDecided={(text) => setDecided({ eventId: reviewed.eventId, text })} />
       {history}
     </div>
   )
@@ -238,8 +241,10 @@ function Decision({ view, session, submission, onStale, onDecided }: { readonly 
         return text
       },
       (refusal) => {
+        // The page may lag the Authority: a refusal because no submission is pending any more, or
+        // because the decision names another revision or Artifact set, means it moved on (§7.3).
         const stale = view.submission?.eventId !== submission.eventId || view.missionState !== 'awaiting_approval'
-        if (stale || refusal.code === 'REVISION_CONFLICT') onStale('The revision moved on while you were reviewing: the Mission is no longer awaiting a decision on what you saw. The page shows the current state.')
+        if (stale || STALE_CODES.has(refusal.code ?? '')) onStale('The revision moved on while you were reviewing: the Mission is no longer awaiting a decision on what you saw. The page shows the current state.')
       },
     )
   }
