@@ -5,7 +5,7 @@
  * @module
  */
 import { newUrnUuid, systemRandom } from '@weft/client'
-import { useEffect, useMemo, useRef, useState } from 'preact/hooks'
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks'
 import { provenanceGraph, PROVENANCE_NODE } from '../graph.js'
 import { messageText, type GroupView } from '../model.js'
 import type { SignedIn } from '../session.js'
@@ -218,7 +218,10 @@ export function EventLog({ view }: { readonly view: GroupView }) {
   const [follow, setFollow] = useState(true)
   const needle = filter.trim().toLowerCase()
   const rows = useMemo(() => (needle === '' ? view.events : view.events.filter((r) => r.kind.includes(needle) || r.summary.toLowerCase().includes(needle) || r.actor.toLowerCase().includes(needle))), [view.events.length, needle])
-  const win = listWindow(rows.length, EVENT_ROW_HEIGHT, scrollTop, height)
+  // Following live, the window is the tail from the first render on: no frame shows the top of the
+  // list first, and no layout is read to find the bottom (listWindow clamps to the last rows).
+  const totalHeight = rows.length * EVENT_ROW_HEIGHT
+  const win = listWindow(rows.length, EVENT_ROW_HEIGHT, follow ? totalHeight : scrollTop, height)
 
   useEffect(() => {
     const el = scroller.current
@@ -228,11 +231,11 @@ export function EventLog({ view }: { readonly view: GroupView }) {
     observer?.observe(el)
     return () => observer?.disconnect()
   }, [])
-  // Live tail: stay at the bottom while following.
-  useEffect(() => {
+  // Live tail: stay at the bottom while following, set before the browser paints.
+  useLayoutEffect(() => {
     const el = scroller.current
-    if (el !== null && follow) el.scrollTop = el.scrollHeight
-  }, [rows.length, follow])
+    if (el !== null && follow) el.scrollTop = totalHeight
+  }, [totalHeight, follow])
 
   return (
     <section class="card" aria-labelledby="events-title">
