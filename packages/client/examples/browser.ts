@@ -6,73 +6,39 @@
 // is NOT a dependency of @weft/client: the example runs in a consumer project where every Weft
 // package is installed.
 import assert from 'node:assert/strict'
+import { createHash } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
-import { createAuthority } from '@weft/authority'
+import { createTestOrganization } from '@weft/authority/testing'
 import { createWireServer } from '@weft/authority/wire'
-import { encodeBase64url, keyPairFromSeed, ProtocolError, Registry, sign, type SigningKey } from '@weft/codec'
-import type { AgentCard } from '@weft/spec'
+import { ProtocolError } from '@weft/codec'
 
 // --- Setup: an Authority serving WebSocket on loopback, and a Group where the README's Agent holds a Membership.
 
-const keyOf = (name: string, seed: number): SigningKey => ({ keyId: `urn:example:key:${name}`, pair: keyPairFromSeed(new Uint8Array(32).fill(seed)) })
-const owner = { actor: { type: 'human', id: 'urn:example:human:owner' }, signingKey: keyOf('owner', 1) } as const
-const coordinator = { actor: { type: 'agent', id: 'urn:example:agent:coordinator' }, signingKey: keyOf('coordinator', 2) } as const
-const controlPlane = { actor: { type: 'service', id: 'urn:example:control-plane' }, signingKey: keyOf('control-plane', 3) } as const
-const authorityService = { actor: { type: 'service', id: 'urn:example:authority' }, signingKey: keyOf('authority', 4) } as const
-// The README's Agent, its key, its Group and the Authority's address.
-const actor = { type: 'agent', id: 'urn:example:agent:w1' } as const
-const signingKey = keyOf('w1', 5)
+const org = createTestOrganization({ organizationId: 'urn:example:org', humans: ['owner'], agents: ['coordinator', 'w1'] })
 const groupId = 'urn:example:group:1'
-
-const principals = [owner, coordinator, controlPlane, authorityService, { actor, signingKey }]
-const registry = Registry.fromEvidence({
-  organizationId: 'urn:example:org',
-  bindings: principals.map((p) => ({ keyId: p.signingKey.keyId, principal: p.actor, algorithm: 'Ed25519', publicKey: encodeBase64url(p.signingKey.pair.publicKey), validFrom: '2026-01-01T00:00:00Z', validityHistory: [] })),
-})
-if (!(registry instanceof Registry)) throw new Error(`registry evidence refused: ${JSON.stringify(registry)}`)
-const authority = createAuthority({ registry, keys: { authority: authorityService.actor, signingKey: authorityService.signingKey }, policy: { controlPlane: [controlPlane.actor.id] } })
-
-// In-process clients of the Organization (createClient is imported by the README block below; imports are hoisted).
-const local = authority.connect()
-const as = (p: { readonly actor: { readonly type: 'human' | 'agent' | 'service'; readonly id: string }; readonly signingKey: SigningKey }) =>
-  createClient({ actor: p.actor, signingKey: p.signingKey, transport: local, groupId })
-const [ownerClient, controlPlaneClient] = [as(owner), as(controlPlane)]
-const inDays = (days: number): string => new Date(Date.now() + days * 86_400_000).toISOString()
-const cardOf = (agentId: string, key: SigningKey): AgentCard =>
-  sign('agent-card', {
-    agentId,
-    organizationId: 'urn:example:org',
-    cardVersion: 1,
-    displayName: agentId.split(':').pop()!,
-    owner: owner.actor,
-    status: 'active',
-    protocolVersions: ['0.1'],
-    endpoints: [{ transport: 'wss', uri: `wss://agents.example.invalid/${agentId.split(':').pop()}` }],
-    publicKeys: [{ keyId: key.keyId, algorithm: 'Ed25519', publicKey: encodeBase64url(key.pair.publicKey), validFrom: '2026-01-01T00:00:00Z' }],
-    capabilities: [{ id: 'example.release', version: '1.0.0', inputSchema: 'urn:example:schema:in', inputSchemaHash: `sha256:${'a'.repeat(64)}`, outputSchema: 'urn:example:schema:out', outputSchemaHash: `sha256:${'b'.repeat(64)}`, constraints: {}, verifiedEvidence: ['urn:example:evidence:release'] }],
-    maxConcurrency: 1,
-    issuedAt: '2026-01-01T00:00:00Z',
-  } satisfies Omit<AgentCard, 'signature'>, controlPlane.signingKey)
-
-await controlPlaneClient.registryAgentCardRegister({ card: cardOf(coordinator.actor.id, coordinator.signingKey) })
-await controlPlaneClient.registryAgentCardRegister({ card: cardOf(actor.id, signingKey) })
-await controlPlaneClient.identitySessionOpen({ agentId: coordinator.actor.id })
-await ownerClient.missionCreate({
+const { authority, clientOf } = await org.start({ groupId })
+const { registry, controlPlane } = org
+const owner = org.humans.owner
+// The README's Agent and its key.
+const { actor, signingKey } = org.agents.w1
+await clientOf(owner).missionCreate({
   missionId: 'urn:example:mission:1',
   title: 'Release',
   objective: 'Ship the release.',
   definitionOfDone: [{ criterionId: 'shipped', description: 'It ships.', evidenceRequired: ['human_review'] }],
-  deadline: inDays(30),
+  deadline: new Date(Date.now() + 30 * 86_400_000).toISOString(),
   budget: { currency: 'USD', financialLimit: 100, modelTokenLimit: 100_000, toolCallLimit: 1_000 },
   approvalPolicy: { finalHumanApproval: true, highRiskExecutionApproval: true },
-  coordinatorAgentId: coordinator.actor.id,
+  coordinatorAgentId: org.agents.coordinator.actor.id,
   coordinatorLeaseSeconds: 86_400,
 })
 // The control plane gives the README's Agent a Membership that reads the whole history (§8).
-await controlPlaneClient.membershipChange({ membershipId: `${groupId}:membership:w1`, member: actor, role: 'worker', state: 'active', scopes: ['group:read', 'group:write'], visibilityStartSequence: 0 })
+await clientOf(controlPlane).membershipChange({ membershipId: `${groupId}:membership:w1`, member: actor, role: 'worker', state: 'active', scopes: ['group:read', 'group:write'], visibilityStartSequence: 0 })
 
-// The seed of the README's Agent (in a page: from the person's key file, wiped once imported).
-const seed = new Uint8Array(32).fill(5)
+// The seeds (in a page: from the person's key file, wiped once imported). Test keys derive from
+// the Organization ID, the type and the name (createTestOrganization).
+const seedOf = (type: string, name: string): Uint8Array => new Uint8Array(createHash('sha256').update(`weft-test-key\u0000urn:example:org\u0000${type}\u0000${name}`).digest())
+const seed = seedOf('agent', 'w1')
 const publicKey = signingKey.pair.publicKey
 const keyId = signingKey.keyId
 const conversationId = authority.group(groupId)!.group.mainConversationId
@@ -106,7 +72,7 @@ const freshTicket = async (): Promise<string> => {
   return ticket
 }
 const ownerId = owner.actor.id
-const ownerSeed = new Uint8Array(32).fill(1)
+const ownerSeed = seedOf('human', 'owner')
 const ownerPublicKey = owner.signingKey.pair.publicKey
 const ownerKeyId = owner.signingKey.keyId
 

@@ -36,12 +36,21 @@ export function ApprovalPage({ view, session }: { readonly view: GroupView; read
       setMoved(view.missionState === 'approved' ? 'This Mission has been approved.' : `The submission is no longer pending: the Mission is ${view.missionState ?? 'unknown'}.`)
     }
   }, [current?.eventId, view.missionState])
-  const decidedNote =
-    decided === undefined ? null : (
-      <p class="ok" role="status" data-testid="approval-done">
-        {decided.text}
-      </p>
-    )
+  // What happened to the reviewed submission: news from elsewhere, and this page's own decision.
+  const notices = (
+    <>
+      {moved === undefined ? null : (
+        <p class="notice" role="status" data-testid="approval-moved">
+          {moved}
+        </p>
+      )}
+      {decided === undefined ? null : (
+        <p class="ok" role="status" data-testid="approval-done">
+          {decided.text}
+        </p>
+      )}
+    </>
+  )
 
   const history = (
     <section class="card" aria-labelledby="decisions-title">
@@ -70,12 +79,7 @@ export function ApprovalPage({ view, session }: { readonly view: GroupView; read
   if (current === undefined || reviewed === undefined) {
     return (
       <div class="stack" data-testid="approval-page">
-        {moved === undefined ? null : (
-          <p class="notice" role="status" data-testid="approval-moved">
-            {moved}
-          </p>
-        )}
-        {decidedNote}
+        {notices}
         <section class="card">
           <h2>Approval</h2>
           <p class="muted" data-testid="approval-none">
@@ -88,12 +92,7 @@ export function ApprovalPage({ view, session }: { readonly view: GroupView; read
   }
   return (
     <div class="stack" data-testid="approval-page">
-      {moved === undefined ? null : (
-        <p class="notice" role="status" data-testid="approval-moved">
-          {moved}
-        </p>
-      )}
-      {decidedNote}
+      {notices}
       <Submission view={view} submission={reviewed} />
       <Decision key={reviewed.eventId} view={view} session={session} submission={reviewed} onStale={(why) => setMoved(why)} onDecided={(text) => setDecided({ eventId: reviewed.eventId, text })} />
       {history}

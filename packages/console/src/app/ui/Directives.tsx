@@ -1,7 +1,9 @@
 /**
  * Directives and intervention (§5, §7.1, §10.2, §12), each a Command built and signed in the
- * browser by the person's client: create a Mission or a follow-up, cancel or terminate a Mission,
- * cancel a WorkItem. Each is dated with the Authority's clock.
+ * browser by the person's client: create a Mission or a follow-up, cancel a Mission, cancel a
+ * WorkItem. Each is dated with the Authority's clock. Terminating a Mission is not offered: §7.1
+ * gives it to the Coordinator or Organization policy, and the Command schema admits only an Agent
+ * or a service as its actor, so a person's `mission.terminate` could never be accepted.
  * @module
  */
 import { newUrnUuid, systemRandom } from '@weft/client'
@@ -9,7 +11,7 @@ import type { CommandPayload } from '@weft/spec'
 import { useState } from 'preact/hooks'
 import type { GroupView, WorkItemView } from '../model.js'
 import type { SignedIn } from '../session.js'
-import { RefusalNote, useAction } from './common.js'
+import { ActionOutcome, RefusalNote, useAction } from './common.js'
 
 const EVIDENCE_TYPES = ['human_review', 'deterministic_test', 'reviewer_assessment', 'artifact_integrity', 'schema_validation', 'business_rule', 'policy_check'] as const
 
@@ -142,21 +144,19 @@ export function MissionForm({ session, followUpTo, onCreated, onCancel }: { read
   )
 }
 
-/** Mission-level intervention: cancel (MissionOwner) or terminate, and a follow-up of an approved Mission. */
+/** Mission-level intervention: cancel (MissionOwner, §7.1), and a follow-up of an approved Mission. */
 export function Intervene({ view, session, onFollowUp }: { readonly view: GroupView; readonly session: SignedIn; readonly onFollowUp: (missionId: string, title: string) => void }) {
   const [reason, setReason] = useState('')
-  const [confirming, setConfirming] = useState<'cancel' | 'terminate' | undefined>(undefined)
+  const [confirming, setConfirming] = useState(false)
   const action = useAction()
   const terminal = view.missionState === 'approved' || view.missionState === 'cancelled' || view.missionState === 'failed'
-  const act = (what: 'cancel' | 'terminate'): void => {
+  const cancel = (): void => {
     void action.run(async () => {
       const issuedAt = await session.now()
-      const to = session.client.withGroup(view.groupId)
-      if (what === 'cancel') await to.missionCancel({ reason: reason.trim() }, { issuedAt })
-      else await to.missionTerminate({ reason: reason.trim() }, { issuedAt })
-      setConfirming(undefined)
+      await session.client.withGroup(view.groupId).missionCancel({ reason: reason.trim() }, { issuedAt })
+      setConfirming(false)
       setReason('')
-      return what === 'cancel' ? 'The Mission was cancelled.' : 'The Mission was terminated.'
+      return 'The Mission was cancelled.'
     })
   }
   return (
@@ -176,28 +176,25 @@ export function Intervene({ view, session, onFollowUp }: { readonly view: GroupV
           <p class="muted">The Mission is {view.missionState}: it cannot be stopped any more.</p>
         ) : (
           <>
-            <p class="muted">Cancelling revokes every lease and stops new assignments (§12); terminating ends the Mission as failed. Both are final.</p>
+            <p class="muted">Cancelling revokes every lease and stops new assignments (§12). It is final. (Ending a Mission as failed is for its Coordinator or Organization policy, §7.1.)</p>
             <label for="stop-reason">Reason</label>
             <textarea id="stop-reason" rows={2} maxLength={4000} value={reason} onInput={(e) => setReason((e.currentTarget as HTMLTextAreaElement).value)} data-testid="stop-reason" />
-            {confirming === undefined ? (
+            {!confirming ? (
               <div class="row">
-                <button type="button" class="danger" disabled={reason.trim() === ''} onClick={() => setConfirming('cancel')} data-testid="cancel-mission">
+                <button type="button" class="danger" disabled={reason.trim() === ''} onClick={() => setConfirming(true)} data-testid="cancel-mission">
                   Cancel Mission…
-                </button>
-                <button type="button" class="danger" disabled={reason.trim() === ''} onClick={() => setConfirming('terminate')} data-testid="terminate-mission">
-                  Terminate Mission…
                 </button>
               </div>
             ) : (
               <div class="confirm" role="group" aria-label="Confirm">
                 <p>
-                  <strong>{confirming === 'cancel' ? 'Cancel' : 'Terminate'} this Mission?</strong> This cannot be undone.
+                  <strong>Cancel this Mission?</strong> This cannot be undone.
                 </p>
                 <div class="row">
-                  <button type="button" class="danger" disabled={action.busy} onClick={() => act(confirming)} data-testid="confirm-stop">
-                    {action.busy ? 'Signing…' : `Yes, ${confirming}`}
+                  <button type="button" class="danger" disabled={action.busy} onClick={cancel} data-testid="confirm-stop">
+                    {action.busy ? 'Signing…' : 'Yes, cancel'}
                   </button>
-                  <button type="button" class="ghost" onClick={() => setConfirming(undefined)}>
+                  <button type="button" class="ghost" onClick={() => setConfirming(false)}>
                     Keep it running
                   </button>
                 </div>
@@ -205,12 +202,7 @@ export function Intervene({ view, session, onFollowUp }: { readonly view: GroupV
             )}
           </>
         )}
-        <RefusalNote refusal={action.refusal} testId="stop-refusal" />
-        {action.done === undefined ? null : (
-          <p class="ok" role="status">
-            {action.done}
-          </p>
-        )}
+        <ActionOutcome action={action} testId="stop" />
       </section>
     </div>
   )
@@ -242,12 +234,7 @@ export function CancelWork({ item, view, session }: { readonly item: WorkItemVie
       <button type="submit" class="danger" disabled={action.busy || reason.trim() === ''} data-testid="cancel-work">
         {action.busy ? 'Signing…' : 'Cancel WorkItem'}
       </button>
-      <RefusalNote refusal={action.refusal} testId="cancel-work-refusal" />
-      {action.done === undefined ? null : (
-        <p class="ok" role="status">
-          {action.done}
-        </p>
-      )}
+      <ActionOutcome action={action} testId="cancel-work" />
     </form>
   )
 }

@@ -10,7 +10,7 @@ import { provenanceGraph, PROVENANCE_NODE } from '../graph.js'
 import { messageText, type GroupView } from '../model.js'
 import type { SignedIn } from '../session.js'
 import { listWindow } from '../virtual.js'
-import { formatTime, Hash, RefusalNote, shortId, useAction } from './common.js'
+import { ActionOutcome, formatTime, Hash, shortId, useAction } from './common.js'
 
 export function MessagesPanel({ view, session }: { readonly view: GroupView; readonly session: SignedIn }) {
   const [text, setText] = useState('')
@@ -74,12 +74,7 @@ export function MessagesPanel({ view, session }: { readonly view: GroupView; rea
             {action.busy ? 'Signing…' : 'Sign and post'}
           </button>
         </form>
-        <RefusalNote refusal={action.refusal} />
-        {action.done === undefined ? null : (
-          <p class="ok" role="status">
-            {action.done}
-          </p>
-        )}
+        <ActionOutcome action={action} testId="post" />
       </section>
     </div>
   )

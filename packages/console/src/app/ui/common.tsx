@@ -16,6 +16,20 @@ export function RefusalNote({ refusal, testId = 'refusal' }: { readonly refusal:
   )
 }
 
+/** What a signed action came to: its refusal (§19 code and sentence) or its done note. */
+export function ActionOutcome({ action, testId }: { readonly action: ActionState; readonly testId?: string }) {
+  return (
+    <>
+      <RefusalNote refusal={action.refusal} {...(testId === undefined ? {} : { testId: `${testId}-refusal` })} />
+      {action.done === undefined ? null : (
+        <p class="ok" role="status" {...(testId === undefined ? {} : { 'data-testid': `${testId}-done` })}>
+          {action.done}
+        </p>
+      )}
+    </>
+  )
+}
+
 /** The state of one signed action: busy, done (with a note) or refused. */
 export interface ActionState {
   readonly busy: boolean
