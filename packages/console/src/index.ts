@@ -5,4 +5,4 @@
  * @packageDocumentation
  */
 export { CONSOLE_PATHS, CONSOLE_PROTOCOL, SESSION_PROTOCOL_PREFIX, SIGN_IN_CONTEXT, sessionProtocols, signInTranscriptBytes } from './shared/sign-in.js'
-export type { ConsoleGroup, ConsoleSession, ConsoleTime, SignInChallenge, SignInRequest } from './shared/sign-in.js'
+export type { ConsoleAgent, ConsoleGroup, ConsoleSession, ConsoleTime, SignInChallenge, SignInRequest } from './shared/sign-in.js'

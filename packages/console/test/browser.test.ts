@@ -377,6 +377,8 @@ describe('the console in a browser', () => {
     await page.getByTestId('m-title').fill(title)
     await page.getByTestId('m-objective').fill('Write the release notes.')
     await page.getByTestId('m-done').fill('written: The notes are written.')
+    // The Coordinator field offers the Organization's registered Agents (their cards, §6.1).
+    await expect.poll(() => page.locator('[data-testid="m-coordinator-agents"] option').evaluateAll((options) => options.map((o) => o.getAttribute('value')))).toEqual([coordinator.actor.id, org.agents.worker.actor.id].sort())
     await page.getByTestId('m-coordinator').fill(coordinator.actor.id)
     await page.getByTestId('mission-submit').click()
     await page.getByTestId('mission-title').filter({ hasText: title }).waitFor()

@@ -337,6 +337,18 @@ describe('the API', () => {
     expect((await groupsOf(grace)).map((g) => g.groupId)).toEqual([GROUP_B])
   })
 
+  it('lists the Organization\'s registered Agents from their cards (§6.1) to a signed-in person only', async () => {
+    expect((await call(base, CONSOLE_PATHS.agents, {})).json.error.code).toBe('AUTH_REQUIRED')
+    const reply = await call(base, CONSOLE_PATHS.agents, { token: (await signIn(base, lin)).token })
+    expect(reply.status).toBe(200)
+    const card = org.agents.coordinator.card
+    expect(reply.json).toEqual({
+      agents: [{ agentId: card.agentId, displayName: card.displayName, status: 'active', capabilities: card.capabilities.map((c) => ({ id: c.id, version: c.version })), maxConcurrency: card.maxConcurrency }],
+    })
+    // Only what a card states: no keys, endpoints or Session Epochs.
+    expect(JSON.stringify(reply.json)).not.toMatch(/publicKey|endpoints|sessionEpoch|wss:/)
+  })
+
   it('answers the Authority\'s time, no-store, with every security header', async () => {
     const reply = await call(base, CONSOLE_PATHS.time)
     expect(reply.status).toBe(200)

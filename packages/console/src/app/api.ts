@@ -5,7 +5,7 @@
  * carries any authority.
  * @module
  */
-import { CONSOLE_PATHS, type ConsoleGroup, type ConsoleSession, type ConsoleTime, type SignInChallenge, type SignInRequest } from '../shared/sign-in.js'
+import { CONSOLE_PATHS, type ConsoleAgent, type ConsoleGroup, type ConsoleSession, type ConsoleTime, type SignInChallenge, type SignInRequest } from '../shared/sign-in.js'
 
 /** A refusal from the API: the §19 code of its error body and the HTTP status. */
 export class ApiError extends Error {
@@ -53,6 +53,12 @@ export function postSignIn(request: SignInRequest): Promise<ConsoleSession> {
 export async function fetchGroups(token: string): Promise<ConsoleGroup[]> {
   const answer = await call<{ groups?: ConsoleGroup[] }>('GET', CONSOLE_PATHS.groups, token)
   return Array.isArray(answer?.groups) ? answer.groups : []
+}
+
+/** `GET` {@link CONSOLE_PATHS}.agents with the token: the Organization's registered Agents. */
+export async function fetchAgents(token: string): Promise<ConsoleAgent[]> {
+  const answer = await call<{ agents?: ConsoleAgent[] }>('GET', CONSOLE_PATHS.agents, token)
+  return Array.isArray(answer?.agents) ? answer.agents : []
 }
 
 /** `POST` {@link CONSOLE_PATHS}.signOut; failures are ignored (the token is dropped either way). */

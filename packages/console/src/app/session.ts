@@ -12,8 +12,8 @@ import { encodeBase64url, webCryptoKeyPair, type AsyncSigningKey, type ProtocolE
 import { createClient, type Client, type FeedSubscription } from '@weft/client'
 import { connectWebSocket, type ConnectionStatus, type WebSocketConnection } from '@weft/client/wire'
 import type { Event } from '@weft/spec'
-import { CONSOLE_PATHS, sessionProtocols, signInTranscriptBytes, type ConsoleGroup } from '../shared/sign-in.js'
-import { ApiError, authorityNow, fetchChallenge, fetchGroups, postSignIn, postSignOut } from './api.js'
+import { CONSOLE_PATHS, sessionProtocols, signInTranscriptBytes, type ConsoleAgent, type ConsoleGroup } from '../shared/sign-in.js'
+import { ApiError, authorityNow, fetchAgents, fetchChallenge, fetchGroups, postSignIn, postSignOut } from './api.js'
 import type { PersonKey } from './keyfile.js'
 import { createGroupView, receiveEvent, startAt, type GroupView } from './model.js'
 
@@ -39,6 +39,8 @@ export interface SignedIn {
   /** The Groups the person may see, as last fetched. */
   groups(): readonly ConsoleGroup[]
   refreshGroups(): Promise<readonly ConsoleGroup[]>
+  /** The Organization's registered Agents (§6.1), fetched now: the Coordinators a person may name. */
+  agents(): Promise<readonly ConsoleAgent[]>
   /** Opens (subscribes from 0) or returns an opened Group. */
   open(groupId: string): OpenedGroup
   opened(groupId: string): OpenedGroup | undefined
@@ -147,6 +149,7 @@ function signedIn(organizationId: string, person: { readonly type: 'human'; read
     signingKey,
     connection: () => connection.status,
     groups: () => groups,
+    agents: () => guard(() => fetchAgents(token)),
     async refreshGroups() {
       groups = await guard(() => fetchGroups(token))
       changed()

@@ -36,7 +36,7 @@ import {
   type KeyResolver,
   type VerifiedPublicKey,
 } from '@weft/codec'
-import { CONSOLE_PATHS, CONSOLE_PROTOCOL, SESSION_PROTOCOL_PREFIX, signInTranscriptBytes, type ConsoleGroup, type ConsoleSession, type ConsoleTime, type SignInChallenge } from '../shared/sign-in.js'
+import { CONSOLE_PATHS, CONSOLE_PROTOCOL, SESSION_PROTOCOL_PREFIX, signInTranscriptBytes, type ConsoleAgent, type ConsoleGroup, type ConsoleSession, type ConsoleTime, type SignInChallenge } from '../shared/sign-in.js'
 import { APP_INDEX, AppUnavailableError, loadApp, type LoadedApp } from './app-files.js'
 
 // ---------------------------------------------------------------------------------------------
@@ -86,8 +86,12 @@ export interface ConsoleServerOptions {
    * with, so that whoever may sign a Command may sign in, and a key revoked there ends here too.
    */
   readonly registry: KeyResolver
-  /** The Authority whose Groups people see (§8); its `state` is read at each request (it may be replaced, not only changed). */
-  readonly authority: { readonly state: Pick<AuthorityState, 'groups'> }
+  /**
+   * The Authority whose Groups people see (§8) and whose registered Agents they may name as
+   * Coordinators (its `org`; without it the Agent list is empty). Its `state` is read at each
+   * request (it may be replaced, not only changed).
+   */
+  readonly authority: { readonly state: Pick<AuthorityState, 'groups'> & Partial<Pick<AuthorityState, 'org'>> }
   /**
    * The origins the console's pages are served from, e.g. `https://authority.example:7443`, as
    * the browser sends them in `Origin`. Anything a URL parser reads is taken and reduced to its
@@ -473,6 +477,23 @@ export function createConsoleServer(options: ConsoleServerOptions): ConsoleServe
     return { status: 200, body: { groups } }
   }
 
+  /** The Organization's Agents as their latest Agent Cards state them (§6.1), in ID order. */
+  function agentsOf(): Answer {
+    const agents: ConsoleAgent[] = []
+    for (const record of options.authority.state.org?.agents.values() ?? []) {
+      const card = record.card
+      agents.push({
+        agentId: record.agentId,
+        displayName: card.displayName,
+        status: card.status,
+        capabilities: card.capabilities.map((c) => ({ id: c.id, version: c.version })),
+        maxConcurrency: card.maxConcurrency,
+      })
+    }
+    agents.sort((a, b) => (a.agentId < b.agentId ? -1 : a.agentId > b.agentId ? 1 : 0))
+    return { status: 200, body: { agents } }
+  }
+
   const notSignedIn = (): Answer => refusal(401, new ProtocolError('AUTH_REQUIRED', 'Sign in to the console first (Authorization: Bearer TOKEN).'), { 'www-authenticate': 'Bearer' })
 
   /** The API endpoints: their method, whether they take a body, and what they answer. */
@@ -495,6 +516,10 @@ export function createConsoleServer(options: ConsoleServerOptions): ConsoleServe
         const session = sessionOf(bearer(request))
         return session === undefined ? notSignedIn() : groupsOf(session)
       },
+    },
+    [CONSOLE_PATHS.agents]: {
+      method: 'GET',
+      run: (request) => (sessionOf(bearer(request)) === undefined ? notSignedIn() : agentsOf()),
     },
     [CONSOLE_PATHS.time]: { method: 'GET', run: () => ({ status: 200, body: { now: stamp(now()) } satisfies ConsoleTime }) },
   }

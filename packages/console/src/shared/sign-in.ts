@@ -31,6 +31,11 @@ export const CONSOLE_PATHS = {
   /** `GET` with the token: the Groups the person may see ({@link ConsoleGroup}). */
   groups: '/console/api/groups',
   /**
+   * `GET` with the token: the Organization's registered Agents ({@link ConsoleAgent}), from their
+   * Agent Cards (§6.1), so that a person names a Coordinator by choosing one rather than typing its URI.
+   */
+  agents: '/console/api/agents',
+  /**
    * `GET`: the Authority's clock ({@link ConsoleTime}). The page dates the Commands it signs with
    * it (§6.4 freshness), since the Authority may run on a clock other than the browser's (the
    * demo runs on a virtual one).
@@ -80,6 +85,19 @@ export interface ConsoleGroup {
   readonly role?: string
   /** The Group's last committed sequence. */
   readonly headSequence: number
+}
+
+/**
+ * A registered Agent as {@link CONSOLE_PATHS}.agents lists it: what its latest Agent Card states
+ * (§6.1), the Organization's directory that every signed-in person of the Organization may read.
+ */
+export interface ConsoleAgent {
+  readonly agentId: string
+  readonly displayName: string
+  /** `active`, `deprecated` or `revoked` (§6.1); only an active Agent takes new work. */
+  readonly status: string
+  readonly capabilities: readonly { readonly id: string; readonly version: string }[]
+  readonly maxConcurrency: number
 }
 
 /** The Authority's time, as `GET` {@link CONSOLE_PATHS}.time answers it. */

@@ -8,8 +8,9 @@
  */
 import { newUrnUuid, systemRandom } from '@weft/client'
 import type { CommandPayload } from '@weft/spec'
-import { useState } from 'preact/hooks'
+import { useEffect, useState } from 'preact/hooks'
 import type { GroupView, WorkItemView } from '../model.js'
+import type { ConsoleAgent } from '../../shared/sign-in.js'
 import type { SignedIn } from '../session.js'
 import { ActionOutcome, RefusalNote, useAction } from './common.js'
 
@@ -50,6 +51,18 @@ export function MissionForm({ session, followUpTo, onCreated, onCancel }: { read
     reason: '',
   })
   const action = useAction()
+  // The Coordinators on offer: the Organization's active Agents (§6.1); any other ID may still be typed.
+  const [agents, setAgents] = useState<readonly ConsoleAgent[]>([])
+  useEffect(() => {
+    let live = true
+    session.agents().then(
+      (list) => live && setAgents(list.filter((a) => a.status === 'active')),
+      () => undefined,
+    )
+    return () => {
+      live = false
+    }
+  }, [session])
   const set = (key: keyof typeof f) => (e: Event) => {
     const el = e.currentTarget as HTMLInputElement
     setF({ ...f, [key]: el.type === 'checkbox' ? el.checked : el.value })
@@ -124,7 +137,12 @@ export function MissionForm({ session, followUpTo, onCreated, onCancel }: { read
           <input id="m-tools" type="number" min="0" value={f.toolCalls} onInput={set('toolCalls')} size={6} />
         </fieldset>
         <label for="m-coordinator">Coordinator Agent ID</label>
-        <input id="m-coordinator" value={f.coordinator} onInput={set('coordinator')} placeholder="urn:…:agent:coordinator" required data-testid="m-coordinator" />
+        <input id="m-coordinator" list="m-coordinator-agents" value={f.coordinator} onInput={set('coordinator')} placeholder="urn:…:agent:coordinator" required autocomplete="off" data-testid="m-coordinator" />
+        <datalist id="m-coordinator-agents" data-testid="m-coordinator-agents">
+          {agents.map((a) => (
+            <option key={a.agentId} value={a.agentId} label={`${a.displayName} (${a.capabilities.map((c) => c.id).join(', ')})`} />
+          ))}
+        </datalist>
         <label for="m-lease">Coordinator lease (hours)</label>
         <input id="m-lease" type="number" min="0.1" step="any" value={f.leaseHours} onInput={set('leaseHours')} />
         <label class="check">
