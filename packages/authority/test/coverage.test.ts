@@ -36,9 +36,6 @@ const PACKAGE = fileURLToPath(new URL('..', import.meta.url))
  * `UNPERFORMABLE_ROWS` of `world.ts`, where the row tests read them too.
  */
 const EXEMPT: Readonly<Record<string, string>> = {
-  '[error UNSUPPORTED_VERSION]':
-    'version negotiation belongs to the connection handshake (§17.1, §21); in process a Command of another protocolVersion fails the envelope schema (SCHEMA_VALIDATION_FAILED)',
-  '[error AUTH_REQUIRED]': 'connection authentication belongs to the WebSocket binding (§6.3, §17.1); in process every Command is signed and verified on its own',
   ...UNPERFORMABLE_ROWS,
 }
 

@@ -91,7 +91,7 @@ describe('a refused handshake closes the connection with the §19 code', () => {
     first.close()
   })
 
-  it('refuses an unsupported version, a frame before HELLO and a HELLO out of order', async () => {
+  it('refuses an unsupported version [error UNSUPPORTED_VERSION], a frame before HELLO [error AUTH_REQUIRED] and a HELLO out of order', async () => {
     world = await wireWorld()
     const versions = await rawSocket(world.server.url)
     versions.send({ protocolVersion: '0.1', frameId: 'urn:weft:test:init', frameType: 'HELLO', phase: 'client_init', agentId: cast.worker1.actor.id, keyId: cast.worker1.key.keyId, clientNonce: 'bm9uY2U', supportedVersions: ['0.2'] })

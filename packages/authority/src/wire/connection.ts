@@ -35,7 +35,7 @@ import type { ActorRef } from '../model.js'
 import { keyEndedBy } from '../standing.js'
 import { createOutbox, type OverflowReason } from './outbox.js'
 import type { AdmittedHuman } from './human-sessions.js'
-import type { WireAuthority, WireLogEntry } from './server.js'
+import type { WireAuthority, WireLogEntry } from './types.js'
 
 /** What every connection of a server shares. */
 export interface ConnectionContext {

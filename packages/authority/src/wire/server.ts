@@ -17,20 +17,12 @@ import type { EventPayload, PresenceRecord } from '@weft/spec'
 import { WebSocketServer, type WebSocket } from 'ws'
 import { systemClock, systemRandom, timestampOf, type Clock, type RandomSource } from '../clock.js'
 import { createDelivery, type Delivery, type DeliverySource } from '../delivery.js'
-import type { Authority } from '../pipeline.js'
 import { serveConnection, type ConnectionContext, type ServerConnection } from './connection.js'
 import { admitHuman, isHumanPath, type AdmittedHuman, type HumanSessionGate, type UpgradeRefusal } from './human-sessions.js'
 import { endHumanSessionsPastStanding, endRevokedSessions, endSessionsPastStanding, STANDING_SWEEP_MS } from './revocation.js'
+import type { WireAuthority, WireLogEntry } from './types.js'
 
-/** One line of the server's log. */
-export interface WireLogEntry {
-  readonly level: 'info' | 'warn' | 'error'
-  readonly message: string
-  readonly connectionId?: string
-  readonly agentId?: string
-  /** The §19 code of a refusal, when the entry reports one. */
-  readonly code?: string
-}
+export type { WireAuthority, WireLogEntry } from './types.js'
 
 /** The Organization service that opens Agent sessions (§6.3, §15.1 `session_open`): a control-plane Principal of the Authority. */
 export interface SessionIssuer {
@@ -39,12 +31,6 @@ export interface SessionIssuer {
   readonly signingKey: SigningKey
 }
 
-/**
- * What the binding needs of an Authority: Command submission (its own `session_open` Commands
- * included), the Agents' current Session Epochs, and what delivery reads (a {@link DeliverySource}).
- * Any Authority with these members can be served, whatever keeps its log.
- */
-export type WireAuthority = Pick<Authority, 'submit' | 'connect' | 'state'> & DeliverySource
 
 /** Options of {@link createWireServer}. */
 export interface WireServerOptions {
