@@ -208,7 +208,7 @@ describe('side effects never repeat per key (§11.4, §16)', () => {
     for (const id of [flaky, broken]) {
       expect(r.w.item(id).doc.state).toBe('failed')
       const failed = r.w.authority.events(GROUP).find((e) => e.kind === 'work.failed' && (e.payload as { workItemId: string }).workItemId === id)
-      const evidence = (failed?.payload as { evidence: { type: string; result: string; generatedBy: { id: string } }[] }).evidence
+      const evidence = (failed!.payload as { evidence: { type: string; result: string; generatedBy: { id: string } }[] }).evidence
       expect(evidence).toMatchObject([{ type: 'failure_report', result: 'failed', generatedBy: { id: cast.worker1.actor.id } }])
     }
     expect(worker.runs().map((x) => [x.workItemId, x.outcome, x.code ?? x.attempt])).toEqual([

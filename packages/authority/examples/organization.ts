@@ -182,7 +182,7 @@ try {
 assert.equal(view.content?.['groupId'], groupId)
 assert.equal(view.content?.['throughSequence'], S)
 assert.ok(['mission', 'group', 'memberships', 'workItems', 'approvals', 'artifacts'].every((member) => view.content !== undefined && member in view.content))
-assert.equal((view.content?.['workItems'] as { workItem: { workItemId: string; state: string } }[])[0]?.workItem.state, 'active')
+assert.equal((view.content!['workItems'] as { workItem: { workItemId: string; state: string } }[])[0]?.workItem.state, 'active')
 assert.equal(resumed.length, 0)
 await as(workerAgent).coreWorkExecutionLeaseRenew({ workItemId, ownershipEpoch, executionLeaseId, leaseSeconds: 600 })
 assert.deepEqual(resumed.map((e) => e.sequence), [S + 1])

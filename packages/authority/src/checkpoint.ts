@@ -34,7 +34,6 @@
  */
 import process from 'node:process'
 import { canonicalizeOrThrow, decodeBase64url, encodeBase64url, sha256Tagged, UsageError, utf8Encode, verifyEd25519, type KeyResolver, type SigningKey } from '@weft/codec'
-import type { Event } from '@weft/spec'
 import { decodeStateImage, encodeStateImage, STATE_IMAGE_FORMAT } from './checkpoint-image.js'
 import type { EventReducers } from './gen/reducers.js'
 import type { ActorRef, AuthorityState } from './model.js'

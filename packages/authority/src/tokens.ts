@@ -38,7 +38,7 @@ import { requireCurrentExecution, requireOwner } from './domain/leases.js'
 import { deepFreeze } from './gen/rules.js'
 import { limitsOf, remainingBudget, requireUsageFits, usageOf, type Limits, type Usage } from './domain/work-budget.js'
 import { reject as refuse, type AuthorityPolicy } from './handler.js'
-import type { AgentRecord, AuthorityState, ExecutionApprovalRecord, GroupState, WorkItemRecord } from './model.js'
+import type { AgentRecord, AuthorityState, GroupState, WorkItemRecord } from './model.js'
 
 /** Where the service reads the authoritative state: an `Authority`, or any `{ state }`. */
 export interface AuthorizationSource {
@@ -269,7 +269,7 @@ export function createAuthorizationService(options: AuthorizationServiceOptions)
       const resources = unique(request.resources)
       if (operations.length === 0 || resources.length === 0) refuse('INVALID_COMMAND', 'a capability token grants at least one operation on one resource')
       requireWithinContract(record, operations, resources)
-      const approval = approvalFor(source, options.policy, group, record, request.ownershipEpoch, nowMs, operations, resources)
+      const approval = approvalFor(options.policy, group, record, request.ownershipEpoch, nowMs, operations, resources)
       const caps = capsOf(source.state, group, record, approval?.budget)
       const limits: Limits = { ...caps }
       for (const [dimension, asked] of Object.entries(request.limits ?? {}) as [UsageDimension, number][]) {
@@ -420,7 +420,6 @@ function requireWithinContract(record: WorkItemRecord, operations: readonly stri
  * @throws ProtocolError `APPROVAL_REQUIRED` when no approval does.
  */
 function approvalFor(
-  source: AuthorizationSource,
   policy: AuthorizationServiceOptions['policy'],
   group: GroupState,
   record: WorkItemRecord,

@@ -182,7 +182,9 @@ describe('frozenJson', () => {
     expect(Object.keys(copy as object)).toEqual(['a', 'b'])
     const inner = (copy as { b: [number, Record<string, { x: number }>] }).b[1]
     expect(Object.getPrototypeOf(inner)).toBe(Object.prototype)
+    // biome-ignore lint/suspicious/noProto: the test is that a `__proto__` key stays an own, frozen member
     expect(Object.is(inner['__proto__']!.x, 0)).toBe(true)
+    // biome-ignore lint/suspicious/noProto: as above
     expect(Object.isFrozen(inner) && Object.isFrozen(inner['__proto__'])).toBe(true)
   })
 

@@ -6,7 +6,6 @@
  * and backpressure.
  */
 import type { ErrorCode } from '@weft/codec'
-import type { Event } from '@weft/spec'
 import fc from 'fast-check'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { createDelivery, type Delivery, type Subscription } from '../src/delivery.js'

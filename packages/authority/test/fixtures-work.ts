@@ -6,7 +6,7 @@
  */
 import { sha256Tagged, utf8Encode } from '@weft/codec'
 import { ProtocolError } from '@weft/codec/errors'
-import type { Artifact, DelegationGrant, Event, EventKind, Membership, SelectionBasis, WorkContract } from '@weft/spec'
+import type { Artifact, DelegationGrant, Event, EventKind, SelectionBasis, WorkContract } from '@weft/spec'
 import { validators } from '@weft/validators'
 import { eventPayloads } from '@weft/validators/payloads'
 import { expect } from 'vitest'
@@ -141,7 +141,7 @@ export interface Running {
 export function start(w: World, id: string, who: Cast = cast.worker1, leaseSeconds = 600): Running {
   const epoch = item(w, id).doc.owner?.ownershipEpoch ?? 0
   const [started] = exec(w, 'work.start', { workItemId: id, ownershipEpoch: epoch, executionLeaseSeconds: leaseSeconds }, who)
-  return { epoch, leaseId: (started?.payload as { executionLease: { leaseId: string } }).executionLease.leaseId }
+  return { epoch, leaseId: (started!.payload as { executionLease: { leaseId: string } }).executionLease.leaseId }
 }
 
 /** A checkpoint taken now. */

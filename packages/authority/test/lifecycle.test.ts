@@ -23,7 +23,6 @@ import {
   checkpoint,
   CHILD_CONTRACT,
   codeOf,
-  coordinatorOf,
   createWorld,
   enrol,
   expectIntegrity,

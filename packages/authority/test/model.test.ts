@@ -230,7 +230,7 @@ async function start(model: Model, world: World, p: Omit<OwnerParams, 'lease'>):
     ingress: ingressOf(model, item, who, p.knobs),
     ...judge(item, 'work.start', { startAllowed: domain.length === 0 }, domain, domain),
     apply: (receipt) => {
-      const leaseId = (receipt.events[0]?.payload as { executionLease: { leaseId: string } }).executionLease.leaseId
+      const leaseId = (receipt.events[0]!.payload as { executionLease: { leaseId: string } }).executionLease.leaseId
       item.exec = { leaseId, holder: who.actor.id, untilMs: until(model, p.seconds) }
       item.execIds.push(leaseId)
     },

@@ -64,6 +64,7 @@ interface Step {
   readonly contract?: Partial<WorkContract>
   /** Said in the test title. */
   readonly how: string
+  // biome-ignore lint/suspicious/noConfusingVoidType: a plan step is sync (void) or async; `undefined` would refuse `(w) => void` steps
   readonly before?: (w: World, id: string, s: Scratch) => Promise<unknown> | void
   /** The Command (default: {@link ACTIONS} of the row's event); `undefined` when nothing is sent (a timer). */
   readonly act?: (w: World, id: string, s: Scratch) => Promise<Receipt | undefined>

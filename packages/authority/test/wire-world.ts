@@ -11,7 +11,7 @@ import { expect } from 'vitest'
 import { WebSocket } from 'ws'
 import { createDelivery, type Delivery } from '../src/delivery.js'
 import { createWireServer, type WireServer, type WireServerOptions } from '../src/wire/index.js'
-import { cast, GROUP } from './fixtures.js'
+import { cast } from './fixtures.js'
 import { seededRandom } from './fixtures-pipeline.js'
 import { enrol, MEMBERS, openMission, started, type Who, type World } from './world.js'
 

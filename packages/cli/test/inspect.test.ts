@@ -142,7 +142,7 @@ describe('weft inspect', () => {
     expect(await main(['inspect', '--data', dir], io)).toBe(0)
     expect(out).toBe(inspectionText(await inspectData(dir)))
     expect(out).toMatch(new RegExp(`WorkItem ${wid('a')}\\s+tool calls\\s+50\\s+20\\s+5\\s+45`))
-    expect(out).toMatch(new RegExp(`Mission urn:weft:serve-test:mission:tree-child\\s+tool calls\\s+10\\s+5\\s+2\\s+8`))
+    expect(out).toMatch(/Mission urn:weft:serve-test:mission:tree-child\s+tool calls\s+10\s+5\s+2\s+8/)
     expect(out).toMatch(/^Organization urn:weft:org:\S+: 4 Agents, 2 Groups$/m)
     out = ''
     expect(await main(['inspect', '--data', dir, '--json', '--group', CHILD, '--last', '1'], io)).toBe(0)

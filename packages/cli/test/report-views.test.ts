@@ -218,7 +218,7 @@ describe('the report of a failure-suite run', () => {
       for (const [, text, bar] of labels) expect(contrast(text!, bar!), `${text} on ${bar}`).toBeGreaterThanOrEqual(7)
     }
     const css = html.slice(html.indexOf('<style>'), html.indexOf('</style>'))
-    expect(css).toMatch(/@media print\{[^]*print-color-adjust:exact/)
+    expect(css).toMatch(/@media print\{[\s\S]*print-color-adjust:exact/)
     const sizes = all(css, /font-size:(\d+(?:\.\d+)?)px/).map((m) => Number(m[1]))
     expect(Math.min(...sizes)).toBeGreaterThanOrEqual(11)
     // White fills are for shapes (bands, boxes); the only white text is the fault numbers, on a dark badge.

@@ -62,6 +62,7 @@ async function serve(dir: string, extra: readonly string[], expectConsoleLine = 
 }
 
 /** An HTTP request to the server; `origin` is sent as given (browsers send it on every POST). */
+// biome-ignore lint/suspicious/noExplicitAny: the tests read whatever JSON the server answered, field by field
 async function call(port: number, path: string, init: { method?: string; origin?: string; token?: string; body?: string } = {}): Promise<{ status: number; headers: Headers; text: string; json: any }> {
   const headers: Record<string, string> = {}
   if (init.origin !== undefined) headers['origin'] = init.origin

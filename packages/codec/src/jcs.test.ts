@@ -69,6 +69,7 @@ describe('canonicalize: numbers (RFC 8785 §3.2.2.3)', () => {
     [1e20, '100000000000000000000'],
     [1e-7, '1e-7'],
     [0.000001, '0.000001'],
+    // biome-ignore lint/correctness/noPrecisionLoss: RFC 8785's own example: the literal rounds to the double it prints
     [333333333.33333329, '333333333.3333333'],
     [-0, '0'],
     [5e-324, '5e-324'],
@@ -182,7 +183,7 @@ describe('canonicalize: data model (§2, I-JSON)', () => {
     [{ b: new Uint8Array(2) }, 'unsupported-value', '/b'],
     [{ n: Object(1) as unknown }, 'unsupported-value', '/n'],
     [{ c: new (class Point { x = 1 })() }, 'unsupported-value', '/c'],
-    // eslint-disable-next-line no-sparse-arrays
+    // biome-ignore lint/suspicious/noSparseArray: a hole is what JCS must refuse
     [[1, , 3], 'unsupported-value', '/1'],
   ])('rejects %o: %s at %j', (value, reason, path) => {
     expect(canonicalize(value)).toEqual({ ok: false, reason, path })

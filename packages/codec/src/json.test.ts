@@ -135,12 +135,12 @@ describe('parseStrictJson: duplicate member names (§17.4)', () => {
         fc.dictionary(fc.string({ unit: 'binary', maxLength: 6 }), fc.jsonValue({ maxDepth: 2 }), { minKeys: 1, maxKeys: 6 }),
         fc.nat(),
         fc.boolean(),
-        (object, pick, escape) => {
+        (object, pick, escapeName) => {
           const keys = Object.keys(object)
           const name = keys[pick % keys.length]!
           // Spell the repeated name differently where possible: every character as \uXXXX.
           const units = Array.from({ length: name.length }, (_, i) => `\\u${name.charCodeAt(i).toString(16).padStart(4, '0')}`)
-          const spelled = escape ? `"${units.join('')}"` : JSON.stringify(name)
+          const spelled = escapeName ? `"${units.join('')}"` : JSON.stringify(name)
           const inner = JSON.stringify(object)
           const text = `{"wrapper":${inner.slice(0, -1)},${spelled}:null}}`
           const offset = Buffer.byteLength(`{"wrapper":${inner.slice(0, -1)},`)

@@ -439,6 +439,7 @@ describe('the console in a browser', () => {
       await page.getByTestId('group-not-found').waitFor()
       // Let anything else the server would send arrive.
       await page.waitForTimeout(300)
+      // biome-ignore lint/performance/useDomNodeTextContent: the text as rendered (innerText) is what a person sees
       const shown = { body: await page.locator('body').innerText(), main: await page.locator('.main').innerHTML(), frames: frames.map((f) => f.split(groupId).join('GROUP')) }
       expect(shown.body).not.toContain(XSS_TITLE)
       expect(errors).toEqual([])

@@ -58,7 +58,7 @@ describe('the proof of a shared PostgreSQL log', () => {
   })
 
   it('refuses a Message with one letter changed, and the member of a membership.changed swapped for an outsider', async () => {
-    const { schema, message, membership } = await grownLog()
+    const { schema, message } = await grownLog()
     await tamper(schema, "UPDATE $s.events SET body = replace(body, 'hello-2', 'hallo-2') WHERE group_id = $1 AND sequence = $2", [GROUP, message])
     await expectRefused(schema, at(message, 'signature does not verify'))
     const other = await grownLog()

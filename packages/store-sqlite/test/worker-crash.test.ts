@@ -9,15 +9,13 @@
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openSqliteWorkerStore } from '../src/index.js'
 import { runUntilKilled } from './files.js'
 
 const ROUNDS = Number(process.env['WEFT_CRASH_COMMITS'] ?? 200)
 const GROUP = 'urn:weft:crash:group'
-const here = dirname(fileURLToPath(import.meta.url))
 
 let dir: string
 beforeAll(() => {

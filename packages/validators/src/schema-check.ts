@@ -38,5 +38,5 @@ for (const kind of SCHEMA_CHECK_KINDS) {
  */
 export function schemaCheckForKind(kind: string, value: unknown): boolean {
   const check = checks.get(kind)
-  return check !== undefined && check(value)
+  return check?.(value) ?? false
 }

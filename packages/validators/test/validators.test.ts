@@ -49,7 +49,7 @@ describe('document validators', () => {
     expect(e.code).toBe('SCHEMA_VALIDATION_FAILED')
     expect(e.retryable).toBe(false)
     expect(e.message).toContain('/kind')
-    expect((e.details?.['issues'] as unknown[]).length).toBeGreaterThan(0)
+    expect((e.details!['issues'] as unknown[]).length).toBeGreaterThan(0)
     expect(e.details).toMatchObject({ truncated: false })
   })
 
@@ -70,7 +70,7 @@ describe('document validators', () => {
     })()
     expect(e.message).toContain('(stopped after 4 issues)')
     expect(e.details).toMatchObject({ truncated: true })
-    expect((e.details?.['issues'] as unknown[]).length).toBe(4)
+    expect((e.details!['issues'] as unknown[]).length).toBe(4)
   })
 
   it('refuse oversized or non-JSON text as PROTOCOL_VIOLATION before validating', () => {

@@ -123,7 +123,7 @@ const worker = createWorker({
   feed: deliveryFeed(createDelivery(authority), agent),
   slots: 2,
   weights: (groupId) => (groupId === urgentGroup ? 3 : 1),
-  executor: async (item, ctx) => {
+  executor: async (_item, ctx) => {
     const done = await ctx.sideEffect('build', (key) => buildService.run({ idempotencyKey: key }))
     await ctx.checkpoint({ built: done.id }, { phase: 'built', nextStep: 'test' })
     await ctx.safePoint()

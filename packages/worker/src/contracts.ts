@@ -4,7 +4,7 @@
  * its own against these types; `worker.ts` composes them.
  * @module
  */
-import type { Event, EventPayload, MissionState, ResourceBudget, WorkContract, WorkItemState } from '@weft/spec'
+import type { Event, EventPayload, MissionState, WorkContract, WorkItemState } from '@weft/spec'
 
 /** The usage figures of a `resource_usage_recorded` Event (§12). */
 type UsageRecorded = EventPayload<'ext.missionweaveprotocol.core.resource_usage_recorded'>

@@ -408,7 +408,7 @@ export function createSlot(host: SlotHost, work: SlotWork): Slot {
   let offlineUsage: UsageTotals = zeroUsage()
   // Checkpoints, renewals and usage records sent whose answer the link lost, in the order sent: each
   // is retried unchanged on reconnection, never rebuilt, so none is applied twice (§19).
-  let unanswered: Unanswered[] = []
+  const unanswered: Unanswered[] = []
   // A work.start whose answer was lost: the next start sends it again, so an applied one's lease is this slot's.
   let unansweredStart: BuiltCommand | undefined
   let usage: UsageTotals = zeroUsage()

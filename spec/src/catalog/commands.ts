@@ -550,6 +550,7 @@ export type CommandKind = (typeof COMMAND_CATALOG)[number]['kind']
 export { CORE_COMMAND_KINDS, type CoreCommandKind }
 
 // Compile-time: the catalog lists every core kind once, in normative order.
+// biome-ignore lint/correctness/noUnusedVariables: a compile-time assertion; tsc fails the build when it does not hold
 type CoreCommandsInOrder = AssertTrue<Same<KindsOf<typeof coreCommands>, typeof CORE_COMMAND_KINDS>>
 
 /** A reference Organization-owned `ext.missionweaveprotocol.*` Command kind. */

@@ -240,6 +240,7 @@ type CodesOf<T extends readonly { readonly code: string }[]> = {
 }
 
 // Compile-time: the catalog lists every code once, in normative order.
+// biome-ignore lint/correctness/noUnusedVariables: a compile-time assertion; tsc fails the build when it does not hold
 type ErrorsInOrder = AssertTrue<Same<CodesOf<typeof ERROR_CATALOG>, typeof ERROR_CODES>>
 
 const errorsByCode: ReadonlyMap<string, ErrorEntry> = new Map(ERROR_CATALOG.map((entry) => [entry.code, entry]))

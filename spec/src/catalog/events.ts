@@ -344,6 +344,7 @@ export type EventKind = (typeof EVENT_CATALOG)[number]['kind']
 export { CORE_EVENT_KINDS, type CoreEventKind }
 
 // Compile-time: the catalog lists every core kind once, in normative order.
+// biome-ignore lint/correctness/noUnusedVariables: a compile-time assertion; tsc fails the build when it does not hold
 type CoreEventsInOrder = AssertTrue<Same<KindsOf<typeof coreEvents>, typeof CORE_EVENT_KINDS>>
 
 /** A reference `ext.missionweaveprotocol.*` Event kind. */

@@ -4,7 +4,6 @@
  * source of truth of each machine.
  * @module
  */
-import type { CommandKind } from '../catalog/commands.js'
 import type { EventKind } from '../catalog/events.js'
 import type { SectionRef } from '../catalog/shared.js'
 

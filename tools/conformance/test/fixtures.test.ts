@@ -47,7 +47,7 @@ const keyMutations: Mutation[] = [
   (v) => ({ ...v, seed: String(v['seed']).slice(1) }),
   (v) => ({ ...v, publicKey: `${String(v['publicKey']).slice(1)}=` }),
   (v) => ({ ...v, extra: true }),
-  (v) => ({ testOnly: true }),
+  () => ({ testOnly: true }),
 ]
 
 describe.skipIf(!dir)('fixture structure checks agree with the bundle schemas', () => {

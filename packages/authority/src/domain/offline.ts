@@ -33,7 +33,7 @@ import { BOUNDED_OFFLINE_EXECUTION, USAGE_DIMENSIONS, type Command, type Lease, 
 import { reject, requireGroup, type AnyEventDraft, type CommandOf, type HandlerContext } from '../handler.js'
 import type { ActorRef, GroupState, WorkItemRecord } from '../model.js'
 import { closedLeasesOf, requireOwner } from './leases.js'
-import { requireUsageFits, type Usage } from './work-budget.js'
+import { requireUsageFits } from './work-budget.js'
 import { nextState } from './work-machine.js'
 import { requireWorkItem, workDraft } from './work-roles.js'
 import { parseInstant } from '../instants.js'

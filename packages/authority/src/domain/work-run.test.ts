@@ -204,7 +204,7 @@ describe('checkpoint, block and unblock (§11.3, §11.4)', () => {
     exec(w, renew, { workItemId: wid('a'), ownershipEpoch: r.epoch, executionLeaseId: r.leaseId, leaseSeconds: 600, progress }, cast.worker1)
     const [blocked] = exec(w, 'work.block', { workItemId: wid('a'), ownershipEpoch: r.epoch, executionLeaseId: r.leaseId, checkpoint: checkpointOf(w), reason: 'No access.', blockedLeaseSeconds: 300 }, cast.worker1)
     expect(item(w, wid('a')).doc.progress?.blockers).toEqual(['No access.'])
-    expect(item(w, wid('a')).ownershipLease?.expiresAt).toBe((blocked?.payload as { blockedLeaseExpiresAt: string }).blockedLeaseExpiresAt)
+    expect(item(w, wid('a')).ownershipLease?.expiresAt).toBe((blocked!.payload as { blockedLeaseExpiresAt: string }).blockedLeaseExpiresAt)
     const [unblocked] = exec(w, 'work.unblock', { workItemId: wid('a') }, cast.worker1)
     expect(unblocked?.payload).toMatchObject({ nextState: 'queued', ownershipEpoch: 1 })
     expect(item(w, wid('a')).doc.progress?.blockers).toEqual([])

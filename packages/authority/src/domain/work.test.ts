@@ -88,7 +88,7 @@ const cases: Record<string, RowCase> = {
     perform: (w, id, running) => {
       const r = lease(running)
       const [done] = exec(w, 'work.checkpoint', { workItemId: id, ownershipEpoch: r.epoch, executionLeaseId: r.leaseId, checkpoint: checkpointOf(w), resumeWithinSeconds: 900 }, cast.worker1)
-      expect(item(w, id).ownershipLease?.startBy).toBe((done?.payload as { resumeBy: string }).resumeBy)
+      expect(item(w, id).ownershipLease?.startBy).toBe((done!.payload as { resumeBy: string }).resumeBy)
       expect(item(w, id).executionLease).toBeUndefined()
     },
     refusedWith: 'WORK_LEASE_EXPIRED',

@@ -16,7 +16,7 @@ import { ProtocolError, UsageError, type KeyResolver, type SigningKey } from '@w
 import type { EventPayload, PresenceRecord } from '@weft/spec'
 import { WebSocketServer, type WebSocket } from 'ws'
 import { systemClock, systemRandom, timestampOf, type Clock, type RandomSource } from '../clock.js'
-import { createDelivery, type Delivery, type DeliverySource } from '../delivery.js'
+import { createDelivery, type Delivery } from '../delivery.js'
 import { serveConnection, type ConnectionContext, type ServerConnection } from './connection.js'
 import { admitHuman, isHumanPath, type AdmittedHuman, type HumanSessionGate, type UpgradeRefusal } from './human-sessions.js'
 import { endHumanSessionsPastStanding, endRevokedSessions, endSessionsPastStanding, STANDING_SWEEP_MS } from './revocation.js'
@@ -248,7 +248,9 @@ export async function createWireServer(options: WireServerOptions): Promise<Wire
     async openSession(agentId) {
       const receipt = await issuer.identitySessionOpen({ agentId })
       const opened = receipt.events.find((e) => e.kind === 'ext.missionweaveprotocol.identity.session_opened')
-      return (opened?.payload as EventPayload<'ext.missionweaveprotocol.identity.session_opened'>).sessionEpoch
+      // The Authority's receipt of a session_open always carries the Event (§6.3); say so if not.
+      if (opened === undefined) throw new Error('session_open was accepted without its session_opened Event')
+      return (opened.payload as EventPayload<'ext.missionweaveprotocol.identity.session_opened'>).sessionEpoch
     },
     forget(connection) {
       outbound.peak = Math.max(outbound.peak, connection.peakOutboundBytes)

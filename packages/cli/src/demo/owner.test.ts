@@ -92,7 +92,7 @@ describe('deciders', () => {
     expect(text).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/)
     expect(text).toContain('Evil')
     // A line break in a title cannot fake a line of the prompt.
-    expect(text).not.toMatch(/^  Artifact sha256:fake/m)
+    expect(text).not.toMatch(/^ {2}Artifact sha256:fake/m)
   })
 })
 
