@@ -15,14 +15,15 @@
  */
 export { createAuthority } from './authority.js'
 export type { Authority, AuthorityOptions, AuthorityKeys, AuditEntry, AcceptedTransaction } from './pipeline.js'
-export { DEFAULT_POLICY, DEFAULT_MAX_AUDIT_ENTRIES } from './pipeline.js'
+export { DEFAULT_MAX_AUDIT_ENTRIES } from './pipeline.js'
+export { DEFAULT_POLICY } from './policy.js'
 // What of a refused Command an audit entry keeps and an error's `details` echo (§6.4, §19).
 export { MAX_ECHO_CHARS, MAX_ECHO_ITEMS } from './bounded.js'
 export { createMemoryStore } from './store.js'
 export type { AuthorityStore, StoredReceipt, SnapshotRecord, MemoryStoreOptions } from './store.js'
 export type { Clock, RandomSource } from './clock.js'
 export type { ActorRef, AuthorityState, GroupState, OrganizationState, AgentRecord, WorkItemRecord, ArtifactRecord, MessageRecord, GrantRecord, ProposalRecord } from './model.js'
-export type { AuthorityPolicy } from './handler.js'
+export type { AuthorityPolicy } from './policy.js'
 // §11.3: `authority.lease(groupId, leaseId)`, a WorkItem lease by its ID, live or closed.
 export type { LeaseView, ActiveLeaseView, ClosedLeaseView, LeaseViewBase, LeaseClosure } from './domain/leases.js'
 // §12: `authority.budgetLedger(groupId, workItemId?)`, and the same over any fold of the log.

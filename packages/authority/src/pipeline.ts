@@ -12,7 +12,8 @@ import type { Event, GroupSnapshot } from '@weft/spec'
 import { systemClock, systemRandom, timestampOf, uuidSource, type Clock, type RandomSource } from './clock.js'
 import type { CommandHandlers } from './gen/handlers.js'
 import type { EventReducers } from './gen/reducers.js'
-import { contextFactory, type AnyCommand, type AnyEventDraft, type AuthorityPolicy, type HandlerContext } from './handler.js'
+import { contextFactory, type AnyCommand, type AnyEventDraft, type HandlerContext } from './handler.js'
+import { DEFAULT_POLICY, type AuthorityPolicy } from './policy.js'
 import {
   admit,
   commandVerifier,
@@ -295,15 +296,6 @@ export interface AcceptedTransaction {
   readonly events: readonly Event[]
   readonly receipt: StoredReceipt
 }
-
-/** The policy fields `createAuthority` fills in when absent. */
-export const DEFAULT_POLICY: AuthorityPolicy = Object.freeze({
-  freshnessSeconds: 300,
-  maxCommandBytes: 1024 * 1024,
-  maxMissionDepth: 4,
-  maxDelegationDepth: 8,
-  controlPlane: Object.freeze([]) as readonly string[],
-})
 
 /** What {@link createPipeline} needs besides the public options: the tables it dispatches to. */
 export interface PipelineOptions extends AuthorityOptions {

@@ -11,7 +11,7 @@ import type { Receipt } from '@weft/client'
 import type { ErrorCode } from '@weft/codec'
 import type { ChildFailurePolicy } from '@weft/spec'
 import { describe, expect, it } from 'vitest'
-import type { AuthorityPolicy } from '../src/handler.js'
+import type { AuthorityPolicy } from '../src/policy.js'
 import { contextPackage, decision } from './fixtures-missions.js'
 import { cast } from './fixtures.js'
 import {

@@ -19,7 +19,7 @@ import { MISSION_TRANSITIONS, WORK_ITEM_TRANSITIONS, type AnyTransitionRow } fro
 import { signedVerifier } from '@weft/validators/signed'
 import { expect, it } from 'vitest'
 import { createAuthority } from '../src/authority.js'
-import type { AuthorityPolicy } from '../src/handler.js'
+import type { AuthorityPolicy } from '../src/policy.js'
 import type { GroupState, WorkItemRecord } from '../src/model.js'
 import type { RandomSource } from '../src/clock.js'
 import type { Authority } from '../src/pipeline.js'
