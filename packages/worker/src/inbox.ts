@@ -8,7 +8,7 @@
 import { Buffer } from 'node:buffer'
 import { ProtocolError, UsageError, canonicalizeOrThrow } from '@weft/codec'
 import type { Event } from '@weft/spec'
-import type { WorkerStore } from './contracts.js'
+import type { WorkerStore } from './seams.js'
 import type { Projection } from './projection.js'
 
 /** What became of one received Event. */

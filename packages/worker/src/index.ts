@@ -41,7 +41,7 @@ export type { FailureFacts, RetryDecision, RetryFacts, NoRetryReason } from './r
 export { decideAdmission, admissionLimits, estimateSchedule, expectedDuration, versionSatisfies, DEFAULT_ADMISSION_LIMITS } from './admission.js'
 export type { AdmissionLimits, AdmissionDecision, Acceptance, Decline, OfferFacts, CapacityFacts, Abilities, ResourceNeeds } from './admission.js'
 export { createMemoryWorkerStore } from './memory-store.js'
-export type { WorkerStore, BufferedCommand, TrackedWork, GroupView, WorkerView, SchedulerItem, SchedulerOptions, Scheduler } from './contracts.js'
+export type { WorkerStore, BufferedCommand, TrackedWork, GroupView, WorkerView, SchedulerItem, SchedulerOptions, Scheduler } from './seams.js'
 export { createScheduler, urgencyLevel, schedulerRank, MAX_URGENCY, DEFAULT_AGING_MS } from './scheduler.js'
 
 // Library-author surface: the parts createWorker is made of, for custom runtimes and stores.
@@ -52,7 +52,7 @@ export type { Inbox, InboxOptions, InboxOutcome, InboxTally } from './inbox.js'
 export { workerReducers, emptyView, openGroup } from './reducers.js'
 export { applyWorkerEvent } from './gen/index.js'
 export type { WorkerEventReducers } from './gen/index.js'
-export type { WorkerEventOf, WorkerReducerFor } from './reducer.js'
+export type { WorkerEventOf, WorkerReducerFor } from './reducer-types.js'
 export { checkContinuation } from './memory-store.js'
 export { describeWorkerStoreContract, contractEvent } from './store-contract.js'
 export type { ContractAssertion, ContractHarness } from './store-contract.js'

@@ -7,7 +7,7 @@
  */
 import { UsageError } from '@weft/codec'
 import type { Event } from '@weft/spec'
-import type { BufferedCommand, WorkerStore } from './contracts.js'
+import type { BufferedCommand, WorkerStore } from './seams.js'
 
 /** One Group's local log: `events[i]` has sequence `base + i + 1`, so the cursor is `base` plus the length (§16). */
 interface GroupLog {

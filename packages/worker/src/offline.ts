@@ -18,7 +18,7 @@
 import { ProtocolError, UsageError } from '@weft/codec'
 import type { Receipt } from '@weft/client'
 import { BOUNDED_OFFLINE_EXECUTION, USAGE_DIMENSIONS, type Command, type OfflineBinding, type UsageDimension } from '@weft/spec'
-import type { BufferedCommand, WorkerStore } from './contracts.js'
+import type { BufferedCommand, WorkerStore } from './seams.js'
 
 // The binding's shape is the protocol's, shared with the Authority that judges it.
 export { BOUNDED_OFFLINE_EXECUTION, type OfflineBinding }

@@ -7,7 +7,7 @@
  */
 import { UsageError } from '@weft/codec'
 import type { Event } from '@weft/spec'
-import type { GroupView, TrackedWork, WorkerView } from './contracts.js'
+import type { GroupView, TrackedWork, WorkerView } from './seams.js'
 import { applyWorkerEvent } from './gen/reducers.js'
 import { emptyView, openGroup, workerReducers } from './reducers.js'
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { EVENT_KINDS, type Event, type EventKind, type EventPayload } from '@weft/spec'
 import { COORDINATOR, OTHER, SELF, groupLog, lifecycle } from '../test/events.js'
-import type { TrackedWork, WorkerView } from './contracts.js'
+import type { TrackedWork, WorkerView } from './seams.js'
 import { applyWorkerEvent } from './gen/reducers.js'
 import { emptyView, workerReducers } from './reducers.js'
 

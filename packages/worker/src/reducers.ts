@@ -14,7 +14,7 @@
  */
 import { UsageError } from '@weft/codec'
 import { eventInfo, type Event, type MissionState } from '@weft/spec'
-import type { GroupView, TrackedWork, WorkerView } from './contracts.js'
+import type { GroupView, TrackedWork, WorkerView } from './seams.js'
 import type { WorkerEventReducers } from './gen/reducers.js'
 
 /** The envelope members the reducers read besides the payload. */

@@ -2,7 +2,7 @@ import { UsageError } from '@weft/codec'
 import { REQUESTED_URGENCIES } from '@weft/spec'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import type { Scheduler, SchedulerItem, SchedulerOptions } from './contracts.js'
+import type { Scheduler, SchedulerItem, SchedulerOptions } from './seams.js'
 import { createScheduler, MAX_URGENCY, schedulerRank, urgencyLevel } from './scheduler.js'
 
 const T0 = Date.parse('2026-07-15T00:00:00.000Z')

@@ -7,7 +7,7 @@
  */
 import { UsageError } from '@weft/codec'
 import type { RequestedUrgency } from '@weft/spec'
-import type { Scheduler, SchedulerItem, SchedulerOptions } from './contracts.js'
+import type { Scheduler, SchedulerItem, SchedulerOptions } from './seams.js'
 import { grownArray, SlotHeaps, type SlotTable } from './heap.js'
 
 /** The highest urgency level {@link urgencyLevel} yields and {@link SchedulerItem.urgency} accepts. */

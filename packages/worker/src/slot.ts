@@ -40,7 +40,7 @@ import type {
   WorkProgress,
 } from '@weft/spec'
 import type { ResourceNeeds } from './admission.js'
-import type { WorkerStore } from './contracts.js'
+import type { WorkerStore } from './seams.js'
 import { addUsage, isTransportUnavailable, isZeroUsage, offlineBinding, offlineExtensions, zeroUsage, type BufferableKind, type OfflineBuffer, type UsageTotals } from './offline.js'
 import { failureFacts, retryDecision, type FailureFacts } from './retry.js'
 

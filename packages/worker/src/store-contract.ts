@@ -6,7 +6,7 @@
  * @module
  */
 import type { Event } from '@weft/spec'
-import type { WorkerStore } from './contracts.js'
+import type { WorkerStore } from './seams.js'
 
 /** The assertions the suite uses, as vitest's `expect` provides them. */
 export interface ContractAssertion {

@@ -68,8 +68,8 @@ describe('worker emitter (in memory)', () => {
       const imports = all.filter((l) => l.startsWith('import '))
       expect(imports).toEqual([
         "import type { Event, ExtensionKind } from '@weft/spec';",
-        "import type { WorkerView } from '../contracts.js';",
-        "import type { WorkerEventOf, WorkerReducerFor } from '../reducer.js';",
+        "import type { WorkerView } from '../seams.js';",
+        "import type { WorkerEventOf, WorkerReducerFor } from '../reducer-types.js';",
       ])
     })
   })

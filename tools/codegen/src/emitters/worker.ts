@@ -25,8 +25,8 @@ export function workerCase(kind: string): string {
 function reducersFile(ctx: EmitContext): GeneratedOutput {
   const file = new GeneratedFile(`${OUT}/reducers.ts`, ctx.preamble)
   file.importNamed('@weft/spec', ['Event', 'ExtensionKind'], true)
-  file.importNamed('../contracts.js', ['WorkerView'], true)
-  file.importNamed('../reducer.js', ['WorkerEventOf', 'WorkerReducerFor'], true)
+  file.importNamed('../seams.js', ['WorkerView'], true)
+  file.importNamed('../reducer-types.js', ['WorkerEventOf', 'WorkerReducerFor'], true)
   const members = EVENT_CATALOG.map((entry) => `${docBlock(workerReducerDoc(entry), '  ')}\n  readonly ${quoted(entry.kind)}: WorkerReducerFor<${quoted(entry.kind)}>`)
   file.statements(
     [

@@ -4,7 +4,7 @@
  * @module
  */
 import type { Event, EventKind, EventPayload } from '@weft/spec'
-import type { WorkerView } from './contracts.js'
+import type { WorkerView } from './seams.js'
 
 /**
  * An Event whose `kind` is `K` and whose `payload` has the contract payload type of `K`
