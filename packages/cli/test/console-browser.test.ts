@@ -100,14 +100,12 @@ describe('weft demo --console in a browser', () => {
 
   it('signs in with the key file the demo printed', async () => {
     expect(opened).toBeDefined()
-    const started = performance.now()
     await page.goto(opened!.url)
     await shot(page, 'sign-in')
     // Choosing the file signs in at once (the key is imported and the seed wiped).
     await page.getByLabel('Key file', { exact: true }).setInputFiles(opened!.keyPath)
         await expect.poll(() => page.getByTestId('person').textContent({ timeout: 2000 }), { timeout: 10_000 }).toBe('urn:weft:demo:human:priya')
     await expect.poll(() => page.getByTestId('group-item').count(), { timeout: 10_000 }).toBe(2)
-    expect(performance.now() - started).toBeLessThan(10_000)
     expect(await page.getByTestId('connection-state').textContent({ timeout: 2000 })).toContain('Connected')
   }, 30_000)
 
