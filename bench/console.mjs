@@ -29,7 +29,6 @@
 // browser, the Authority and the bench share the machine, so its load average is reported.
 // WEFT_BENCH_CONSOLE_EVENTS sets the Group's size (default 10000), WEFT_BENCH_CONSOLE_LIVE_SECONDS
 // the live phase (default 10), WEFT_BENCH_CONSOLE_CHROMIUM the browser (default /usr/bin/chromium).
-import { createHash } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { cpus, loadavg, tmpdir } from 'node:os'
@@ -65,9 +64,6 @@ const ORG = 'urn:weft:bench-console:org'
 export const SMALL_GROUP = 'urn:weft:bench-console:group:new'
 export const BIG_GROUP = 'urn:weft:bench-console:group:10k'
 const VIEWPORT = { width: 1280, height: 900 }
-
-/** The seed createTestOrganization derives for a Principal (its keys are reproducible test keys). */
-const testSeed = (type, name) => createHash('sha256').update(`weft-test-key\u0000${ORG}\u0000${type}\u0000${name}`).digest()
 
 /** Wall-clock milliseconds with sub-millisecond resolution, comparable with the page's `timeOrigin + now()`. */
 const wallMs = () => performance.timeOrigin + performance.now()
@@ -135,9 +131,8 @@ export async function setUp(log, { minify = true } = {}) {
   const fillMs = performance.now() - began
   if (authority.group(BIG_GROUP).head !== EVENTS) throw new Error(`the big Group has ${authority.group(BIG_GROUP).head} Events, not ${EVENTS}`)
 
-  // The key file `weft principal add human ada` would write: createTestOrganization derives the
-  // seed from the Organization, the type and the name.
-  const seed = testSeed('human', 'ada')
+  // The key file `weft principal add human ada` would write.
+  const seed = ada.seed
   const keyFile = JSON.stringify({ format: 'weft.key/1', organizationId: ORG, principal: ada.actor, keyId: ada.signingKey.keyId, publicKey: encodeBase64url(ada.signingKey.pair.publicKey), seed: encodeBase64url(seed), validFrom: '2026-01-01T00:00:00Z' })
 
   const appDir = await mkdtemp(join(tmpdir(), 'weft-bench-console-'))
@@ -409,8 +404,7 @@ if (!isMainThread && workerData?.role === 'agent') await agentThread(workerData)
 /** Starts {@link agentThread} for the Coordinator; resolves once it is subscribed. */
 async function agentWatcher(world, groupId) {
   const who = world.coordinator
-  const seed = testSeed('agent', 'coordinator')
-  if (encodeBase64url(keyPairFromSeed(seed).publicKey) !== encodeBase64url(who.signingKey.pair.publicKey)) throw new Error("the Coordinator's seed is not derived as createTestOrganization derives it")
+  const seed = who.seed
   const worker = new Worker(new URL(import.meta.url), {
     workerData: { role: 'agent', url: world.wire.url, groupId, afterSequence: world.authority.group(groupId).head, actor: who.actor, keyId: who.signingKey.keyId, seed: [...seed] },
   })

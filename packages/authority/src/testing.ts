@@ -37,6 +37,12 @@ export interface TestPrincipal<T extends Actor['type'] = Actor['type']> {
   readonly name: string
   readonly actor: { readonly type: T; readonly id: string }
   readonly signingKey: SigningKey
+  /**
+   * The RFC 8032 seed of its key (32 bytes, a fresh copy on every read): what a key file holds, for a test
+   * that signs where no `SigningKey` object can go, such as a web page that imports the key into
+   * WebCrypto. Test keys protect nothing.
+   */
+  readonly seed: Uint8Array
 }
 
 /** An Agent of a test Organization: its key and the Agent Card the control plane signed for it. */
@@ -150,7 +156,11 @@ export function createTestOrganization<const H extends string = never, const A e
   const principal = <T extends Actor['type']>(type: T, name: string): TestPrincipal<T> => {
     // Distinct Organizations get distinct keys: §6.4 forbids one public key under two Principals.
     const seed = createHash('sha256').update(`weft-test-key\u0000${organizationId}\u0000${type}\u0000${name}`).digest()
-    return Object.freeze({ name, actor: Object.freeze({ type, id: `${organizationId}:${type}:${name}` }), signingKey: Object.freeze({ keyId: `${organizationId}:key:${type}:${name}`, pair: keyPairFromSeed(seed) }) })
+    return Object.freeze({ name, actor: Object.freeze({ type, id: `${organizationId}:${type}:${name}` }), signingKey: Object.freeze({ keyId: `${organizationId}:key:${type}:${name}`, pair: keyPairFromSeed(seed) }),
+      get seed(): Uint8Array {
+        return Uint8Array.from(seed)
+      },
+    })
   }
   const byName = <T extends Actor['type'], P extends TestPrincipal<T>>(type: T, names: readonly string[], make: (name: string) => P, taken: readonly string[] = []): Record<string, P> => {
     const out: Record<string, P> = {}
@@ -206,7 +216,16 @@ export function createTestOrganization<const H extends string = never, const A e
   const agentSpecs = new Map(specs.map((s) => [s.name, s]))
   const agents = byName('agent', specs.map((s) => s.name), (name): TestAgent => {
     const base = principal('agent', name)
-    return Object.freeze({ ...base, card: card(base, agentSpecs.get(name)!) })
+    // Not a spread: it would turn the `seed` getter into one shared array.
+    return Object.freeze({
+      name: base.name,
+      actor: base.actor,
+      signingKey: base.signingKey,
+      get seed(): Uint8Array {
+        return base.seed
+      },
+      card: card(base, agentSpecs.get(name)!),
+    })
   })
 
   const everyone: readonly TestPrincipal[] = Object.freeze([...Object.values(humans), ...Object.values(agents), ...Object.values(services), controlPlane, authorityService])

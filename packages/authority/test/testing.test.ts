@@ -6,7 +6,7 @@
  */
 import { createAuthority, createMemoryStore } from '@weft/authority'
 import { createTestOrganization, TEST_CAPABILITY } from '@weft/authority/testing'
-import { encodeBase64url, UsageError, verify } from '@weft/codec'
+import { encodeBase64url, keyPairFromSeed, UsageError, verify } from '@weft/codec'
 import type { CommandPayload } from '@weft/spec'
 import { schemaCheckForKind } from '@weft/validators/signed'
 import { describe, expect, it } from 'vitest'
@@ -67,6 +67,13 @@ describe('createTestOrganization', () => {
     expect(again.humans.owner.signingKey.pair.publicKey).toEqual(org.humans.owner.signingKey.pair.publicKey)
     expect(other.humans.owner.signingKey.pair.publicKey).not.toEqual(org.humans.owner.signingKey.pair.publicKey)
     expect(other.humans.owner.actor.id).toBe('urn:weft:other:org:human:owner')
+  })
+
+  it('gives each Principal the seed of its key, a fresh copy on every read', () => {
+    const org = createTestOrganization({ humans: ['ada'], agents: ['builder'] })
+    for (const p of org.everyone) expect(encodeBase64url(keyPairFromSeed(p.seed).publicKey)).toBe(encodeBase64url(p.signingKey.pair.publicKey))
+    org.humans.ada.seed.fill(0)
+    expect(org.humans.ada.seed.some((b) => b !== 0)).toBe(true)
   })
 
   it('starts an Authority with every card registered and a session per Agent; its clients carry the epochs they learn', async () => {

@@ -6,7 +6,6 @@
 // is NOT a dependency of @weft/client: the example runs in a consumer project where every Weft
 // package is installed.
 import assert from 'node:assert/strict'
-import { createHash } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
 import { createTestOrganization } from '@weft/authority/testing'
 import { createWireServer } from '@weft/authority/wire'
@@ -35,10 +34,8 @@ await clientOf(owner).missionCreate({
 // The control plane gives the README's Agent a Membership that reads the whole history (§8).
 await clientOf(controlPlane).membershipChange({ membershipId: `${groupId}:membership:w1`, member: actor, role: 'worker', state: 'active', scopes: ['group:read', 'group:write'], visibilityStartSequence: 0 })
 
-// The seeds (in a page: from the person's key file, wiped once imported). Test keys derive from
-// the Organization ID, the type and the name (createTestOrganization).
-const seedOf = (type: string, name: string): Uint8Array => new Uint8Array(createHash('sha256').update(`weft-test-key\u0000urn:example:org\u0000${type}\u0000${name}`).digest())
-const seed = seedOf('agent', 'w1')
+// The seeds (in a page: from the person's key file, wiped once imported).
+const seed = org.agents.w1.seed
 const publicKey = signingKey.pair.publicKey
 const keyId = signingKey.keyId
 const conversationId = authority.group(groupId)!.group.mainConversationId
@@ -72,7 +69,7 @@ const freshTicket = async (): Promise<string> => {
   return ticket
 }
 const ownerId = owner.actor.id
-const ownerSeed = seedOf('human', 'owner')
+const ownerSeed = owner.seed
 const ownerPublicKey = owner.signingKey.pair.publicKey
 const ownerKeyId = owner.signingKey.keyId
 
