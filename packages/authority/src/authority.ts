@@ -2,8 +2,8 @@
  * `createAuthority`: a Group Authority over the domain handlers and reducers.
  * @module
  */
-import { handlers, reducers } from './compose.js'
-import { createPipeline, type Authority, type AuthorityOptions } from './pipeline.js'
+import { handlers, reducers } from './domain/compose.js'
+import { createPipeline, type Authority, type AuthorityOptions } from './commit/pipeline.js'
 
 /**
  * Starts a Group Authority: the signed Command pipeline over the domain handlers, an Event store

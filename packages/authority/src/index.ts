@@ -14,13 +14,13 @@
  * @packageDocumentation
  */
 export { createAuthority } from './authority.js'
-export type { Authority, AuthorityOptions, AuthorityKeys, AuditEntry, AcceptedTransaction } from './pipeline.js'
-export { DEFAULT_MAX_AUDIT_ENTRIES } from './pipeline.js'
+export type { Authority, AuthorityOptions, AuthorityKeys, AuditEntry, AcceptedTransaction } from './commit/pipeline.js'
+export { DEFAULT_MAX_AUDIT_ENTRIES } from './commit/pipeline.js'
 export { DEFAULT_POLICY } from './policy.js'
 // What of a refused Command an audit entry keeps and an error's `details` echo (§6.4, §19).
-export { MAX_ECHO_CHARS, MAX_ECHO_ITEMS } from './bounded.js'
-export { createMemoryStore } from './store.js'
-export type { AuthorityStore, StoredReceipt, SnapshotRecord, MemoryStoreOptions } from './store.js'
+export { MAX_ECHO_CHARS, MAX_ECHO_ITEMS } from './ingress/bounded.js'
+export { createMemoryStore } from './log/store.js'
+export type { AuthorityStore, StoredReceipt, SnapshotRecord, MemoryStoreOptions } from './log/store.js'
 export type { Clock, RandomSource } from './clock.js'
 export type { ActorRef, AuthorityState, GroupState, OrganizationState, AgentRecord, WorkItemRecord, ArtifactRecord, MessageRecord, GrantRecord, ProposalRecord } from './model.js'
 export type { AuthorityPolicy } from './policy.js'
@@ -46,61 +46,61 @@ export type {
 } from './tokens.js'
 
 // Delivery (§8, §16, §17.2–§17.3): subscriptions, paged replay, ACK Cursors, backpressure.
-export { createDelivery, createMemoryCursorStore } from './delivery.js'
-export { deliveryFeed } from './feed.js'
-export type { Delivery, DeliveryOptions, DeliverySource, DeliveryGroup, Subscription, SubscriptionHandlers, SubscribeOptions, ChannelStatus, ReplayPage, CursorStore } from './delivery.js'
+export { createDelivery, createMemoryCursorStore } from './delivery/delivery.js'
+export { deliveryFeed } from './delivery/feed.js'
+export type { Delivery, DeliveryOptions, DeliverySource, DeliveryGroup, Subscription, SubscriptionHandlers, SubscribeOptions, ChannelStatus, ReplayPage, CursorStore } from './delivery/delivery.js'
 
 // Archival (§7.4): signed Group Snapshots.
-export { buildGroupSnapshot, signGroupSnapshot, verifyGroupSnapshot, snapshotArtifactHash } from './snapshots.js'
-export type { UnsignedGroupSnapshot, SnapshotOptions, SnapshotVerifyOptions, SnapshotVerification } from './snapshots.js'
+export { buildGroupSnapshot, signGroupSnapshot, verifyGroupSnapshot, snapshotArtifactHash } from './log/snapshots.js'
+export type { UnsignedGroupSnapshot, SnapshotOptions, SnapshotVerifyOptions, SnapshotVerification } from './log/snapshots.js'
 
 // Compaction and restore (§7.4, §16): the online log behind a signed snapshot, CURSOR_TOO_OLD, restore.
-export { verifySnapshotImage, snapshotImage } from './snapshots.js'
-export type { RestorePoint, ImageVerification, SnapshotRefusal } from './snapshots.js'
-export { cursorTooOld } from './compaction.js'
-export type { EventPage } from './compaction.js'
-export { restoreState } from './restore.js'
+export { verifySnapshotImage, snapshotImage } from './log/snapshots.js'
+export type { RestorePoint, ImageVerification, SnapshotRefusal } from './log/snapshots.js'
+export { cursorTooOld } from './log/compaction.js'
+export type { EventPage } from './log/compaction.js'
+export { restoreState } from './log/restore.js'
 // §12: the limit a Resource Budget sets on one usage dimension, money in microunits (what the ledger compares usage with).
 export { limitOf as budgetLimit } from './domain/work-budget.js'
-export type { RestoreOptions } from './restore.js'
+export type { RestoreOptions } from './log/restore.js'
 
 // State checkpoints (§7.4, §16): a signed image of the state a restart resumes from.
-export type { StateCheckpoint, CheckpointManifest, CheckpointSnapshotRef } from './store.js'
-export type { AuthorityWarning, AuthorityWarningKind } from './checkpoint.js'
+export type { StateCheckpoint, CheckpointManifest, CheckpointSnapshotRef } from './log/store.js'
+export type { AuthorityWarning, AuthorityWarningKind } from './log/checkpoint.js'
 
 // Proving a stored log on open (§6.4, §15.2, §16): signatures, per-Group chains, acknowledged heads.
-export { createLogProver, proveLog, checkpointAnchor, chainLink, LogProofError, LOG_CHAIN_FORMAT } from './log-proof.js'
-export type { LogRow, LogHead, LogAnchor, LogProver, LogProofOptions, LogProofSummary, LogProofPlace } from './log-proof.js'
+export { createLogProver, proveLog, checkpointAnchor, chainLink, LogProofError, LOG_CHAIN_FORMAT } from './log/log-proof.js'
+export type { LogRow, LogHead, LogAnchor, LogProver, LogProofOptions, LogProofSummary, LogProofPlace } from './log/log-proof.js'
 
 // Redaction (§9): redacted Messages served as auditable tombstones; the log keeps its IDs and sequences.
-export { REDACTION_EXTENSION } from './redaction.js'
-export type { RedactionTombstone } from './redaction.js'
+export { REDACTION_EXTENSION } from './delivery/redaction.js'
+export type { RedactionTombstone } from './delivery/redaction.js'
 
 // Retry limits of the Work Contract (§11.4), derived from the log.
 export { retryStatusOf } from './domain/retry.js'
 export type { RetryStatus, RetryExhaustion } from './domain/retry.js'
 
 // Artifacts (§13): content-addressed bytes outside the log, provenance, Context Packages.
-export { createMemoryBlobStore, resolveArtifact, checkedCopy } from './blobs.js'
-export type { BlobStore, MemoryBlobStoreOptions } from './blobs.js'
-export { createProvenanceIndex } from './provenance.js'
-export type { ProvenanceIndex, ProducedBy } from './provenance.js'
-export { buildContextPackage, signContextPackage, checkContextPackageScope } from './context-packages.js'
-export type { UnsignedContextPackage, BuildContextPackageInput, ContextScope } from './context-packages.js'
+export { createMemoryBlobStore, resolveArtifact, checkedCopy } from './log/blobs.js'
+export type { BlobStore, MemoryBlobStoreOptions } from './log/blobs.js'
+export { createProvenanceIndex } from './delivery/provenance.js'
+export type { ProvenanceIndex, ProducedBy } from './delivery/provenance.js'
+export { buildContextPackage, signContextPackage, checkContextPackageScope } from './delivery/context-packages.js'
+export type { UnsignedContextPackage, BuildContextPackageInput, ContextScope } from './delivery/context-packages.js'
 
 // Library-author surface: the pipeline over custom tables, the handler contract, transactions.
-export { createPipeline, fold } from './pipeline.js'
-export type { PipelineOptions } from './pipeline.js'
-export type { IngressStage, Diagnostic } from './ingress.js'
-export { handlers, reducers } from './compose.js'
+export { createPipeline, fold } from './commit/pipeline.js'
+export type { PipelineOptions } from './commit/pipeline.js'
+export type { IngressStage, Diagnostic } from './ingress/checks.js'
+export { handlers, reducers } from './domain/compose.js'
 export { emptyState, actorKey, aggregateKey } from './model.js'
-export type { CommandOf, AnyCommand, EventOf, EventDraft, AnyEventDraft, HandlerFor, ReducerFor, HandlerContext } from './handler.js'
-export { draft, reject, requireGroup } from './handler.js'
-export { materialize, applyEvents, aggregateIdOf } from './transact.js'
-export { foldTable, foldTables } from './checkpoint-tables.js'
-export type { FoldTable, FoldTableKey, FoldTableKeys } from './checkpoint-tables.js'
-export { CHECKPOINT_FORMAT, historyPosition, signCheckpointManifest } from './checkpoint.js'
-export type { ReducerTable, TransactionCause, MaterializeOptions } from './transact.js'
+export type { CommandOf, AnyCommand, EventOf, EventDraft, AnyEventDraft, HandlerFor, ReducerFor, HandlerContext } from './commit/handler.js'
+export { draft, reject, requireGroup } from './commit/handler.js'
+export { materialize, applyEvents, aggregateIdOf } from './commit/transact.js'
+export { foldTable, foldTables } from './log/checkpoint-tables.js'
+export type { FoldTable, FoldTableKey, FoldTableKeys } from './log/checkpoint-tables.js'
+export { CHECKPOINT_FORMAT, historyPosition, signCheckpointManifest } from './log/checkpoint.js'
+export type { ReducerTable, TransactionCause, MaterializeOptions } from './commit/transact.js'
 export { dispatchCommand, applyEvent, COMMAND_RULES, EVENT_RULES } from './gen/index.js'
 export type { CommandHandlers, EventReducers, CommandRule, EventRule } from './gen/index.js'
 export { systemClock, systemRandom, timestampOf, uuidSource } from './clock.js'

@@ -26,7 +26,7 @@ import { encodeBase64url, isAbsoluteUri, isProtocolTimestamp, keyPairFromSeed, R
 import type { Actor, AgentCapability, AgentCard, CapabilityRef } from '@weft/spec'
 import { createAuthority } from './authority.js'
 import type { Clock } from './clock.js'
-import type { Authority, AuthorityOptions } from './pipeline.js'
+import type { Authority, AuthorityOptions } from './commit/pipeline.js'
 
 /** The capability of an Agent whose spec names none: every Agent Card states at least one (§6.1). */
 export const TEST_CAPABILITY: CapabilityRef = Object.freeze({ id: 'weft.test.general', version: '1.0.0' })

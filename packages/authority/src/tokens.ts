@@ -37,7 +37,7 @@ import { systemClock, systemRandom, timestampOf, type Clock, type RandomSource }
 import { requireCurrentExecution, requireOwner } from './domain/leases.js'
 import { deepFreeze } from './gen/rules.js'
 import { limitsOf, remainingBudget, requireUsageFits, usageOf, type Limits, type Usage } from './domain/work-budget.js'
-import { reject as refuse } from './handler.js'
+import { reject as refuse } from './commit/handler.js'
 import type { AuthorityPolicy } from './policy.js'
 import type { AgentRecord, AuthorityState, GroupState, WorkItemRecord } from './model.js'
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { groupSnapshots } from '../src/domain/policy.js'
-import { groupStateHash, snapshotArtifactHash, verifyGroupSnapshot } from '../src/snapshots.js'
+import { groupStateHash, snapshotArtifactHash, verifyGroupSnapshot } from '../src/log/snapshots.js'
 import { snapshotOf } from './fixtures-archive.js'
 import { cast } from './fixtures.js'
 import { approveMission, expectIntegrity, expectRefused, kinds, payloadOf, reachMission, started, type World } from './world.js'

@@ -8,7 +8,7 @@
 import type { ErrorCode } from '@weft/codec'
 import fc from 'fast-check'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { createDelivery, type Delivery, type Subscription } from '../src/delivery.js'
+import { createDelivery, type Delivery, type Subscription } from '../src/delivery/delivery.js'
 import { referenceRecipient } from './fixtures-recovery.js'
 import { cast } from './fixtures.js'
 import { enrol, MEMBERS, openMission, started, type World } from './world.js'

@@ -5,10 +5,10 @@
  */
 import type { Receipt } from '@weft/client'
 import { expect } from 'vitest'
-import { foldTables } from '../src/checkpoint-tables.js'
-import { signCheckpointManifest } from '../src/checkpoint.js'
+import { foldTables } from '../src/log/checkpoint-tables.js'
+import { signCheckpointManifest } from '../src/log/checkpoint.js'
 import type { AuthorityState } from '../src/model.js'
-import type { AuthorityStore, CheckpointManifest, StateCheckpoint } from '../src/store.js'
+import type { AuthorityStore, CheckpointManifest, StateCheckpoint } from '../src/log/store.js'
 import { snapshotOf } from './fixtures-archive.js'
 import { ownerFails, post } from './fixtures-recovery.js'
 import { cast } from './fixtures.js'

@@ -8,10 +8,10 @@ import { ProtocolError } from '@weft/codec'
 import type { CommandKind, Membership } from '@weft/spec'
 import type { CommandHandlers } from '../src/gen/handlers.js'
 import type { EventReducers } from '../src/gen/reducers.js'
-import { draft, reject, requireGroup, type CommandOf, type HandlerFor, type ReducerFor } from '../src/handler.js'
+import { draft, reject, requireGroup, type CommandOf, type HandlerFor, type ReducerFor } from '../src/commit/handler.js'
 import { actorKey, emptyState, type GroupState } from '../src/model.js'
-import { createPipeline, type Authority } from '../src/pipeline.js'
-import type { AuthorityStore } from '../src/store.js'
+import { createPipeline, type Authority } from '../src/commit/pipeline.js'
+import type { AuthorityStore } from '../src/log/store.js'
 import { agentCard, cast, command, GROUP, MISSION, seedGroup, testClock, testRegistry, type Cast, type TestClock } from './fixtures.js'
 
 /** The agents the bootstrap registers and opens a session for. */

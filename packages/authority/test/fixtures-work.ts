@@ -11,9 +11,9 @@ import { validators } from '@weft/validators'
 import { eventPayloads } from '@weft/validators/payloads'
 import { expect } from 'vitest'
 import { workHandlers, workReducers, type WorkCommandKind } from '../src/domain/work.js'
-import type { CommandOf, HandlerFor, ReducerFor } from '../src/handler.js'
+import type { CommandOf, HandlerFor, ReducerFor } from '../src/commit/handler.js'
 import { actorKey, emptyState, type AuthorityState, type GroupState, type WorkItemRecord } from '../src/model.js'
-import type { ReducerTable } from '../src/transact.js'
+import type { ReducerTable } from '../src/commit/transact.js'
 import { CAPABILITY, cast, command, contract, counterIds, evidence, GROUP, memberDoc, run, seedGroup, T0, testClock, type Cast, type TestClock } from './fixtures.js'
 
 /** A stand-in for the Membership domain's reducer: stores the Membership as the Event carries it. */

@@ -6,10 +6,10 @@
  */
 import { encodeBase64url, keyPairFromSeed, Registry, sign, signingHash, type SigningKey } from '@weft/codec'
 import type { AgentCard, Evidence, Lease, Membership, Mission, WorkContract } from '@weft/spec'
-import type { AnyEventDraft, CommandOf, HandlerContext, HandlerFor } from '../src/handler.js'
+import type { AnyEventDraft, CommandOf, HandlerContext, HandlerFor } from '../src/commit/handler.js'
 import type { AuthorityPolicy } from '../src/policy.js'
 import { actorKey, emptyGroupState, emptyState, type ActorRef, type AuthorityState, type GroupState } from '../src/model.js'
-import { applyEvents, materialize, type ReducerTable } from '../src/transact.js'
+import { applyEvents, materialize, type ReducerTable } from '../src/commit/transact.js'
 import type { CommandKind, Event } from '@weft/spec'
 
 /** The fixed start of test time. */

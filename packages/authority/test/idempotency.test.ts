@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest'
-import type { Authority } from '../src/pipeline.js'
+import type { Authority } from '../src/commit/pipeline.js'
 import { cast, command, GROUP, type TestClock } from './fixtures.js'
 import { inGroup, refusal, signed, started, workerMembership } from './fixtures-pipeline.js'
 

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest'
 import { closedLeasesOf } from '../src/domain/leases.js'
 import type { WorkItemRecord } from '../src/model.js'
-import { createMemoryStore } from '../src/store.js'
+import { createMemoryStore } from '../src/log/store.js'
 import { cast, T0 } from './fixtures.js'
 import { accept, authorize, cancelWork, checkpoint, createWorld, offer, payloadOf, promote, reach, started, wid, type World } from './world.js'
 

@@ -8,7 +8,7 @@
 import { sign } from '@weft/codec'
 import type { GroupSnapshot } from '@weft/spec'
 import { describe, expect, it } from 'vitest'
-import { createMemoryStore, type AuthorityStore } from '../src/store.js'
+import { createMemoryStore, type AuthorityStore } from '../src/log/store.js'
 import { contextPackage, decision } from './fixtures-missions.js'
 import { FULL_BUDGET, SELECTION } from './fixtures-work.js'
 import { agentCard, cast, contract, evidence, GROUP } from './fixtures.js'

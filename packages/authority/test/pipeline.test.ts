@@ -2,7 +2,7 @@ import { GENERIC_WIRE_MESSAGES, ProtocolError, sign } from '@weft/codec'
 import type { Event } from '@weft/spec'
 import { signedVerifier } from '@weft/validators/signed'
 import { beforeEach, describe, expect, it } from 'vitest'
-import type { Authority } from '../src/pipeline.js'
+import type { Authority } from '../src/commit/pipeline.js'
 import { agentCard, cast, command, GROUP, testClock, testRegistry, type TestClock } from './fixtures.js'
 import { inGroup, missionCreatePayload, refusal, signed, started, testAuthority, workerMembership } from './fixtures-pipeline.js'
 

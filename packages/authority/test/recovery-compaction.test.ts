@@ -6,9 +6,9 @@
  */
 import type { Event } from '@weft/spec'
 import { describe, expect, it } from 'vitest'
-import { createDelivery } from '../src/delivery.js'
-import { REDACTION_EXTENSION } from '../src/redaction.js'
-import { buildGroupSnapshot, signGroupSnapshot, verifyGroupSnapshot, verifySnapshotImage } from '../src/snapshots.js'
+import { createDelivery } from '../src/delivery/delivery.js'
+import { REDACTION_EXTENSION } from '../src/delivery/redaction.js'
+import { buildGroupSnapshot, signGroupSnapshot, verifyGroupSnapshot, verifySnapshotImage } from '../src/log/snapshots.js'
 import { compactHead, expectSigned, post, restart, retained, startedKept, type KeptWorld } from './fixtures-recovery.js'
 import { cast } from './fixtures.js'
 import { checkpoint, offer, reach, type World } from './world.js'

@@ -7,7 +7,7 @@
 import { ProtocolError } from '@weft/codec'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { createDelivery, type DeliveryGroup, type Subscription } from '../src/delivery.js'
+import { createDelivery, type DeliveryGroup, type Subscription } from '../src/delivery/delivery.js'
 import { compactHead, post, referenceRecipient, retained, startedKept, type KeptWorld } from './fixtures-recovery.js'
 import { cast } from './fixtures.js'
 import { enrol, MEMBERS, openMission, type World } from './world.js'

@@ -7,8 +7,8 @@
  * `agent_card_registered` Event carries the revocation, so a fold of the log gives the same state.
  */
 import { timestampOf } from '../src/clock.js'
-import { createDelivery } from '../src/delivery.js'
-import { deliveryFeed } from '../src/feed.js'
+import { createDelivery } from '../src/delivery/delivery.js'
+import { deliveryFeed } from '../src/delivery/feed.js'
 import { connectWebSocket } from '@weft/client/wire'
 import type { PublicKey } from '@weft/spec'
 import { afterEach, describe, expect, it } from 'vitest'

@@ -207,7 +207,7 @@ export interface PostgresLogProofOptions extends PostgresLogSource, Pick<LogProo
 const PROOF_BATCH = 1000
 
 /**
- * Proves the shared log as committed (`log-proof.ts` of `@weft/authority`, §6.4, §15.2), reading
+ * Proves the shared log as committed (`src/log/log-proof.ts` of `@weft/authority`, §6.4, §15.2), reading
  * only: every Event, in acceptance order (transaction, then place in it), passes the six §6.4
  * stages under the Authority's key in `registry`, names `authority` as `acceptedBy`, sits at the
  * Group and sequence of its row and continues its Group without a gap, and is not a redaction

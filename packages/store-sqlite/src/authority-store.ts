@@ -47,7 +47,7 @@ export interface SqliteAuthorityStore extends Omit<AuthorityStore, CompactionMem
   /** Artifact bytes by content hash (§13.1), re-hashed on every read. Group Snapshots are stored here too, under `snapshotArtifactHash`. */
   readonly blobStore: BlobStore
   /**
-   * Proves the stored log before an Authority folds it (`log-proof.ts` of `@weft/authority`):
+   * Proves the stored log before an Authority folds it (`src/log/log-proof.ts` of `@weft/authority`):
    * `PRAGMA quick_check`; every Event's chain link, from the start up to the state checkpoint's
    * signed heads; every Event after the checkpoint's §6.4 signature by `options.authority` under
    * `options.registry`, its place and its Group's contiguity (§15.2); and every head the head file

@@ -1,5 +1,5 @@
 /**
- * The chain beside the Authority store's log (`log-proof.ts` of `@weft/authority`): each Event row
+ * The chain beside the Authority store's log (`src/log/log-proof.ts` of `@weft/authority`): each Event row
  * holds its link, `chainLink(previous link, body)`, of its Group's chain (or of the Organization
  * log's), written in the same transaction as the row; the store keeps every chain's head in memory
  * for the next append, the state checkpoint and the head file. And the proof of a file's log.

@@ -29,7 +29,7 @@ describe('the walkthroughs of spec/README.md', () => {
       'spec/src/catalog/commands.ts',
       'spec/src/payloads/commands.ts',
       'packages/authority/src/domain/notes.ts',
-      'packages/authority/src/compose.ts',
+      'packages/authority/src/domain/compose.ts',
       'packages/worker/src/reducers.ts',
     ])
     expect(readmePatches(changeDocument).map((p) => p.path)).toEqual(['spec/src/documents/presence-record.ts'])
@@ -39,8 +39,8 @@ describe('the walkthroughs of spec/README.md', () => {
     const quoted = addKind.slice(addKind.indexOf('```text'), addKind.indexOf('```', addKind.indexOf('```text') + 3))
     const { errors } = tableErrors(quoted.replace('```text', ''))
     expect(errors.map((e) => `${e.file} ${e.type} ${e.property}`)).toEqual([
-      "packages/authority/src/compose.ts CommandHandlers 'ext.example.work.note_add'",
-      "packages/authority/src/compose.ts EventReducers 'ext.example.work.note_added'",
+      "packages/authority/src/domain/compose.ts CommandHandlers 'ext.example.work.note_add'",
+      "packages/authority/src/domain/compose.ts EventReducers 'ext.example.work.note_added'",
       "packages/worker/src/reducers.ts WorkerEventReducers 'ext.example.work.note_added'",
     ])
   })

@@ -8,7 +8,7 @@ import { cast, command, context, evidence, GROUP, run, seedGroup, testClock, tes
 import { EPOCH, EXECUTION_EXPIRES, hashOf, manifest, seedActiveItem } from '../../test/fixtures-artifacts.js'
 import { activate, exec, world, wid } from '../../test/fixtures-work.js'
 import { emptyState } from '../model.js'
-import { applyEvents, type ReducerTable } from '../transact.js'
+import { applyEvents, type ReducerTable } from '../commit/transact.js'
 import { artifactHandlers, artifactReducers } from './artifacts.js'
 
 const publish = artifactHandlers['artifact.publish']

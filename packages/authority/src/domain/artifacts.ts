@@ -5,9 +5,9 @@
  * @module
  */
 import type { Artifact, WorkOwner } from '@weft/spec'
-import { draft, reject, requireGroup, type HandlerFor, type ReducerFor } from '../handler.js'
+import { draft, reject, requireGroup, type HandlerFor, type ReducerFor } from '../commit/handler.js'
 import type { GroupState } from '../model.js'
-import { createProvenanceIndex } from '../provenance.js'
+import { createProvenanceIndex } from '../delivery/provenance.js'
 import { requireCurrentExecution } from './leases.js'
 
 /**

@@ -4,7 +4,7 @@
  * Also the index of the parent and child tree of WorkItems, which budgets walk (§4.11, §12).
  * @module
  */
-import { reject } from '../handler.js'
+import { reject } from '../commit/handler.js'
 import type { GroupState, WorkItemRecord } from '../model.js'
 
 /** A node of the graph: the WorkItems it depends on. */

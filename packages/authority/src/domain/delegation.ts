@@ -6,7 +6,7 @@
  * @module
  */
 import { USAGE_DIMENSIONS, type WorkContract, type WorkItemState } from '@weft/spec'
-import { reject, type HandlerContext } from '../handler.js'
+import { reject, type HandlerContext } from '../commit/handler.js'
 import { actorKey, type ActorRef, type GrantRecord, type GroupState } from '../model.js'
 import { LIMIT_KEY, limitOf, requireAllocation } from './work-budget.js'
 import { compareSemver } from './work-contract.js'

@@ -5,9 +5,9 @@
  * @module
  */
 import type { Evidence, WorkContract } from '@weft/spec'
-import { reject, type HandlerContext } from '../handler.js'
+import { reject, type HandlerContext } from '../commit/handler.js'
 import type { GroupState, WorkItemRecord } from '../model.js'
-import { foldTable } from '../checkpoint-tables.js'
+import { foldTable } from '../log/checkpoint-tables.js'
 
 /**
  * Verifies each Evidence document (§6.4, through `ctx.verifyDocument`) and checks it is about this

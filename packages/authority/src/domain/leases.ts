@@ -6,10 +6,10 @@
  * @module
  */
 import type { Lease, WorkOwner } from '@weft/spec'
-import { reject } from '../handler.js'
+import { reject } from '../commit/handler.js'
 import type { ActorRef, GroupState, OrganizationState, WorkItemRecord } from '../model.js'
-import { cardActive } from '../standing.js'
-import { foldTable } from '../checkpoint-tables.js'
+import { cardActive } from '../ingress/standing.js'
+import { foldTable } from '../log/checkpoint-tables.js'
 import { parseInstant } from '../instants.js'
 
 /** Whether `lease` is active and its expiry has not been reached at `nowMs`. */

@@ -3,7 +3,7 @@ import type { CommandPayload, Membership } from '@weft/spec'
 import { cast, seedGroup, T0 } from '../../test/fixtures.js'
 import { codeOf, exec, expectValidGroup, expectValidPayloads, inGroup, seedItem } from '../../test/fixtures-missions.js'
 import { actorKey, emptyState } from '../model.js'
-import type { EventOf } from '../handler.js'
+import type { EventOf } from '../commit/handler.js'
 import { membershipReducers } from './memberships.js'
 
 const WORKER_MEMBERSHIP = 'urn:weft:test:membership:worker-1'

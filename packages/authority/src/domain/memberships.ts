@@ -5,7 +5,7 @@
  * @module
  */
 import type { DelegationGrant, Membership } from '@weft/spec'
-import { draft, reject, requireGroup, type AnyEventDraft, type CommandOf, type HandlerContext, type HandlerFor, type ReducerFor } from '../handler.js'
+import { draft, reject, requireGroup, type AnyEventDraft, type CommandOf, type HandlerContext, type HandlerFor, type ReducerFor } from '../commit/handler.js'
 import { actorKey, type ActorRef, type AuthorityState, type GroupState } from '../model.js'
 import { parseInstant } from '../instants.js'
 import { requireCoordinatorOr } from './work-roles.js'

@@ -5,7 +5,7 @@
  * @module
  */
 import type { Conversation, Event, Message } from '@weft/spec'
-import { draft, reject, requireGroup, type AnyEventDraft, type CommandOf, type EventOf, type HandlerContext, type HandlerFor, type ReducerFor } from '../handler.js'
+import { draft, reject, requireGroup, type AnyEventDraft, type CommandOf, type EventOf, type HandlerContext, type HandlerFor, type ReducerFor } from '../commit/handler.js'
 import type { ActorRef, AuthorityState, GroupState, MessageRecord } from '../model.js'
 import { hasLiveMembership, isControlPlane, isMissionOwner, sameActor } from './memberships.js'
 import { noncriticalExtensions, offlineBindingOf, reconcileMessage } from './offline.js'

@@ -21,7 +21,7 @@ import {
   type ExecOptions,
 } from '../../test/fixtures-missions.js'
 import { emptyState, type AuthorityState, type GroupState } from '../model.js'
-import { applyEvents, type ReducerTable } from '../transact.js'
+import { applyEvents, type ReducerTable } from '../commit/transact.js'
 import { missionHandlers } from './missions.js'
 import { workReducers } from './work.js'
 

@@ -11,7 +11,7 @@
 import type { Approval, Conversation, Evidence, EventPayload, Group, Lease, Membership, Mission, MissionParent, WorkItem } from '@weft/spec'
 import { TERMINAL_MISSION_STATES, TERMINAL_WORK_ITEM_STATES, type MissionEventType, type WorkItemEventType } from '@weft/spec/machines'
 import { MISSION_STATES_WITH_EVENT, MISSION_TRANSITION_LOOKUP, WORK_ITEM_TRANSITION_LOOKUP, transitionTargets, type TransitionLookup } from '../gen/transitions.js'
-import { draft, reject, requireGroup, type AnyEventDraft, type CommandOf, type EventOf, type HandlerContext, type HandlerFor, type ReducerFor } from '../handler.js'
+import { draft, reject, requireGroup, type AnyEventDraft, type CommandOf, type EventOf, type HandlerContext, type HandlerFor, type ReducerFor } from '../commit/handler.js'
 import { aggregateKey, emptyGroupState, type ActorRef, type AgentRecord, type AuthorityState, type GroupState, type WorkItemRecord } from '../model.js'
 import {
   isControlPlane,

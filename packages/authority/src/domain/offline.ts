@@ -30,7 +30,7 @@
  */
 import { isAbsoluteUri, isProtocolTimestamp } from '@weft/codec'
 import { BOUNDED_OFFLINE_EXECUTION, USAGE_DIMENSIONS, type Command, type Lease, type OfflineBinding, type UsageDelta, type WorkItemState } from '@weft/spec'
-import { reject, requireGroup, type AnyEventDraft, type CommandOf, type HandlerContext } from '../handler.js'
+import { reject, requireGroup, type AnyEventDraft, type CommandOf, type HandlerContext } from '../commit/handler.js'
 import type { ActorRef, GroupState, WorkItemRecord } from '../model.js'
 import { closedLeasesOf, requireOwner } from './leases.js'
 import { requireUsageFits } from './work-budget.js'

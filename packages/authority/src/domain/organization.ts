@@ -3,12 +3,12 @@
  * Session Epochs that fence older runtimes of an Agent. Both Commands are Organization-scoped
  * bootstrap Commands of the control plane (§15.1); opening a Session also revokes the Agent's
  * Execution Leases in every Group (§11.3). A card whose `status` is not `active` stops its Agent
- * (see `standing.ts`): ingress refuses its Commands and its WorkItems may be offered again at once.
+ * (see `../ingress/standing.ts`): ingress refuses its Commands and its WorkItems may be offered again at once.
  * @module
  */
-import { draft, reject, type AnyEventDraft, type CommandOf, type HandlerContext, type HandlerFor, type ReducerFor } from '../handler.js'
+import { draft, reject, type AnyEventDraft, type CommandOf, type HandlerContext, type HandlerFor, type ReducerFor } from '../commit/handler.js'
 import type { ActorRef } from '../model.js'
-import { cardSuccessionFault } from '../standing.js'
+import { cardSuccessionFault } from '../ingress/standing.js'
 import { isControlPlane, requireRole } from './memberships.js'
 import { workItemTarget } from './missions.js'
 

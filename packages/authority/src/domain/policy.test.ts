@@ -4,7 +4,7 @@ import type { CommandPayload, Event, GroupSnapshot } from '@weft/spec'
 import { validators } from '@weft/validators'
 import { cast, seedGroup, T0 } from '../../test/fixtures.js'
 import { codeOf, exec, expectValidGroup, expectValidPayloads, inGroup } from '../../test/fixtures-missions.js'
-import { applyEvents, type ReducerTable } from '../transact.js'
+import { applyEvents, type ReducerTable } from '../commit/transact.js'
 import { emptyState } from '../model.js'
 import { groupSnapshots, policyReducers } from './policy.js'
 

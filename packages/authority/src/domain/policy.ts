@@ -1,16 +1,16 @@
 /**
  * The policy and archival domain (§7.4, §20): one-shot Cooperation Override Grants recorded in the
- * Group's Policy Log, and archival against a signed final snapshot (`snapshots.ts`).
+ * Group's Policy Log, and archival against a signed final snapshot (`../log/snapshots.ts`).
  * @module
  */
 import type { CooperationOverrideGrant, EventPayload } from '@weft/spec'
-import { draft, reject, requireGroup, type AnyEventDraft, type CommandOf, type HandlerContext, type HandlerFor, type ReducerFor } from '../handler.js'
+import { draft, reject, requireGroup, type AnyEventDraft, type CommandOf, type HandlerContext, type HandlerFor, type ReducerFor } from '../commit/handler.js'
 import type { ActorRef, GroupState } from '../model.js'
 import { TERMINAL_MISSION_STATES } from '@weft/spec/machines'
-import { snapshotArtifactHash, snapshotMismatch } from '../snapshots.js'
+import { snapshotArtifactHash, snapshotMismatch } from '../log/snapshots.js'
 import { isControlPlane, isMissionOwner, requireRole } from './memberships.js'
 import { indexOverride } from './runaway.js'
-import { foldTable } from '../checkpoint-tables.js'
+import { foldTable } from '../log/checkpoint-tables.js'
 import { parseInstant } from '../instants.js'
 
 type PolicyCommandKind = 'policy.grant_cooperation_override' | 'ext.missionweaveprotocol.core.group_archive'

@@ -39,10 +39,10 @@
  */
 import type { Evidence, RetryPolicy, WorkContract } from '@weft/spec'
 import { retryBackoffMs } from '@weft/client'
-import { reject, type EventOf, type HandlerContext } from '../handler.js'
+import { reject, type EventOf, type HandlerContext } from '../commit/handler.js'
 import type { AuthorityState, GroupState, WorkItemRecord } from '../model.js'
 import { requireNotExhausted } from './work-budget.js'
-import { foldTable } from '../checkpoint-tables.js'
+import { foldTable } from '../log/checkpoint-tables.js'
 import { parseInstant } from '../instants.js'
 
 /** Why no retry of a failed WorkItem may follow under the contract in force when it failed. */

@@ -14,10 +14,10 @@
  */
 import { ProtocolError } from '@weft/codec/errors'
 import type { Event } from '@weft/spec'
-import { reject, type CommandOf, type HandlerContext } from '../handler.js'
+import { reject, type CommandOf, type HandlerContext } from '../commit/handler.js'
 import { actorKey, type ActorRef, type AuthorityState, type GroupState, type OverrideRecord } from '../model.js'
 import { sameActor } from './memberships.js'
-import { foldTable } from '../checkpoint-tables.js'
+import { foldTable } from '../log/checkpoint-tables.js'
 import { parseInstant } from '../instants.js'
 
 /** The cooperation policies this Authority enforces, by their §20 policy names. */

@@ -56,10 +56,10 @@
  */
 import { USAGE_DIMENSIONS, type ResourceBudget, type UsageDelta, type UsageDimension, type WorkItemState } from '@weft/spec'
 import { TERMINAL_MISSION_STATES, TERMINAL_WORK_ITEM_STATES } from '@weft/spec/machines'
-import { reject } from '../handler.js'
+import { reject } from '../commit/handler.js'
 import type { AuthorityState, GroupState, WorkItemRecord } from '../model.js'
 import { childrenOf } from './dag.js'
-import { foldTable } from '../checkpoint-tables.js'
+import { foldTable } from '../log/checkpoint-tables.js'
 
 /** A value per usage dimension. */
 export type Usage = Record<UsageDimension, number>

@@ -3,7 +3,7 @@
  * Evidence and cancellation. Handlers only; the reducers are in `work-reducers.ts`.
  * @module
  */
-import { reject, requireGroup, type HandlerContext, type HandlerFor } from '../handler.js'
+import { reject, requireGroup, type HandlerContext, type HandlerFor } from '../commit/handler.js'
 import type { ActorRef, GroupState } from '../model.js'
 import { requireBoundEvidence, submissionOf, uncoveredCriteria } from './evidence.js'
 import { requireCurrentExecution } from './leases.js'

@@ -5,7 +5,7 @@
  * @module
  */
 import { USAGE_DIMENSIONS, type AgentCard, type CapabilityRef, type ResourceBudget, type WorkContract } from '@weft/spec'
-import { reject } from '../handler.js'
+import { reject } from '../commit/handler.js'
 import type { AuthorityState, GroupState, WorkItemRecord } from '../model.js'
 import { inheritanceOf, limitOf, NO_CURRENCY, requireAllocation, usageAsBudget, zeroUsage, type Usage } from './work-budget.js'
 import { parseInstant } from '../instants.js'

@@ -8,7 +8,7 @@
 import type { WorkItemState } from '@weft/spec'
 import type { WorkItemEventType, WorkItemGuard } from '@weft/spec/machines'
 import { WORK_ITEM_TRANSITION_LOOKUP, transitionTargets, type TransitionTarget } from '../gen/transitions.js'
-import { reject } from '../handler.js'
+import { reject } from '../commit/handler.js'
 import type { WorkItemRecord } from '../model.js'
 
 /** The state of a WorkItem for the machine: `none` before it exists (§10.2 creation rows). */

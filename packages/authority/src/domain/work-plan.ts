@@ -4,7 +4,7 @@
  * @module
  */
 import type { Membership, WorkContract, WorkItem, WorkOffer } from '@weft/spec'
-import { draft, reject, requireGroup, type AnyEventDraft, type EventDraft, type HandlerContext, type HandlerFor } from '../handler.js'
+import { draft, reject, requireGroup, type AnyEventDraft, type EventDraft, type HandlerContext, type HandlerFor } from '../commit/handler.js'
 import { actorKey, type ActorRef, type AuthorityState, type GroupState, type WorkItemRecord } from '../model.js'
 import { requireAcyclicDependencies } from './dag.js'
 import { ownerLive } from './leases.js'

@@ -7,7 +7,7 @@
  * @module
  */
 import type { Event, WorkItem, WorkOffer } from '@weft/spec'
-import type { EventOf, ReducerFor } from '../handler.js'
+import type { EventOf, ReducerFor } from '../commit/handler.js'
 import type { ActorRef, AuthorityState, GroupState, WorkItemRecord } from '../model.js'
 import { linkChild } from './dag.js'
 import { acceptEvidence, fileSubmission, submissionOf } from './evidence.js'

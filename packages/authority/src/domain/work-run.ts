@@ -6,7 +6,7 @@
  * @module
  */
 import type { Artifact, WorkContract } from '@weft/spec'
-import { reject, requireGroup, type HandlerContext, type HandlerFor } from '../handler.js'
+import { reject, requireGroup, type HandlerContext, type HandlerFor } from '../commit/handler.js'
 import { parseInstant } from '../instants.js'
 import type { ActorRef, GroupState, WorkItemRecord } from '../model.js'
 import { checkEvidenceCovers } from './evidence.js'

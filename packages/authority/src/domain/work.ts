@@ -11,7 +11,7 @@
  *   (`work-contract.ts`), budgets (`work-budget.ts`) and roles (`work-roles.ts`).
  * @module
  */
-import type { HandlerFor, ReducerFor } from '../handler.js'
+import type { HandlerFor, ReducerFor } from '../commit/handler.js'
 import { acceptResult, cancelWork, failWork } from './work-close.js'
 import { acceptOffer, addDependency, authorizeWork, offerWork, proposeWork } from './work-plan.js'
 import { workItemReducers } from './work-reducers.js'

@@ -10,7 +10,7 @@ import { parseTimestamp, ProtocolError, withinInterval, type KeyResolver } from 
 import type { Event, EventPayload } from '@weft/spec'
 import { timestampOf } from '../clock.js'
 import type { AuthorityState } from '../model.js'
-import { standingRefusal } from '../standing.js'
+import { standingRefusal } from '../ingress/standing.js'
 import type { ServerConnection } from './connection.js'
 
 const CARD_REGISTERED = 'ext.missionweaveprotocol.registry.agent_card_registered'

@@ -16,7 +16,7 @@ import { ProtocolError, UsageError, type KeyResolver, type SigningKey } from '@w
 import type { EventPayload, PresenceRecord } from '@weft/spec'
 import { WebSocketServer, type WebSocket } from 'ws'
 import { systemClock, systemRandom, timestampOf, type Clock, type RandomSource } from '../clock.js'
-import { createDelivery, type Delivery } from '../delivery.js'
+import { createDelivery, type Delivery } from '../delivery/delivery.js'
 import { serveConnection, type ConnectionContext, type ServerConnection } from './connection.js'
 import { admitHuman, isHumanPath, type AdmittedHuman, type HumanSessionGate, type UpgradeRefusal } from './human-sessions.js'
 import { endHumanSessionsPastStanding, endRevokedSessions, endSessionsPastStanding, STANDING_SWEEP_MS } from './revocation.js'

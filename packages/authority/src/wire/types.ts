@@ -3,8 +3,8 @@
  * `connection.ts` needs nothing of `server.ts` (which builds on it): no import cycle.
  * @module
  */
-import type { DeliverySource } from '../delivery.js'
-import type { Authority } from '../pipeline.js'
+import type { DeliverySource } from '../delivery/delivery.js'
+import type { Authority } from '../commit/pipeline.js'
 
 /** One line of the server's log. */
 export interface WireLogEntry {

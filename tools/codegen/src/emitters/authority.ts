@@ -107,14 +107,14 @@ function kindTableFile(ctx: EmitContext, m: KindTableModule): GeneratedOutput {
 function handlersFile(ctx: EmitContext): GeneratedOutput {
   return kindTableFile(ctx, {
     name: 'handlers.ts',
-    imports: [['../handler.js', ['AnyCommand', 'AnyEventDraft', 'HandlerContext', 'HandlerFor']]],
+    imports: [['../commit/handler.js', ['AnyCommand', 'AnyEventDraft', 'HandlerContext', 'HandlerFor']]],
     prelude: [],
     interfaceName: 'CommandHandlers',
     interfaceDoc: [
       'The handler of every Command kind of the @weft/spec COMMAND_CATALOG (§15.1), in catalog order.',
       'The authority types its handler table with this interface, so a Command kind added to the spec',
       'does not compile until it is handled. Each handler is pure: it returns Event drafts or throws a',
-      '`ProtocolError` (see `HandlerFor` in `../handler.ts`).',
+      '`ProtocolError` (see `HandlerFor` in `../commit/handler.ts`).',
     ],
     memberType: 'HandlerFor',
     members: COMMAND_CATALOG.map((entry) => ({
@@ -146,7 +146,7 @@ function reducersFile(ctx: EmitContext): GeneratedOutput {
     name: 'reducers.ts',
     imports: [
       ['@weft/spec', ['EventKind']],
-      ['../handler.js', ['EventOf', 'ReducerFor']],
+      ['../commit/handler.js', ['EventOf', 'ReducerFor']],
       ['../model.js', ['AuthorityState']],
     ],
     prelude: [
