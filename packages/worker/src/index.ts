@@ -18,9 +18,10 @@
  * ```
  * @packageDocumentation
  */
-export { createWorker, DEFAULT_EXECUTOR } from './worker.js'
+export { createWorker } from './worker.js'
+export { DEFAULT_EXECUTOR } from './executor.js'
 export type { Worker, WorkerOptions, LeaseOptions, WorkerLogEntry, AdmissionRecord, RunRecord, WorkerSnapshot } from './worker.js'
-export { Preempted, Blocked, PreemptionRequested } from './slot.js'
+export { Preempted, Blocked, PreemptionRequested } from './executor.js'
 export type {
   Executor,
   ExecutorFn,
@@ -33,9 +34,8 @@ export type {
   ArtifactMeta,
   EvidenceInput,
   SideEffectOptions,
-  ArtifactSink,
-  TokenScope,
-} from './slot.js'
+} from './executor.js'
+export type { ArtifactSink, TokenScope } from './slot-host.js'
 export { ExecutorFailure, UNCLASSIFIED_FAILURE, failureFacts, retryDecision, backoffMs, durationMs } from './retry.js'
 export type { FailureFacts, RetryDecision, RetryFacts, NoRetryReason } from './retry.js'
 export { decideAdmission, admissionLimits, estimateSchedule, expectedDuration, versionSatisfies, DEFAULT_ADMISSION_LIMITS } from './admission.js'
@@ -57,7 +57,9 @@ export { checkContinuation } from './memory-store.js'
 export { describeWorkerStoreContract, contractEvent } from './store-contract.js'
 export type { ContractAssertion, ContractHarness } from './store-contract.js'
 export { createSlot } from './slot.js'
-export type { Slot, SlotHost, SlotWork, SlotTiming, SlotLease, SlotOutcome, CheckpointEnvelope } from './slot.js'
+export type { Slot, SlotOutcome, CheckpointEnvelope } from './slot.js'
+export type { SlotHost, SlotWork, SlotTiming } from './slot-host.js'
+export type { SlotLease } from './slot-lifecycle.js'
 export {
   createOfflineBuffer,
   isTransportUnavailable,

@@ -6,7 +6,9 @@ import { createMemoryWorkerStore } from './memory-store.js'
 import { contractEvent } from './store-contract.js'
 import { BOUNDED_OFFLINE_EXECUTION, createOfflineBuffer } from './offline.js'
 import { ExecutorFailure } from './retry.js'
-import { createSlot, Preempted, PreemptionRequested, type ExecutorFn, type Slot, type SlotContext, type SlotHost, type SlotWork } from './slot.js'
+import { Preempted, PreemptionRequested, type ExecutorFn, type SlotContext } from './executor.js'
+import { createSlot, type Slot } from './slot.js'
+import type { SlotHost, SlotWork } from './slot-host.js'
 
 const T0 = Date.parse('2026-07-15T00:00:00.000Z')
 const iso = (ms: number) => new Date(ms).toISOString()

@@ -8,7 +8,7 @@ import type { EventFeed, FeedHandlers, Receipt, Transport } from '@weft/client'
 import type { Command, Event } from '@weft/spec'
 import { describe, expect, it } from 'vitest'
 import { groupLog, SELF, T0_MS, type GroupLog } from '../test/events.js'
-import type { SlotContext } from './slot.js'
+import type { SlotContext } from './executor.js'
 import type { WorkerLogEntry } from './worker.js'
 import { createWorker, type Worker } from './worker.js'
 

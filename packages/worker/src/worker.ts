@@ -14,23 +14,32 @@
  * projection changes, offers, renewals, preemption and slot filling, on the injected clock. Tests
  * call `tick()` (or {@link Worker.idle}) and move the clock by hand; a host calls
  * {@link Worker.start}, which ticks whenever Events arrive or a run ends, and on an interval.
+ *
+ * **Its loops.** This module drives the rounds; each loop of a round is a module of its own over
+ * the parts and state they share (worker-state.ts): the queue projection (worker-queue.ts), offers
+ * and schedule disclosure (worker-offers.ts), filling and launching slots (worker-launch.ts) and
+ * reconnection (worker-recovery.ts).
  * @module
  */
 import { ProtocolError, UsageError, type SigningKey } from '@weft/codec'
-import { createClient, newUrnUuid, systemRandom, type Client, type Clock, type EventFeed, type FeedSubscription, type RandomSource, type Receipt, type Transport } from '@weft/client'
-import type { CapabilityRef, Command, ErrorCode, Event, EventPayload, OfferDeclineReason, ScheduleEstimate, WorkContract } from '@weft/spec'
-import { admissionLimits, decideAdmission, estimateSchedule, expectedDuration, type AdmissionLimits, type ResourceNeeds } from './admission.js'
-import type { Scheduler, SchedulerItem, TrackedWork, WorkerStore } from './seams.js'
+import { createClient, systemRandom, type Client, type Clock, type EventFeed, type FeedSubscription, type RandomSource, type Transport } from '@weft/client'
+import type { ErrorCode, Event, EventPayload, OfferDeclineReason, ScheduleEstimate } from '@weft/spec'
+import { admissionLimits, expectedDuration, type AdmissionLimits } from './admission.js'
+import type { Scheduler, WorkerStore } from './seams.js'
 import { createInbox, type Inbox } from './inbox.js'
 import { createMemoryWorkerStore } from './memory-store.js'
-import { createOfflineBuffer, isTransportUnavailable, type OfflineBuffer } from './offline.js'
+import { createOfflineBuffer, type OfflineBuffer } from './offline.js'
 import { createProjection, type Projection } from './projection.js'
 import { createDisclosureTracker, type DisclosureOptions, type DisclosureTracker } from './disclosure.js'
-import { createScheduler, urgencyLevel } from './scheduler.js'
-import { createSlot, type ArtifactSink, type Executor, type ExecutorFn, type Slot, type SlotHost, type SlotOutcome, type SlotTiming, type TokenScope } from './slot.js'
-
-/** The key of the executor that runs any capability without a dedicated one. */
-export const DEFAULT_EXECUTOR = 'default'
+import { createScheduler } from './scheduler.js'
+import { DEFAULT_EXECUTOR, executorTable, type Executor } from './executor.js'
+import type { SlotOutcome } from './slot.js'
+import type { ArtifactSink, TokenScope } from './slot-host.js'
+import { createLauncher } from './worker-launch.js'
+import { createOffers, MAX_RELATIVE_SECONDS } from './worker-offers.js'
+import { createQueue } from './worker-queue.js'
+import { offlineAwareTransport, reconnect } from './worker-recovery.js'
+import { createWorkerState, type WorkerParts } from './worker-state.js'
 
 /** Lease lengths a Worker asks for (§11.3, §11.4), in seconds. */
 export interface LeaseOptions {
@@ -184,21 +193,6 @@ export interface Worker {
 }
 
 const DEFAULT_LEASES: LeaseOptions = { ownershipLeaseSeconds: 3600, executionLeaseSeconds: 600, resumeWithinSeconds: 3600, blockedLeaseSeconds: 3600 }
-const MAX_RELATIVE_SECONDS = 31_536_000
-const HELD_STATES: ReadonlySet<string> = new Set(['queued', 'active', 'blocked'])
-
-/** What the Worker keeps of an assignment: the pinned card and capability versions (§6.1). */
-interface Pins {
-  readonly ownershipEpoch: number
-  readonly agentCardVersion: number
-  readonly capabilityPins: readonly CapabilityRef[]
-}
-
-interface Running {
-  readonly slot: Slot
-  readonly urgency: number
-  done: Promise<void>
-}
 
 function positiveInteger(value: unknown, name: string): number {
   if (!Number.isSafeInteger(value) || (value as number) < 1) throw new UsageError(`createWorker: ${name} must be a positive integer, got ${String(value)}`)
@@ -218,10 +212,6 @@ function checkOptions(options: WorkerOptions): void {
     if (value !== undefined) positiveInteger(value, `leases.${name}`)
     if (typeof value === 'number' && value > MAX_RELATIVE_SECONDS) throw new UsageError(`createWorker: leases.${name} is above one year`)
   }
-}
-
-function runOf(executor: Executor): ExecutorFn {
-  return typeof executor === 'function' ? executor : executor.run
 }
 
 /** A deferred wake-up for {@link Worker.idle}. */
@@ -262,26 +252,13 @@ export function createWorker(options: WorkerOptions): Worker {
   const store = options.store ?? createMemoryWorkerStore()
   const limits = admissionLimits(options.admission)
   const leases: LeaseOptions = { ...DEFAULT_LEASES, ...Object.fromEntries(Object.entries(options.leases ?? {}).filter(([, v]) => v !== undefined)) }
-  const executors: Readonly<Record<string, Executor>> = { ...(options.executor === undefined ? {} : { [DEFAULT_EXECUTOR]: options.executor }), ...options.executors }
-  const preemptAt = options.preemptAtUrgency ?? 3
+  const executors = executorTable({ ...(options.executor === undefined ? {} : { [DEFAULT_EXECUTOR]: options.executor }), ...options.executors }, (contract) => expectedDuration(limits, contract))
   const disclosure: DisclosureTracker | undefined = options.disclosure === false ? undefined : createDisclosureTracker(self, options.disclosure)
   const log = (entry: WorkerLogEntry): void => options.logger?.(entry)
   const offline: OfflineBuffer = createOfflineBuffer({ store, ...(options.offlineGraceSeconds === undefined ? {} : { graceSeconds: options.offlineGraceSeconds }) })
 
   // Every Command goes through here: a transport failure marks the Worker offline (§11.5).
-  const transport: Transport = {
-    submit: async (command, bytes) => {
-      try {
-        return await options.transport.submit(command, bytes)
-      } catch (error) {
-        if (isTransportUnavailable(error)) {
-          offline.markDisconnected(clock())
-          wake()
-        }
-        throw error
-      }
-    },
-  }
+  const transport = offlineAwareTransport(options.transport, offline, clock, () => wake())
   const client = createClient({ actor, signingKey: options.signingKey, transport, clock, random })
   client.epochs.setSession(options.sessionEpoch)
 
@@ -292,30 +269,15 @@ export function createWorker(options: WorkerOptions): Worker {
     ...(options.agingMs === undefined ? {} : { agingMs: options.agingMs }),
   })
 
-  const joined = new Set<string>()
+  const parts: WorkerParts = { options, actor, self, clock, random, store, limits, leases, executors, disclosure, offline, client, projection, scheduler, log, wake: () => wake(), stopped: () => stopped }
+  const state = createWorkerState()
+  const { running, enqueued, backoff, joined } = state
+  const queue = createQueue(parts, state)
+  const offers = createOffers(parts, state)
+  const launcher = createLauncher(parts, state, queue)
+
+  // Driving: the rounds run one after another on `chain`; `generation` counts wake-ups for idle().
   const subscriptions: FeedSubscription[] = []
-  const running = new Map<string, Running>()
-  /**
-   * Slots whose work.start lost its answer (§19), by WorkItem: the Authority may have started the
-   * WorkItem under a lease only that start's receipt names. The next launch for the same Ownership
-   * Epoch takes the slot again, and it sends the same start, whose receipt (the first, if it was
-   * applied) gives the lease.
-   */
-  const unstarted = new Map<string, Slot>()
-  /** What this Worker put in the Scheduler, by WorkItem: the facts of each queued item. */
-  const enqueued = new Map<string, SchedulerItem>()
-  /** When each owned WorkItem first became ready: the basis of aging, kept across preemption. */
-  const readyAt = new Map<string, number>()
-  const backoff = new Map<string, number>()
-  const held = new Set<string>()
-  const offers = new Map<string, TrackedWork>()
-  const decided = new Set<string>()
-  const accepting = new Set<string>()
-  const needsApproval = new Set<string>()
-  const preemptedFor = new Set<string>()
-  const pins = new Map<string, Pins>()
-  const decisionLog: AdmissionRecord[] = []
-  const runLog: RunRecord[] = []
   let started = false
   let stopped = false
   let timer: ReturnType<typeof setInterval> | undefined
@@ -342,11 +304,7 @@ export function createWorker(options: WorkerOptions): Worker {
   function observe(events: readonly Event[]): void {
     client.observe(events)
     disclosure?.observe(events)
-    for (const event of events) {
-      if (event.kind !== 'work.offer.accepted') continue
-      const p = event.payload as EventPayload<'work.offer.accepted'>
-      if (p.assigneeId === self) pins.set(p.workItemId, { ownershipEpoch: p.ownershipEpoch, agentCardVersion: p.agentCardVersion, capabilityPins: p.capabilityPins })
-    }
+    launcher.learnAssignments(events)
   }
 
   const inbox: Inbox = createInbox({
@@ -371,60 +329,6 @@ export function createWorker(options: WorkerOptions): Worker {
   inbox.rebuild()
   for (const groupId of store.groups()) observe(store.events(groupId))
 
-  const host: SlotHost = {
-    actor,
-    signingKey: options.signingKey,
-    store,
-    offline,
-    timing: {
-      leaseSeconds: leases.executionLeaseSeconds,
-      resumeWithinSeconds: leases.resumeWithinSeconds,
-      blockedLeaseSeconds: leases.blockedLeaseSeconds,
-      baseRetryDelayMs: options.retryBaseDelayMs ?? 1000,
-    } satisfies SlotTiming,
-    blobs: options.blobs,
-    artifactUri: options.artifactUri ?? ((hash) => `urn:weft:blob:${hash.slice('sha256:'.length)}`),
-    tokenFor: (scope) => options.tokenFor?.(scope),
-    now: () => clock(),
-    newId: () => newUrnUuid(random),
-    build: (kind, payload, opts) => client.build(kind, payload, opts),
-    submit: (built) => client.resend(built),
-    expectedDurationMs: (contract) => durationOf(contract),
-  }
-
-  function executorFor(contract: WorkContract): Executor | undefined {
-    for (const need of contract.requiredCapabilities) {
-      const e = executors[need.id]
-      if (e !== undefined) return e
-    }
-    return executors[DEFAULT_EXECUTOR]
-  }
-
-  function durationOf(contract: WorkContract): number {
-    const e = executorFor(contract)
-    return typeof e === 'object' && e.expectedDurationMs !== undefined ? e.expectedDurationMs : expectedDuration(limits, contract)
-  }
-
-  function needsOf(id: string): ResourceNeeds | undefined {
-    const e = executors[id] ?? executors[DEFAULT_EXECUTOR]
-    return typeof e === 'object' ? e.needs : undefined
-  }
-
-  /** The pins of the current assignment: from live Events, else from the stored log (after a restart). */
-  function pinsOf(w: TrackedWork): Pins | undefined {
-    const known = pins.get(w.workItemId)
-    if (known?.ownershipEpoch === w.ownershipEpoch) return known
-    const found = store
-      .events(w.groupId)
-      .filter((e) => e.kind === 'work.offer.accepted')
-      .map((e) => e.payload as EventPayload<'work.offer.accepted'>)
-      .findLast((p) => p.workItemId === w.workItemId && p.assigneeId === self && p.ownershipEpoch === w.ownershipEpoch)
-    if (found === undefined) return undefined
-    const p: Pins = { ownershipEpoch: found.ownershipEpoch, agentCardVersion: found.agentCardVersion, capabilityPins: found.capabilityPins }
-    pins.set(w.workItemId, p)
-    return p
-  }
-
   /**
    * §8: a late joiner receives nothing up to its visibility start, which its own Membership
    * announces; an empty log of that Group starts there instead of waiting for sequence 1.
@@ -436,346 +340,30 @@ export function createWorker(options: WorkerOptions): Worker {
     if (m.member.type === 'agent' && m.member.id === self && m.visibilityStartSequence > 0) inbox.startAfter(groupId, m.visibilityStartSequence)
   }
 
-  // -------------------------------------------------------------------------------------------
-  // Queue projection: what the Scheduler holds follows the projection (§11.1, §11.3)
-  // -------------------------------------------------------------------------------------------
-
-  /** Whether `w` may be started now as far as this Worker can tell (§10.4, §11.3). */
-  function ready(w: TrackedWork, nowMs: number): boolean {
-    // An `active` one is ready only with a start whose answer was lost: its slot sends that start again.
-    const startable = w.state === 'queued' || (w.state === 'active' && unstarted.get(w.workItemId)?.work.ownershipEpoch === w.ownershipEpoch)
-    if (w.owner !== self || !startable || w.contract === undefined || backoff.has(w.workItemId)) return false
-    const startBy = w.startBy ?? w.ownershipLeaseExpiresAt
-    if (startBy !== undefined && nowMs >= Date.parse(startBy)) return false
-    const group = projection.group(w.groupId)
-    return w.dependencyIds.every((d) => group?.verified.has(d) === true)
-  }
-
-  /** §12: work whose contract (or the Authority) requires an Execution Approval waits behind a risk gate until one for its epoch is live. */
-  function gated(w: TrackedWork, nowMs: number): boolean {
-    const required = w.contract?.executionApproval !== 'not_required' || needsApproval.has(w.workItemId)
-    if (!required) return false
-    const a = w.executionApproval
-    return a === undefined || a.ownershipEpoch !== w.ownershipEpoch || nowMs >= Date.parse(a.expiresAt)
-  }
-
-  function dequeue(id: string): void {
-    if (enqueued.delete(id)) scheduler.remove(id)
-    preemptedFor.delete(id)
-  }
-
-  /** Re-syncs one WorkItem: offers to decide, held set, slot fencing and the Scheduler entry. */
-  function resync(w: TrackedWork, nowMs: number): void {
-    const id = w.workItemId
-    if (!joined.has(w.groupId)) return
-    if (w.owner === self && HELD_STATES.has(w.state)) held.add(id)
-    else held.delete(id)
-    const offered = w.state === 'offered' && w.owner === undefined && w.offeredTo.includes(self) && w.offerExpiresAt !== undefined && nowMs < Date.parse(w.offerExpiresAt)
-    if (offered) offers.set(id, w)
-    else offers.delete(id)
-    const run = running.get(id)
-    if (run !== undefined) return fence(run.slot, w)
-    if (unstarted.has(id) && (w.owner !== self || unstarted.get(id)!.work.ownershipEpoch !== w.ownershipEpoch)) unstarted.delete(id)
-    if (!ready(w, nowMs)) return dequeue(id)
-    const contract = w.contract!
-    const item: SchedulerItem = {
-      id,
-      groupId: w.groupId,
-      urgency: urgencyLevel(contract.requestedUrgency),
-      deadlineMs: Date.parse(contract.deadline),
-      readyAtMs: readyAt.get(id) ?? nowMs,
-      riskGated: gated(w, nowMs),
-    }
-    readyAt.set(id, item.readyAtMs)
-    const before = enqueued.get(id)
-    // §11.3: a changed urgency, deadline or gate reorders at once; an unchanged item keeps its place.
-    if (before !== undefined && before.urgency === item.urgency && before.deadlineMs === item.deadlineMs && before.riskGated === item.riskGated) return
-    enqueued.set(id, item)
-    scheduler.enqueue(item)
-  }
-
-  /** §11.3: a slot whose owner, epoch or lease the log no longer shows has lost its lease. */
-  function fence(slot: Slot, w: TrackedWork): void {
-    if (slot.transitioning) return
-    // A projection behind the Event that issued or renewed the slot's lease (the feed lags the
-    // receipts) describes an older state: nothing in it can have closed that lease.
-    const issued = slot.lease?.sequence
-    if (issued !== undefined && (projection.group(w.groupId)?.head ?? 0) < issued) return
-    if (w.owner !== self || w.ownershipEpoch !== slot.work.ownershipEpoch) {
-      slot.lose(new ProtocolError('WORK_STALE_OWNERSHIP', `WorkItem ${w.workItemId} is no longer owned under Ownership Epoch ${slot.work.ownershipEpoch}`, { retryable: false }))
-      return
-    }
-    const lease = slot.lease
-    if (lease !== undefined && (w.state !== 'active' || (w.executionLeaseId !== undefined && w.executionLeaseId !== lease.leaseId))) {
-      slot.lose(new ProtocolError('WORK_LEASE_EXPIRED', `Execution Lease ${lease.leaseId} of WorkItem ${w.workItemId} was closed (${w.state})`, { retryable: false }))
-    }
-  }
-
-  function resyncAll(nowMs: number): void {
-    for (const group of projection.view.groups.values()) for (const w of group.work.values()) resync(w, nowMs)
-  }
-
-  /** Drains projection changes; a Group with a change also re-checks its ready set (a dependency may have been verified, §10.4). */
-  function drain(nowMs: number): void {
-    const touched = new Set<string>()
-    for (const w of projection.drainChanges()) {
-      resync(w, nowMs)
-      touched.add(w.groupId)
-    }
-    for (const groupId of touched) for (const w of projection.readyForMe(groupId)) if (!enqueued.has(w.workItemId)) resync(w, nowMs)
-  }
-
-  // -------------------------------------------------------------------------------------------
-  // Admission (§10.3)
-  // -------------------------------------------------------------------------------------------
-
-  /**
-   * How many queued WorkItems would start before `w` if it were queued now: the Scheduler's own
-   * estimate for a probe entry with `w`'s ordering facts, taken out again at once. §11.2: a count
-   * of its own Group plus a weight share of the others, never their names or positions.
-   */
-  function aheadOf(w: TrackedWork, nowMs: number): number {
-    const contract = w.contract!
-    const probe = `${w.workItemId}#admission`
-    scheduler.enqueue({ id: probe, groupId: w.groupId, urgency: urgencyLevel(contract.requestedUrgency), deadlineMs: Date.parse(contract.deadline), readyAtMs: nowMs })
-    const ahead = scheduler.estimatedPosition(probe) ?? scheduler.size
-    scheduler.remove(probe)
-    return ahead
-  }
-
-  async function decideOffers(nowMs: number): Promise<void> {
-    for (const [id, w] of [...offers].sort(([a], [b]) => (a < b ? -1 : 1))) {
-      if (offline.offline) return
-      const key = `${id}@${w.offerExpiresAt}`
-      if (decided.has(key) || accepting.has(id) || w.contract === undefined) continue
-      const group = projection.group(w.groupId)
-      const decision = decideAdmission(
-        { workItemId: id, groupId: w.groupId, contract: w.contract, dependencies: w.dependencyIds.map((d) => ({ workItemId: d, state: group?.work.get(d)?.state })) },
-        { nowMs, slots: options.slots, active: running.size, held: held.size + accepting.size, ahead: aheadOf(w, nowMs) },
-        { ...limits, expectedDurationMs: durationOf(w.contract) },
-        { hasExecutor: (cap) => executors[cap] !== undefined || executors[DEFAULT_EXECUTOR] !== undefined, needsOf, member: (g) => client.epochs.membership(g) !== undefined },
-      )
-      const base = { workItemId: id, groupId: w.groupId, atMs: nowMs }
-      if (!decision.accept) {
-        decided.add(key)
-        decisionLog.push({ ...base, decision: 'declined', reason: decision.reason, detail: decision.detail })
-        log({ level: 'info', message: `declined offer (${decision.reason}): ${decision.detail}`, workItemId: id })
-        continue
-      }
-      const startMs = Date.parse(decision.scheduleEstimate.estimatedStart)
-      // §11.3: the start-by deadline is the ownership lease's end, so it must cover the disclosed start.
-      const ownershipLeaseSeconds = Math.min(MAX_RELATIVE_SECONDS, Math.max(leases.ownershipLeaseSeconds, Math.ceil((startMs - nowMs) / 1000) + leases.executionLeaseSeconds))
-      accepting.add(id)
-      try {
-        await client.workAcceptOffer({ workItemId: id, ownershipLeaseSeconds, scheduleEstimate: decision.scheduleEstimate }, { groupId: w.groupId })
-        decided.add(key)
-        decisionLog.push({ ...base, decision: 'accepted', scheduleEstimate: decision.scheduleEstimate })
-      } catch (error) {
-        if (isTransportUnavailable(error)) return
-        decided.add(key)
-        const e = ProtocolError.from(error)
-        decisionLog.push({ ...base, decision: 'refused', code: e.code, detail: e.message })
-        log({ level: 'info', message: `acceptance refused: ${e.message}`, workItemId: id, code: e.code })
-      } finally {
-        accepting.delete(id)
-      }
-    }
-  }
-
-  // -------------------------------------------------------------------------------------------
-  // Slots (§11.1, §11.3)
-  // -------------------------------------------------------------------------------------------
-
-  function record(w: { readonly workItemId: string; readonly groupId: string }, outcome: RunRecord['outcome'], extra: { attempt?: number; code?: string } = {}): void {
-    runLog.push({ workItemId: w.workItemId, groupId: w.groupId, atMs: clock(), outcome, ...extra })
-  }
-
-  function ended(slot: Slot, outcome: SlotOutcome): void {
-    const id = slot.work.workItemId
-    running.delete(id)
-    if (stopped) return
-    scheduler.release(id)
-    if (outcome.kind === 'retry') backoff.set(id, clock() + outcome.delayMs)
-    const extra = outcome.kind === 'retry' ? { attempt: outcome.attempt } : outcome.kind === 'lost' ? { code: outcome.error.code } : outcome.kind === 'failed' ? { code: outcome.failure.code } : {}
-    record(slot.work, outcome.kind, extra)
-    if (outcome.kind === 'lost') log({ level: 'warn', message: `lease lost: ${outcome.error.message}`, workItemId: id, code: outcome.error.code })
-    // The item left its slot: what the log says about it now decides whether it queues again (§11.3 step 5).
-    const w = projection.work(id)
-    if (w !== undefined) resync(w, clock())
-    wake()
-  }
-
-  async function launch(w: TrackedWork, item: SchedulerItem): Promise<void> {
-    const id = w.workItemId
-    const assignment = pinsOf(w)
-    const executor = w.contract === undefined ? undefined : executorFor(w.contract)
-    if (assignment === undefined || executor === undefined || w.contract === undefined) {
-      scheduler.release(id)
-      log({ level: 'warn', message: 'cannot start: the assignment or an executor is unknown', workItemId: id })
-      return
-    }
-    // §19: a slot whose start lost its answer is taken again, so that it sends the same start.
-    const parked = unstarted.get(id)
-    unstarted.delete(id)
-    const slot = parked?.work.ownershipEpoch === w.ownershipEpoch ? parked : createSlot(host, {
-      workItemId: id,
-      groupId: w.groupId,
-      missionId: w.missionId,
-      ownershipEpoch: w.ownershipEpoch,
-      contract: w.contract,
-      dependencyIds: w.dependencyIds,
-      agentCardVersion: assignment.agentCardVersion,
-      capabilityPins: assignment.capabilityPins,
-    })
-    const run: Running = { slot, urgency: item.urgency, done: Promise.resolve() }
-    running.set(id, run)
-    try {
-      await slot.start()
-    } catch (error) {
-      running.delete(id)
-      scheduler.release(id)
-      if (isTransportUnavailable(error)) {
-        unstarted.set(id, slot)
-        return
-      }
-      const e = ProtocolError.from(error)
-      // §12: the Authority's policy may gate work the contract does not; wait for an approval Event.
-      if (e.code === 'APPROVAL_REQUIRED') needsApproval.add(id)
-      record(w, 'start_refused', { code: e.code })
-      log({ level: 'warn', message: `start refused: ${e.message}`, workItemId: id, code: e.code })
-      const now = projection.work(id)
-      if (now !== undefined && e.code === 'APPROVAL_REQUIRED') resync(now, clock())
-      return
-    }
-    backoff.delete(id)
-    needsApproval.delete(id)
-    run.done = slot.run(runOf(executor)).then((outcome) => ended(slot, outcome))
-  }
-
-  async function fill(nowMs: number): Promise<void> {
-    while (running.size < options.slots && !offline.offline) {
-      const item = scheduler.pick(nowMs)
-      if (item === undefined) return
-      enqueued.delete(item.id)
-      preemptedFor.delete(item.id)
-      // §11.1 aging counts time spent waiting in the queue: work that ran (and is preempted,
-      // checkpointed or blocked) re-enters with a fresh ready time, never ahead of what preempted it.
-      readyAt.delete(item.id)
-      const w = projection.work(item.id)
-      if (w === undefined || !ready(w, nowMs)) {
-        scheduler.release(item.id)
-        continue
-      }
-      await launch(w, item)
-    }
-  }
-
-  /**
-   * §11.2: a queued WorkItem whose estimate changed materially since the Group last heard it gets
-   * one revised estimate in its Conversation. The estimate is built like the acceptance's, from the
-   * Scheduler's coarse count of work ahead, this Worker's slots and the expected duration; nothing
-   * of another Group enters the Message. Active work revises its estimate through `ctx.progress`.
-   */
-  async function discloseQueued(nowMs: number): Promise<void> {
-    if (disclosure === undefined || offline.offline) return
-    disclosure.retain(held)
-    for (const [id, item] of [...enqueued]) {
-      const w = projection.work(id)
-      if (w?.contract === undefined || !disclosure.due(id, item.groupId, nowMs)) continue
-      const ahead = scheduler.estimatedPosition(id) ?? scheduler.size
-      // The WorkItem is one of the held ones: counting it again would overstate the load.
-      const estimate = estimateSchedule({ nowMs, slots: options.slots, active: running.size, held: Math.max(0, held.size - 1), ahead }, limits, durationOf(w.contract))
-      const plan = disclosure.review(id, item.groupId, estimate, nowMs)
-      if (plan === undefined) continue
-      try {
-        await client.messagePost({ messageId: newUrnUuid(random), conversationId: plan.conversationId, content: plan.content }, { groupId: item.groupId, workItemId: id, conversationId: plan.conversationId })
-        disclosure.posted(id, item.groupId, estimate, nowMs)
-      } catch (error) {
-        if (isTransportUnavailable(error)) return
-        const e = ProtocolError.from(error)
-        // §20: a refused post waits out its interval; a rate refusal also holds the Group back for its window.
-        disclosure.refused(id, item.groupId, nowMs, e.code === 'RATE_LIMITED' ? 60_000 : 0)
-        log({ level: 'info', message: `schedule disclosure refused: ${e.message}`, workItemId: id, code: e.code })
-      }
-    }
-  }
-
-  /**
-   * §11.3: when every slot is busy, queued work at or above the preemption urgency asks the
-   * lowest-urgency running work of its own Group (urgency orders work only inside a Group, §11.1)
-   * to stop at its next safe point. One request per queued item.
-   */
-  function preemptForUrgent(): void {
-    if (preemptAt === false || running.size < options.slots) return
-    for (const item of enqueued.values()) {
-      if (item.urgency < preemptAt || item.riskGated === true || preemptedFor.has(item.id)) continue
-      let victim: Running | undefined
-      for (const r of running.values()) {
-        if (r.slot.work.groupId !== item.groupId || r.urgency >= item.urgency || r.slot.preemptionRequested) continue
-        if (victim === undefined || r.urgency < victim.urgency) victim = r
-      }
-      if (victim === undefined) continue
-      preemptedFor.add(item.id)
-      victim.slot.requestPreemption()
-      log({ level: 'info', message: `preemption requested for ${item.id}`, workItemId: victim.slot.work.workItemId })
-    }
-  }
-
-  // -------------------------------------------------------------------------------------------
-  // Offline reconciliation (§11.5)
-  // -------------------------------------------------------------------------------------------
-
-  /** Rebases a buffered Command onto the current session: new Action ID, `issuedAt` and epochs; same payload and binding. */
-  function resubmit(command: Command): Promise<Receipt> {
-    const built = client.build(command.kind as never, command.payload as never, {
-      ...(command.groupId === undefined ? {} : { groupId: command.groupId }),
-      ...(command.workItemId === undefined ? {} : { workItemId: command.workItemId }),
-      correlationId: command.correlationId,
-      ...(command.extensions === undefined ? {} : { extensions: command.extensions }),
-    })
-    return client.resend(built)
-  }
-
-  async function reconnect(nowMs: number): Promise<void> {
-    const report = await offline.reconcile(resubmit)
-    for (const r of report.refused) log({ level: 'warn', message: `buffered ${r.entry.kind} refused on reconciliation: ${r.error.message}`, workItemId: r.entry.workItemId, code: r.error.code })
-    if (!report.complete) return
-    const checkpointed = new Set(report.accepted.filter((a) => a.entry.kind === 'work.checkpoint').map((a) => a.entry.workItemId))
-    for (const r of [...running.values()]) await r.slot.reconnected(checkpointed.has(r.slot.work.workItemId))
-    resyncAll(nowMs)
-    wake()
-  }
-
-  // -------------------------------------------------------------------------------------------
-  // The round
-  // -------------------------------------------------------------------------------------------
-
+  /** One round: reconcile, take in projection changes, decide offers, keep leases, preempt, fill, disclose. */
   async function round(): Promise<void> {
     if (stopped) return
     let nowMs = clock()
     // §11.5: reconcile before any other Command.
-    if (offline.offline) await reconnect(nowMs)
-    drain(nowMs)
-    for (const [id, until] of backoff) {
-      if (until > nowMs) continue
-      backoff.delete(id)
-      const w = projection.work(id)
-      if (w !== undefined) resync(w, nowMs)
-    }
+    if (offline.offline) await reconnect(parts, state, queue, nowMs)
+    queue.drain(nowMs)
+    queue.endBackoffs(nowMs)
     if (offline.offline) {
-      for (const r of running.values()) r.slot.checkExpiry(nowMs)
+      launcher.checkExpiries(nowMs)
       return
     }
-    await decideOffers(nowMs)
+    await offers.decide(nowMs)
     nowMs = clock()
+    // §11.3: each running lease is checked and renewed at half its length. Inline, not a helper of
+    // the launcher: an extra await would reorder the round against the executors running beside it.
     for (const r of [...running.values()]) {
       r.slot.checkExpiry(nowMs)
       await r.slot.renewIfDue(nowMs)
     }
-    drain(nowMs)
-    preemptForUrgent()
-    await fill(nowMs)
-    await discloseQueued(clock())
+    queue.drain(nowMs)
+    launcher.preemptForUrgent()
+    await launcher.fill(nowMs)
+    await offers.disclose(clock())
   }
 
   function tick(): Promise<void> {
@@ -817,7 +405,7 @@ export function createWorker(options: WorkerOptions): Worker {
         throw error
       }
       // Items folded before the join (a restart) belong to these Groups now.
-      resyncAll(clock())
+      queue.resyncAll(clock())
       wake()
     },
     tick,
@@ -856,8 +444,8 @@ export function createWorker(options: WorkerOptions): Worker {
       r.slot.requestPreemption()
       return true
     },
-    decisions: () => [...decisionLog],
-    runs: () => [...runLog],
+    decisions: offers.decisions,
+    runs: launcher.runs,
     snapshot: () => ({
       queued: [...enqueued.values()].map((i) => ({ groupId: i.groupId, workItemId: i.id, urgency: i.urgency })).sort((a, b) => (a.groupId === b.groupId ? (a.workItemId < b.workItemId ? -1 : 1) : a.groupId < b.groupId ? -1 : 1)),
       active: [...running.keys()].sort(),
