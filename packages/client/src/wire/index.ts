@@ -18,8 +18,10 @@
  * ```
  * @packageDocumentation
  */
-export { connectWebSocket, TransportUnavailableError } from './connection.js'
-export type { WebSocketOptions, WebSocketConnection, ConnectionState, ConnectionStatus, ReconnectOptions, PreAuthenticatedSession } from './connection.js'
+export { connectWebSocket } from './connection.js'
+export { TransportUnavailableError } from './transport-error.js'
+export type { WebSocketConnection, ConnectionState, ConnectionStatus } from './connection.js'
+export type { WebSocketOptions, ReconnectOptions, PreAuthenticatedSession } from './options.js'
 
 // Library-author surface: the frame layer both ends share (the server of @weft/authority/wire uses it).
 export {

@@ -1,9 +1,9 @@
 /**
  * The seam between the connection logic of the WebSocket binding (§17) and the platform's
  * WebSocket: the `ws` package in Node (`socket-node.ts`), the global `WebSocket` in a browser
- * (`socket-browser.ts`). `connection.ts` imports the one its platform needs through the
- * package.json `imports` entry `#socket`, so a browser bundle never contains `ws`, `Buffer` or
- * `node:` modules. Types only: nothing here exists at run time.
+ * (`socket-browser.ts`). `handshake.ts`, which opens every socket of a connection, imports the
+ * one its platform needs through the package.json `imports` entry `#socket`, so a browser bundle
+ * never contains `ws`, `Buffer` or `node:` modules. Types only: nothing here exists at run time.
  * @internal
  * @module
  */

@@ -7,7 +7,11 @@
  */
 import { createHash } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
+import type { IncomingMessage } from 'node:http'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { ConsoleLogEntry } from './console-server.js'
+import { header, type Answer } from './http.js'
 
 /** The file that lists the app's files. */
 export const APP_MANIFEST = 'manifest.json'
@@ -144,4 +148,45 @@ export async function loadApp(dir: string, maxBytes: number): Promise<LoadedApp>
     files.set(name, { body, contentType: withCharset(type) ?? contentTypeOf(name), etag: `"${digest.digest('base64url')}"` })
   }
   return files
+}
+
+/** The default app directory: `dist/app/` of this package, from its sources and from its build alike. */
+export function defaultAppDir(): string {
+  return fileURLToPath(new URL('../../dist/app/', import.meta.url))
+}
+
+/**
+ * The answers of the app's files in `appDir` (`GET` or `HEAD`, by manifest name, with `ETag`
+ * revalidation). The app is loaded at the first request; a failed load is tried again at the next
+ * one, since the app may be built meanwhile.
+ */
+export function appAnswers(appDir: string, maxBytes: number, log: (entry: ConsoleLogEntry) => void): (request: IncomingMessage, name: string) => Promise<Answer> {
+  let app: Promise<LoadedApp> | undefined
+
+  function loadedApp(): Promise<LoadedApp> {
+    app ??= loadApp(appDir, maxBytes).catch((error: unknown) => {
+      app = undefined
+      throw error
+    })
+    return app
+  }
+
+  return async (request, name) => {
+    if (request.method !== 'GET' && request.method !== 'HEAD') return { status: 405, headers: { allow: 'GET, HEAD', 'content-type': 'text/plain; charset=utf-8' }, body: 'GET only.\n' }
+    let files: LoadedApp
+    try {
+      files = await loadedApp()
+    } catch (error) {
+      if (error instanceof AppUnavailableError && error.reason === 'missing') {
+        return { status: 503, headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' }, body: 'The console app has not been built: run npm run build -w @weft/console\n' }
+      }
+      log({ level: 'error', msg: 'console app unavailable', detail: (error as Error).message, appDir })
+      return { status: 500, headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' }, body: 'The console app cannot be served; the server log says why.\n' }
+    }
+    const file = files.get(name)
+    if (file === undefined) return { status: 404, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: 'Not found.\n' }
+    const headers = { 'content-type': file.contentType, etag: file.etag, 'cache-control': 'no-cache' }
+    if (header(request, 'if-none-match') === file.etag) return { status: 304, headers }
+    return { status: 200, headers, body: request.method === 'HEAD' ? undefined : file.body }
+  }
 }

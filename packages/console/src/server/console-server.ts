@@ -16,28 +16,21 @@
  * No cookie is ever set: every authority a request carries is in its `Authorization` header or
  * WebSocket subprotocol, which a page of another site cannot make the browser add (no CSRF). The
  * `Origin` of every state-changing request is checked all the same.
+ *
+ * This module routes requests and admits WebSockets; the sign-in and its sessions are
+ * `sessions.ts`, what a person may list is `listings.ts`, the app's files are `app-files.ts`, and
+ * answers are written by `http.ts`.
  * @module
  */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { fileURLToPath } from 'node:url'
-import { actorKey, type AuthorityState, type Clock, type GroupState, type RandomSource } from '@weft/authority'
-import {
-  decodeBase64url,
-  encodeBase64url,
-  importPublicKey,
-  keyPairFromSeed,
-  parseStrictJson,
-  parseTimestamp,
-  ProtocolError,
-  UsageError,
-  verifyEd25519,
-  withinInterval,
-  type KeyResolver,
-  type VerifiedPublicKey,
-} from '@weft/codec'
-import { CONSOLE_PATHS, CONSOLE_PROTOCOL, SESSION_PROTOCOL_PREFIX, signInTranscriptBytes, type ConsoleAgent, type ConsoleGroup, type ConsoleSession, type ConsoleTime, type SignInChallenge } from '../shared/sign-in.js'
-import { APP_INDEX, AppUnavailableError, loadApp, type LoadedApp } from './app-files.js'
+import { type AuthorityState, type Clock, type RandomSource } from '@weft/authority'
+import { ProtocolError, UsageError, type KeyResolver } from '@weft/codec'
+import { CONSOLE_PATHS, CONSOLE_PROTOCOL, SESSION_PROTOCOL_PREFIX, type ConsoleSession, type ConsoleTime, type SignInChallenge } from '../shared/sign-in.js'
+import { APP_INDEX, appAnswers, defaultAppDir } from './app-files.js'
+import { declaresMore, header, readBody, refusal as refusalAt, stamp, writeAnswer, type Answer } from './http.js'
+import { agentsOf, groupsOf } from './listings.js'
+import { bearer, createSignIns } from './sessions.js'
 
 // ---------------------------------------------------------------------------------------------
 // Options and the server's shape
@@ -148,30 +141,6 @@ export interface ConsoleServer {
   close(): void
 }
 
-// ---------------------------------------------------------------------------------------------
-// Helpers
-// ---------------------------------------------------------------------------------------------
-
-/** §5: the console's page may load its own scripts, styles and images, and talk to its own origin; nothing else. */
-export const CONSOLE_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
-
-/** The headers of every console answer, app files, API and errors alike. */
-const SECURITY_HEADERS: Readonly<Record<string, string>> = {
-  'content-security-policy': CONSOLE_CSP,
-  'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
-  'cross-origin-opener-policy': 'same-origin',
-  'cross-origin-resource-policy': 'same-origin',
-}
-
-/** The one answer to every failed sign-in: which check failed is the server log's, never the caller's. */
-const SIGN_IN_REFUSED = 'The sign-in does not verify.'
-
-/** The default app directory: `dist/app/` of this package, from its sources and from its build alike. */
-function defaultAppDir(): string {
-  return fileURLToPath(new URL('../../dist/app/', import.meta.url))
-}
-
 /** `value` reduced to an origin (`scheme://host[:port]`), as browsers serialize `Origin`. */
 function originOf(value: string): string {
   let url: URL
@@ -188,91 +157,6 @@ function positiveLimit(limits: Partial<ConsoleLimits> | undefined, name: keyof C
   const value = limits?.[name] ?? CONSOLE_LIMITS[name]
   if (!Number.isSafeInteger(value) || value < 1) throw new UsageError(`createConsoleServer: limits.${name} must be a positive integer`)
   return value
-}
-
-/** The single value of header `name`, or `undefined` when absent or given more than once. */
-function header(request: IncomingMessage, name: string): string | undefined {
-  const value = request.headers[name]
-  return typeof value === 'string' ? value : undefined
-}
-
-function sha256Hex(text: string): string {
-  return createHash('sha256').update(text).digest('hex')
-}
-
-/** Whether two strings are equal, in time that depends on their lengths only. */
-function sameText(a: string, b: string): boolean {
-  const x = Buffer.from(a)
-  const y = Buffer.from(b)
-  return x.byteLength === y.byteLength && timingSafeEqual(x, y)
-}
-
-/** Whether the request declares a body longer than `max` (`Content-Length`), so none of it need be read. */
-function declaresMore(request: IncomingMessage, max: number): boolean {
-  const declared = request.headers['content-length']
-  return declared !== undefined && /^\d+$/.test(declared) && Number(declared) > max
-}
-
-/**
- * Reads the request body if it has at most `max` bytes; `undefined` as soon as it has more, after
- * which nothing more of it is read (the stream is paused and its data no longer taken).
- */
-function readBody(request: IncomingMessage, max: number): Promise<Uint8Array | undefined> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = []
-    let size = 0
-    const take = (chunk: Buffer): void => {
-      size += chunk.byteLength
-      if (size <= max) {
-        chunks.push(chunk)
-        return
-      }
-      request.off('data', take)
-      request.pause()
-      chunks.length = 0
-      resolve(undefined)
-    }
-    request.on('data', take)
-    request.once('end', () => resolve(Buffer.concat(chunks)))
-    request.once('error', reject)
-  })
-}
-
-/** Verifications of a key nobody holds, so that an unknown person takes as long to refuse as a wrong signature. */
-const DECOY_KEY = importPublicKey(keyPairFromSeed(new Uint8Array(32).fill(1)).publicKey) as VerifiedPublicKey
-
-/** A signed-in person. */
-interface Session {
-  readonly sessionId: string
-  readonly principal: { readonly type: 'human'; readonly id: string }
-  readonly keyId: string
-  readonly expiresAtMs: number
-}
-
-/** A challenge handed out and not yet answered. */
-interface Pending {
-  readonly challenge: SignInChallenge
-  readonly expiresAtMs: number
-}
-
-/** A request's answer, written by {@link ConsoleServer.handle}. */
-interface Answer {
-  readonly status: number
-  readonly headers?: Readonly<Record<string, string>>
-  /** JSON-serialized with `application/json`, unless a Buffer or string with its own content type. */
-  readonly body?: unknown
-  /** Ends the connection after the answer (a body left unread). */
-  readonly close?: boolean
-}
-
-/** Whether a Group is the person's to see (§8): a Membership not ended, or the Mission is theirs. */
-function visibleTo(group: GroupState, person: { readonly id: string }): { readonly role?: string } | undefined {
-  const id = group.membershipByMember.get(actorKey({ type: 'human', id: person.id }))
-  const membership = id === undefined ? undefined : group.memberships.get(id)
-  if (membership !== undefined && membership.state !== 'ended') return { role: membership.role }
-  const owner = group.mission.missionOwner
-  if (owner.type === 'human' && owner.id === person.id) return { role: 'mission_owner' }
-  return undefined
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -312,77 +196,15 @@ export function createConsoleServer(options: ConsoleServerOptions): ConsoleServe
   const allowed = new Set(options.allowedOrigins.map(originOf))
   const limits: ConsoleLimits = Object.fromEntries((Object.keys(CONSOLE_LIMITS) as (keyof ConsoleLimits)[]).map((name) => [name, positiveLimit(options.limits, name)])) as unknown as ConsoleLimits
 
-  const pending = new Map<string, Pending>()
-  /** Sessions by the SHA-256 of their token: the token itself is kept nowhere. */
-  const sessions = new Map<string, Session>()
   let host: HumanSessionHost | undefined
   let closed = false
+  /** API requests whose bodies are being read now ({@link ConsoleLimits.maxConcurrentRequests}). */
   let reading = 0
-  let app: Promise<LoadedApp> | undefined
 
   const now = (): number => clock.now()
-  const stamp = (ms: number): string => new Date(ms).toISOString()
-  const wire = (error: ProtocolError): { error: ReturnType<ProtocolError['toWire']> } => ({ error: error.toWire(stamp(now())) })
-  const refusal = (status: number, error: ProtocolError, headers?: Record<string, string>): Answer => ({ status, body: wire(error), ...(headers === undefined ? {} : { headers }) })
-  const token = (bytes: number): string => {
-    const drawn = random(bytes)
-    if (drawn.length < bytes) throw new Error('the random source returned too few bytes')
-    return encodeBase64url(drawn.slice(0, bytes))
-  }
-
-  function prune(): void {
-    const t = now()
-    for (const [key, p] of pending) if (p.expiresAtMs <= t) pending.delete(key)
-    for (const [key, s] of sessions) if (s.expiresAtMs <= t) sessions.delete(key)
-  }
-
-  /** Ends a session and its WebSockets. */
-  function endSession(key: string, session: Session, why: string): void {
-    sessions.delete(key)
-    const ended = host?.endHumanSessions(session.sessionId, new ProtocolError('AUTH_REQUIRED', why)) ?? 0
-    log({ level: 'info', msg: 'console session ended', principalId: session.principal.id, sessionId: session.sessionId, reason: why, connections: ended })
-  }
-
-  /**
-   * The live session of `text` (a token): unexpired, and its key still valid in the Registry
-   * (§6.4: a key revoked or past its validity signs nothing, so it holds no session either).
-   */
-  function sessionOf(text: string | undefined): Session | undefined {
-    if (text === undefined || text.length === 0 || text.length > 200) return undefined
-    const key = sha256Hex(text)
-    const session = sessions.get(key)
-    if (session === undefined) return undefined
-    const t = now()
-    if (session.expiresAtMs <= t) {
-      endSession(key, session, 'The console session expired.')
-      return undefined
-    }
-    if (!keyStanding(session.keyId, session.principal.id, t)) {
-      endSession(key, session, 'The key of the console session is no longer valid.')
-      return undefined
-    }
-    return session
-  }
-
-  /** Whether `keyId` resolves to human `principalId` and is valid at `t` (§6.4 stages 4 and 5); else the reason. */
-  function keyCheck(keyId: string, principalId: string, t: number): { ok: true; key: VerifiedPublicKey } | { ok: false; reason: string } {
-    const resolved = options.registry.resolve(keyId)
-    if (!resolved.ok) return { ok: false, reason: `key ${resolved.reason}` }
-    const { key } = resolved
-    if (key.principal.type !== 'human') return { ok: false, reason: `the key belongs to a ${key.principal.type}, not a human` }
-    if (key.principal.id !== principalId) return { ok: false, reason: 'the key belongs to another principal' }
-    const at = parseTimestamp(stamp(t))
-    if (at === undefined || !withinInterval(at, key)) return { ok: false, reason: 'the key is not valid now (validFrom, validUntil or revokedAt)' }
-    return { ok: true, key: key.publicKey }
-  }
-  const keyStanding = (keyId: string, principalId: string, t: number): boolean => keyCheck(keyId, principalId, t).ok
-
-  /** The bearer token of `Authorization: Bearer TOKEN`. */
-  function bearer(request: IncomingMessage): string | undefined {
-    const value = header(request, 'authorization')
-    const match = value === undefined ? null : /^Bearer ([A-Za-z0-9_-]+)$/.exec(value)
-    return match?.[1]
-  }
+  const refusal = (status: number, error: ProtocolError, headers?: Record<string, string>): Answer => refusalAt(status, error, stamp(now()), headers)
+  const signIns = createSignIns({ registry: options.registry, now, random, limits, log, refusal, host: () => host })
+  const answerApp = appAnswers(appDir, limits.maxAppBytes, log)
 
   /**
    * §5, CSRF: a request that states an `Origin` must state an allowed one, and one that changes
@@ -400,126 +222,23 @@ export function createConsoleServer(options: ConsoleServerOptions): ConsoleServe
 
   // -- The API -------------------------------------------------------------------------------
 
-  function issueChallenge(request: IncomingMessage): Answer {
-    prune()
-    if (pending.size >= limits.maxPendingChallenges) {
-      const oldest = Math.min(...[...pending.values()].map((p) => p.expiresAtMs))
-      const retryAfterMs = Math.max(1000, oldest - now())
-      log({ level: 'warn', msg: 'console challenge refused', reason: 'too many pending challenges', maxPendingChallenges: limits.maxPendingChallenges })
-      return refusal(503, new ProtocolError('RATE_LIMITED', 'Too many sign-ins are under way; retry shortly.', { retryAfterMs, details: { maxPendingChallenges: limits.maxPendingChallenges } }), { 'retry-after': String(Math.ceil(retryAfterMs / 1000)) })
-    }
-    const t = now()
-    const challenge: SignInChallenge = { challenge: token(32), origin: header(request, 'origin')!, issuedAt: stamp(t), expiresAt: stamp(t + limits.challengeTtlMs) }
-    pending.set(challenge.challenge, { challenge, expiresAtMs: t + limits.challengeTtlMs })
-    return { status: 200, body: challenge }
-  }
-
-  function signIn(request: IncomingMessage, body: Uint8Array): Answer {
-    const parsed = parseStrictJson(body, { maxBytes: limits.maxBodyBytes })
-    if (!parsed.ok) return refusal(400, new ProtocolError('PROTOCOL_VIOLATION', `The sign-in request is not strict JSON: ${parsed.message}.`, { details: { reason: parsed.reason, offset: parsed.offset } }))
-    const value = parsed.value
-    const fields = ['principalId', 'keyId', 'challenge', 'signature'] as const
-    const record = typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined
-    // Consumed whatever happens next (single use): a request that names it spends it.
-    const named = typeof record?.['challenge'] === 'string' ? pending.get(record['challenge']) : undefined
-    if (named !== undefined) pending.delete(named.challenge.challenge)
-    const unknown = record === undefined ? [] : Object.keys(record).filter((k) => !(fields as readonly string[]).includes(k))
-    const missing = fields.filter((k) => typeof record?.[k] !== 'string')
-    if (record === undefined || missing.length > 0 || unknown.length > 0) {
-      return refusal(400, new ProtocolError('SCHEMA_VALIDATION_FAILED', 'A sign-in request is { "principalId", "keyId", "challenge", "signature" }, all strings.', { details: { missing, unknown } }))
-    }
-    const request_ = record as Record<(typeof fields)[number], string>
-    const t = now()
-    const fail = (reason: string): Answer => {
-      log({ level: 'info', msg: 'console sign-in refused', reason, principalId: request_.principalId.slice(0, 300), keyId: request_.keyId.slice(0, 300), origin: header(request, 'origin') })
-      return refusal(401, new ProtocolError('AUTH_INVALID_SIGNATURE', SIGN_IN_REFUSED))
-    }
-    const signature = decodeBase64url(request_.signature)
-    const key = keyCheck(request_.keyId, request_.principalId, t)
-    // One verification whatever failed before it, so the time taken tells nothing either.
-    const challenge = named?.challenge ?? { challenge: request_.challenge, origin: '', issuedAt: '', expiresAt: '' }
-    const verified = signature !== undefined && signature.length === 64 && verifyEd25519(key.ok ? key.key : DECOY_KEY, signInTranscriptBytes(challenge, request_), signature)
-    if (named === undefined) return fail('the challenge is unknown, used already or expired')
-    if (named.expiresAtMs <= t) return fail('the challenge expired')
-    if (!sameText(named.challenge.origin, header(request, 'origin') ?? '')) return fail('the challenge was issued for another origin')
-    if (!key.ok) return fail(key.reason)
-    if (!verified) return fail('the signature does not verify')
-    prune()
-    if (sessions.size >= limits.maxSessions) {
-      log({ level: 'warn', msg: 'console sign-in refused', reason: 'too many sessions', maxSessions: limits.maxSessions, principalId: request_.principalId })
-      return refusal(503, new ProtocolError('RATE_LIMITED', 'Too many people are signed in; retry later.', { retryAfterMs: 60_000, details: { maxSessions: limits.maxSessions } }), { 'retry-after': '60' })
-    }
-    const secret = token(32)
-    const session: Session = { sessionId: `urn:weft:console-session:${token(16)}`, principal: { type: 'human', id: request_.principalId }, keyId: request_.keyId, expiresAtMs: t + limits.sessionTtlMs }
-    sessions.set(sha256Hex(secret), session)
-    log({ level: 'info', msg: 'console signed in', principalId: session.principal.id, keyId: session.keyId, sessionId: session.sessionId })
-    const answer: ConsoleSession = { token: secret, principal: session.principal, expiresAt: stamp(session.expiresAtMs) }
-    return { status: 200, body: answer }
-  }
-
-  function groupsOf(session: Session): Answer {
-    const groups: ConsoleGroup[] = []
-    for (const group of options.authority.state.groups.values()) {
-      const seen = visibleTo(group, session.principal)
-      if (seen === undefined) continue
-      // The Mission's title is its main Conversation's (§7.1 mission.create).
-      const title = group.conversations.get(group.group.mainConversationId)?.title
-      groups.push({
-        groupId: group.groupId,
-        missionId: group.missionId,
-        ...(title === undefined ? {} : { title }),
-        missionState: group.mission.state,
-        ...(seen.role === undefined ? {} : { role: seen.role }),
-        headSequence: group.head,
-      })
-    }
-    groups.sort((a, b) => (a.groupId < b.groupId ? -1 : a.groupId > b.groupId ? 1 : 0))
-    return { status: 200, body: { groups } }
-  }
-
-  /** The Organization's Agents as their latest Agent Cards state them (§6.1), in ID order. */
-  function agentsOf(): Answer {
-    const agents: ConsoleAgent[] = []
-    for (const record of options.authority.state.org?.agents.values() ?? []) {
-      const card = record.card
-      agents.push({
-        agentId: record.agentId,
-        displayName: card.displayName,
-        status: card.status,
-        capabilities: card.capabilities.map((c) => ({ id: c.id, version: c.version })),
-        maxConcurrency: card.maxConcurrency,
-      })
-    }
-    agents.sort((a, b) => (a.agentId < b.agentId ? -1 : a.agentId > b.agentId ? 1 : 0))
-    return { status: 200, body: { agents } }
-  }
-
   const notSignedIn = (): Answer => refusal(401, new ProtocolError('AUTH_REQUIRED', 'Sign in to the console first (Authorization: Bearer TOKEN).'), { 'www-authenticate': 'Bearer' })
 
   /** The API endpoints: their method, whether they take a body, and what they answer. */
   const api: Readonly<Record<string, { readonly method: 'GET' | 'POST'; readonly run: (request: IncomingMessage, body: Uint8Array | undefined) => Answer }>> = {
-    [CONSOLE_PATHS.challenge]: { method: 'POST', run: (request) => issueChallenge(request) },
-    [CONSOLE_PATHS.signIn]: { method: 'POST', run: (request, body) => signIn(request, body ?? new Uint8Array()) },
-    [CONSOLE_PATHS.signOut]: {
-      method: 'POST',
-      run: (request) => {
-        const text = bearer(request)
-        const session = sessionOf(text)
-        if (session === undefined) return notSignedIn()
-        endSession(sha256Hex(text!), session, 'The person signed out of the console.')
-        return { status: 204 }
-      },
-    },
+    [CONSOLE_PATHS.challenge]: { method: 'POST', run: (request) => signIns.issueChallenge(request) },
+    [CONSOLE_PATHS.signIn]: { method: 'POST', run: (request, body) => signIns.signIn(request, body ?? new Uint8Array()) },
+    [CONSOLE_PATHS.signOut]: { method: 'POST', run: (request) => (signIns.signOut(bearer(request)) ? { status: 204 } : notSignedIn()) },
     [CONSOLE_PATHS.groups]: {
       method: 'GET',
       run: (request) => {
-        const session = sessionOf(bearer(request))
-        return session === undefined ? notSignedIn() : groupsOf(session)
+        const session = signIns.sessionOf(bearer(request))
+        return session === undefined ? notSignedIn() : { status: 200, body: { groups: groupsOf(options.authority.state, session.principal) } }
       },
     },
     [CONSOLE_PATHS.agents]: {
       method: 'GET',
-      run: (request) => (sessionOf(bearer(request)) === undefined ? notSignedIn() : agentsOf()),
+      run: (request) => (signIns.sessionOf(bearer(request)) === undefined ? notSignedIn() : { status: 200, body: { agents: agentsOf(options.authority.state) } }),
     },
     [CONSOLE_PATHS.time]: { method: 'GET', run: () => ({ status: 200, body: { now: stamp(now()) } satisfies ConsoleTime }) },
   }
@@ -555,62 +274,7 @@ export function createConsoleServer(options: ConsoleServerOptions): ConsoleServe
     return endpoint.run(request, body)
   }
 
-  // -- The app -------------------------------------------------------------------------------
-
-  /** The app, loaded once it has been built; a failed load is tried again at the next request (the app may be built meanwhile). */
-  function loadedApp(): Promise<LoadedApp> {
-    app ??= loadApp(appDir, limits.maxAppBytes).catch((error: unknown) => {
-      app = undefined
-      throw error
-    })
-    return app
-  }
-
-  async function answerApp(request: IncomingMessage, name: string): Promise<Answer> {
-    if (request.method !== 'GET' && request.method !== 'HEAD') return { status: 405, headers: { allow: 'GET, HEAD', 'content-type': 'text/plain; charset=utf-8' }, body: 'GET only.\n' }
-    let files: LoadedApp
-    try {
-      files = await loadedApp()
-    } catch (error) {
-      if (error instanceof AppUnavailableError && error.reason === 'missing') {
-        return { status: 503, headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' }, body: 'The console app has not been built: run npm run build -w @weft/console\n' }
-      }
-      log({ level: 'error', msg: 'console app unavailable', detail: (error as Error).message, appDir })
-      return { status: 500, headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' }, body: 'The console app cannot be served; the server log says why.\n' }
-    }
-    const file = files.get(name)
-    if (file === undefined) return { status: 404, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: 'Not found.\n' }
-    const headers = { 'content-type': file.contentType, etag: file.etag, 'cache-control': 'no-cache' }
-    if (header(request, 'if-none-match') === file.etag) return { status: 304, headers }
-    return { status: 200, headers, body: request.method === 'HEAD' ? undefined : file.body }
-  }
-
   // -- Dispatch --------------------------------------------------------------------------------
-
-  function write(request: IncomingMessage, response: ServerResponse, answer: Answer, isApi: boolean): void {
-    if (response.headersSent) return
-    for (const [name, value] of Object.entries(SECURITY_HEADERS)) response.setHeader(name, value)
-    // HSTS only where the answer itself came over TLS: a plain listener cannot promise https.
-    if ((request.socket as { encrypted?: boolean }).encrypted === true) response.setHeader('strict-transport-security', 'max-age=31536000')
-    if (isApi) response.setHeader('cache-control', 'no-store')
-    for (const [name, value] of Object.entries(answer.headers ?? {})) response.setHeader(name, value)
-    if (answer.close === true) {
-      // The body was left unread: the connection cannot carry another request.
-      response.shouldKeepAlive = false
-      response.setHeader('connection', 'close')
-      response.once('finish', () => request.socket.destroySoon())
-    }
-    let bytes: Buffer | undefined
-    if (Buffer.isBuffer(answer.body)) bytes = answer.body
-    else if (typeof answer.body === 'string') bytes = Buffer.from(answer.body)
-    else if (answer.body !== undefined) {
-      response.setHeader('content-type', 'application/json')
-      bytes = Buffer.from(JSON.stringify(answer.body))
-    }
-    if (bytes !== undefined && answer.status !== 304) response.setHeader('content-length', bytes.byteLength)
-    response.writeHead(answer.status)
-    response.end(request.method === 'HEAD' || answer.status === 304 ? undefined : bytes)
-  }
 
   function handle(request: IncomingMessage, response: ServerResponse): boolean {
     const url = request.url ?? ''
@@ -626,10 +290,10 @@ export function createConsoleServer(options: ConsoleServerOptions): ConsoleServe
       return answerApp(request, path === CONSOLE_PATHS.app ? APP_INDEX : path.slice(CONSOLE_PATHS.app.length))
     }
     answering().then(
-      (answer) => write(request, response, answer, isApi),
+      (answer) => writeAnswer(request, response, answer, isApi),
       (error: unknown) => {
         log({ level: 'error', msg: 'console request failed', path: path.slice(0, 300), detail: (error as Error)?.message ?? String(error) })
-        write(request, response, refusal(500, new ProtocolError('INTERNAL_ERROR', 'The console could not answer.')), true)
+        writeAnswer(request, response, refusal(500, new ProtocolError('INTERNAL_ERROR', 'The console could not answer.')), true)
       },
     )
     return true
@@ -645,7 +309,7 @@ export function createConsoleServer(options: ConsoleServerOptions): ConsoleServe
       if (forbidden !== undefined) return { ok: false, status: 403, error: forbidden }
       const offered = (header(request, 'sec-websocket-protocol') ?? '').split(',').map((p) => p.trim())
       const text = offered.find((p) => p.startsWith(SESSION_PROTOCOL_PREFIX))?.slice(SESSION_PROTOCOL_PREFIX.length)
-      const session = offered.includes(CONSOLE_PROTOCOL) ? sessionOf(text) : undefined
+      const session = offered.includes(CONSOLE_PROTOCOL) ? signIns.sessionOf(text) : undefined
       if (session === undefined) return { ok: false, status: 401, error: new ProtocolError('AUTH_REQUIRED', `Sign in to the console first: open the WebSocket with the subprotocols ${CONSOLE_PROTOCOL} and ${SESSION_PROTOCOL_PREFIX}TOKEN.`) }
       return { ok: true, principal: session.principal, keyId: session.keyId, sessionId: session.sessionId, expiresAtMs: session.expiresAtMs }
     },
@@ -658,14 +322,12 @@ export function createConsoleServer(options: ConsoleServerOptions): ConsoleServe
       host = wireServer
     },
     get sessionCount() {
-      prune()
-      return sessions.size
+      return signIns.count()
     },
     close() {
       if (closed) return
       closed = true
-      for (const [key, session] of [...sessions]) endSession(key, session, 'The server is shutting down.')
-      pending.clear()
+      signIns.endAll('The server is shutting down.')
     },
   }
 }

@@ -13,7 +13,8 @@
  * ```
  * @packageDocumentation
  */
-export { createConsoleServer, CONSOLE_CSP, CONSOLE_LIMITS } from './console-server.js'
+export { createConsoleServer, CONSOLE_LIMITS } from './console-server.js'
+export { CONSOLE_CSP } from './http.js'
 export type { ConsoleServer, ConsoleServerOptions, ConsoleLimits, ConsoleGate, ConsoleAdmission, ConsoleLogEntry, HumanSessionHost } from './console-server.js'
 // For those who serve the app themselves.
 export { loadApp, AppUnavailableError, APP_MANIFEST, APP_INDEX } from './app-files.js'

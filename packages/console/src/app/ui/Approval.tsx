@@ -9,8 +9,9 @@ import { signAsync } from '@weft/codec'
 import { newUrnUuid, systemRandom } from '@weft/client'
 import type { Approval } from '@weft/spec'
 import { useEffect, useState } from 'preact/hooks'
-import { describeSubmission, definitionOfDoneEvidence, type GroupView, type SubmissionView } from '../model.js'
+import type { GroupView, SubmissionView } from '../model.js'
 import type { SignedIn } from '../session.js'
+import { describeSubmission, definitionOfDoneEvidence } from '../submission.js'
 import { formatTime, Hash, RefusalNote, StateBadge, useAction } from './common.js'
 
 /** The codes with which the Authority refuses a decision on a submission that is no longer the pending one (§7.3, §19). */

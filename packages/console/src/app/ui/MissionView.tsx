@@ -6,8 +6,10 @@
  */
 import { useMemo, useRef, useState } from 'preact/hooks'
 import { workGraph, WORK_NODE } from '../graph.js'
-import { DIMENSION_LABELS, formatDimension, leaseLanes, missionLimit, spanEndMs, USAGE_DIMENSIONS, type GroupView, type WorkItemView } from '../model.js'
+import { leaseLanes, spanEndMs } from '../lease-lanes.js'
+import type { GroupView, WorkItemView } from '../model.js'
 import type { SignedIn } from '../session.js'
+import { DIMENSION_LABELS, formatDimension, missionLimit, USAGE_DIMENSIONS } from '../usage.js'
 import { ApprovalPage } from './Approval.js'
 import { formatTime, shortId, StateBadge } from './common.js'
 import { CancelWork, Intervene } from './Directives.js'

@@ -7,8 +7,9 @@
 import { newUrnUuid, systemRandom } from '@weft/client'
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks'
 import { provenanceGraph, PROVENANCE_NODE } from '../graph.js'
-import { messageText, type GroupView } from '../model.js'
+import type { GroupView } from '../model.js'
 import type { SignedIn } from '../session.js'
+import { messageText } from '../summary.js'
 import { listWindow } from '../virtual.js'
 import { ActionOutcome, formatTime, Hash, shortId, useAction } from './common.js'
 
