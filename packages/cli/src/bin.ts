@@ -392,7 +392,7 @@ export async function main(argv: readonly string[], given?: CliIo): Promise<numb
         return await simulate(rest, io)
       // Loaded on demand: only these two need the native SQLite module.
       case 'serve':
-        return await (await import('./serve/serve.js')).serveCommand(rest, io)
+        return await (await import('./serve/command.js')).serveCommand(rest, io)
       case 'inspect':
         return await (await import('./serve/inspect.js')).inspectCommand(rest, io)
       case 'principal':

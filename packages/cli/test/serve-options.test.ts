@@ -14,7 +14,8 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { main, type CliIo } from '../src/bin.js'
 import { controlTransport } from '../src/serve/control.js'
 import { loadOrganization, ORGANIZATION_FILE, type OrganizationFile } from '../src/serve/organization.js'
-import { serveCommand, startServer, type RunningServer } from '../src/serve/serve.js'
+import { serveCommand } from '../src/serve/command.js'
+import { startServer, type RunningServer } from '../src/serve/serve.js'
 import { dataDir, groupOf, missionPayload, people, principalEntry, removeTemporaryDirs, temporaryDir, type LogLine } from './serve-world.js'
 
 let running: RunningServer | undefined

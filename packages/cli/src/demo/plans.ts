@@ -20,7 +20,7 @@
  */
 import type { AcceptanceCriterion, CapabilityRef, CommandPayload, Deliverable, EvidenceType, RequestedUrgency, UsageDelta, WorkContract } from '@weft/spec'
 import type { ExecutorResult, ExecutorSpec, SlotContext, WorkSnapshot } from '@weft/worker'
-import type { MissionPlan, StageSpec } from './coordinator.js'
+import type { MissionPlan, StageSpec } from './mission-plan.js'
 import type { ReviewedArtifact, StageCheck } from './review.js'
 
 /** The capabilities the demo's Agents declare and its contracts require (§6.1). */

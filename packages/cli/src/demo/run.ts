@@ -20,19 +20,22 @@
  * @module
  */
 import { createHash } from 'node:crypto'
-import { createAuthority, createAuthorizationService, createDelivery, createMemoryBlobStore, deliveryFeed, type Authority, type BlobStore, type CapabilityClaims, type Delivery } from '@weft/authority'
+import { createAuthority, createDelivery, createMemoryBlobStore, deliveryFeed, type Authority, type BlobStore, type Delivery } from '@weft/authority'
 import { createClient, type Transport } from '@weft/client'
 import { UsageError, type Registry } from '@weft/codec'
-import type { Event, EventPayload } from '@weft/spec'
-import { createWorker, type ExecutorSpec, type SlotContext, type TokenScope, type Worker, type WorkerLogEntry, type WorkerOptions, type WorkSnapshot } from '@weft/worker'
+import { createWorker, type Worker, type WorkerLogEntry, type WorkerOptions } from '@weft/worker'
+import { isEventOf } from '../events.js'
+import { reportFacts, type ReportFacts } from '../report/facts.js'
 import { createVirtualClock, seededRandom, type VirtualClock } from './clock.js'
-import { createCoordinator, type Coordinator, type CoordinatorLogEntry, type DirectoryEntry, type MissionPlan } from './coordinator.js'
+import { createCoordinator, type Coordinator, type CoordinatorLogEntry } from './coordinator.js'
+import type { DirectoryEntry, MissionPlan } from './mission-plan.js'
 import { agentCard, agentPrincipal, humanPrincipal, registryOf, servicePrincipal, type AgentPrincipal, type CardSpec, type HumanPrincipal, type Principal, type ServicePrincipal } from './organization.js'
 import { approveAll, createMissionOwner, requestChangesOnce, type Decider, type MissionOwner } from './owner.js'
 import { CAPABILITIES, demoExecutors, demoPlans, type CapabilityName, type DemoPlans, type ExecutorEnv } from './plans.js'
-import { mergeLogs, preemptionKey, slotTimeline, type SlotRecord } from './timeline.js'
-import { slotIsolation, type IsolationReport, type RunScope, type SlotInvocation } from './verify.js'
-import { reportFacts, type ReportFacts } from '../report/facts.js'
+import { countsOf, describe, outcomeOf, queueLines } from './progress.js'
+import { groupOfItem, slotAudit, slotTokens } from './slots.js'
+import { mergeLogs, preemptionLog, slotTimeline, type SlotRecord } from './timeline.js'
+import { slotIsolation, type IsolationReport, type SlotInvocation } from './verify.js'
 
 /** The default start of virtual time. */
 export const DEMO_START = '2026-07-15T08:00:00.000Z'
@@ -190,12 +193,6 @@ const PREEMPTION_LOG = 'preemption requested for '
 /** The most diagnostics a result keeps. */
 const MAX_WARNINGS = 200
 
-/** A Worker's queue line is printed at most this often (virtual time). */
-const QUEUE_LINE_MS = 15 * 60_000
-
-/** The capability token lifetime asked for; the Authorization Service caps it at the Execution Lease (§12). */
-const TOKEN_TTL_SECONDS = 600
-
 const settle = async (rounds: number): Promise<void> => {
   for (let i = 0; i < rounds; i++) await new Promise<void>((resolve) => setImmediate(resolve))
 }
@@ -207,6 +204,79 @@ function linked(inner: Transport, link: Link): Transport {
       if (!link.up) throw new Error('ECONNREFUSED: the Group service is unreachable')
       return inner.submit(command, bytes)
     },
+  }
+}
+
+/**
+ * The virtual clock's pace (see {@link DemoOptions.pace}): how far a quiet round may move it, and
+ * in wall time how long it waits first.
+ * @throws UsageError for a pace that is not a positive number.
+ */
+function pacer(clock: VirtualClock, startMs: number, pace: number | undefined): { quietStep(): Promise<void> } {
+  if (pace !== undefined && !(Number.isFinite(pace) && pace > 0)) throw new UsageError(`runDemo: pace must be a positive number of virtual milliseconds per wall millisecond, got ${String(pace)}`)
+  const wallStart = performance.now()
+  /** The latest virtual instant the pace allows now. */
+  const pacedLimit = (): number => (pace === undefined ? Number.POSITIVE_INFINITY : startMs + Math.floor((performance.now() - wallStart) * pace))
+  return {
+    async quietStep() {
+      // A quiet round: move virtual time to the next timer, never further than one step.
+      const next = clock.nextDueMs()
+      const target = Math.min(next ?? Number.POSITIVE_INFINITY, clock.now() + MAX_STEP_MS)
+      if (pace !== undefined && target > pacedLimit()) {
+        // Paced: wait in wall time (a short slice, so Commands from people are taken up promptly).
+        await new Promise<void>((resolve) => setTimeout(resolve, Math.max(1, Math.min(PACE_SLICE_MS, (target - pacedLimit()) / pace))))
+        clock.advanceTo(Math.min(target, pacedLimit()))
+      } else clock.advanceTo(target)
+    },
+  }
+}
+
+/** The demo's Organization (§5): its Principals, its Registry and its Group Authority. */
+interface DemoOrganization {
+  readonly owner: HumanPrincipal
+  readonly controlPlane: ServicePrincipal
+  readonly registrar: ServicePrincipal
+  readonly authorityPrincipal: ServicePrincipal
+  /** The Coordinators' and the Workers' Agents by name. */
+  readonly agents: ReadonlyMap<string, AgentPrincipal>
+  readonly registry: Registry
+  readonly authority: Authority
+}
+
+/** The Organization (§5): its registry, control plane, Authority, the owner and the Agents. */
+function createOrganization(seed: number, now: () => number): DemoOrganization {
+  const owner = humanPrincipal('priya')
+  const controlPlane = servicePrincipal('control-plane')
+  const registrar = servicePrincipal('registry')
+  const authorityPrincipal = servicePrincipal('group-authority')
+  const coordinatorNames = ['atlas', 'beacon', 'lark'] as const
+  const agents = new Map<string, AgentPrincipal>([...coordinatorNames, ...Object.keys(WORKER_SPECS)].map((n) => [n, agentPrincipal(n)]))
+  const principals: Principal[] = [owner, controlPlane, registrar, authorityPrincipal, ...agents.values()]
+  const registry = registryOf(principals)
+  const authority = createAuthority({
+    registry,
+    keys: { authority: authorityPrincipal.actor, signingKey: authorityPrincipal.key },
+    clock: { now },
+    random: seededRandom(seed, 'authority'),
+    policy: { controlPlane: [controlPlane.actor.id] },
+    deferEventSignatures: true,
+  })
+  return { owner, controlPlane, registrar, authorityPrincipal, agents, registry, authority }
+}
+
+/** §6.1, §6.3: the control plane registers every Agent Card and opens each Agent's first session. */
+async function registerAgents(org: DemoOrganization, seed: number, startMs: number, now: () => number): Promise<void> {
+  const cards: Record<string, CardSpec> = {
+    atlas: { capabilities: [CAPABILITIES.coordinate], maxConcurrency: 1, description: 'Coordinator of the checkout Mission.' },
+    beacon: { capabilities: [CAPABILITIES.coordinate], maxConcurrency: 1, description: 'Coordinator of the search Mission.' },
+    lark: { capabilities: [CAPABILITIES.coordinate, CAPABILITIES.integrate], maxConcurrency: 1, description: 'Release lead; coordinates staging rollouts.' },
+    ...Object.fromEntries(Object.entries(WORKER_SPECS).map(([n, w]) => [n, { capabilities: w.capabilities.map((c) => CAPABILITIES[c]), maxConcurrency: w.slots, description: w.description }])),
+  }
+  const { controlPlane } = org
+  const control = createClient({ actor: controlPlane.actor, signingKey: controlPlane.key, transport: org.authority.connect(), clock: now, random: seededRandom(seed, 'control-plane') })
+  for (const [name, agent] of org.agents) {
+    await control.registryAgentCardRegister({ card: agentCard(agent, cards[name]!, org.owner.actor, org.registrar, new Date(startMs - 86_400_000).toISOString()) })
+    await control.identitySessionOpen({ agentId: agent.actor.id })
   }
 }
 
@@ -225,25 +295,9 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoRun> {
   const clock = createVirtualClock(startMs)
   const now = (): number => clock.now()
 
-  // The Organization (§5): its registry, control plane, Authority, the owner and the Agents.
-  const owner = humanPrincipal('priya')
-  const controlPlane = servicePrincipal('control-plane')
-  const registrar = servicePrincipal('registry')
-  const authorityPrincipal = servicePrincipal('group-authority')
-  const coordinatorNames = ['atlas', 'beacon', 'lark'] as const
-  const agents = new Map<string, AgentPrincipal>([...coordinatorNames, ...Object.keys(WORKER_SPECS)].map((n) => [n, agentPrincipal(n)]))
-  const principals: Principal[] = [owner, controlPlane, registrar, authorityPrincipal, ...agents.values()]
-  const registry = registryOf(principals)
+  const org = createOrganization(seed, now)
+  const { owner, controlPlane, authorityPrincipal, agents, registry, authority } = org
   const agentId = (name: string): string => agents.get(name)!.actor.id
-
-  const authority = createAuthority({
-    registry,
-    keys: { authority: authorityPrincipal.actor, signingKey: authorityPrincipal.key },
-    clock: { now },
-    random: seededRandom(seed, 'authority'),
-    policy: { controlPlane: [controlPlane.actor.id] },
-    deferEventSignatures: true,
-  })
   const delivery = createDelivery(authority)
   const blobs = createMemoryBlobStore()
   const links = new Map<string, Link>()
@@ -262,18 +316,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoRun> {
     [plans.staging.groupId, plans.checkout.weight],
   ])
 
-  // §6.1, §6.3: the control plane registers every Agent Card and opens each Agent's first session.
-  const cards: Record<string, CardSpec> = {
-    atlas: { capabilities: [CAPABILITIES.coordinate], maxConcurrency: 1, description: 'Coordinator of the checkout Mission.' },
-    beacon: { capabilities: [CAPABILITIES.coordinate], maxConcurrency: 1, description: 'Coordinator of the search Mission.' },
-    lark: { capabilities: [CAPABILITIES.coordinate, CAPABILITIES.integrate], maxConcurrency: 1, description: 'Release lead; coordinates staging rollouts.' },
-    ...Object.fromEntries(Object.entries(WORKER_SPECS).map(([n, w]) => [n, { capabilities: w.capabilities.map((c) => CAPABILITIES[c]), maxConcurrency: w.slots, description: w.description }])),
-  }
-  const control = createClient({ actor: controlPlane.actor, signingKey: controlPlane.key, transport: authority.connect(), clock: now, random: seededRandom(seed, 'control-plane') })
-  for (const [name, agent] of agents) {
-    await control.registryAgentCardRegister({ card: agentCard(agent, cards[name]!, owner.actor, registrar, new Date(startMs - 86_400_000).toISOString()) })
-    await control.identitySessionOpen({ agentId: agent.actor.id })
-  }
+  await registerAgents(org, seed, startMs, now)
 
   // The external systems executors act on (§16): every call is counted by idempotency key.
   const sideEffects = new Map<string, { readonly operationId: string; calls: number }>()
@@ -289,33 +332,8 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoRun> {
   }
   const executors = demoExecutors(env)
 
-  // §12: the Organization's Authorization Service hands each slot a token bound to its own lease.
-  const authorization = createAuthorizationService({ authority, clock: { now }, random: seededRandom(seed, 'authorization') })
-  const issued = new Map<string, CapabilityClaims>()
-  const tokenFor =
-    (agentId: string) =>
-    (scope: TokenScope): string | undefined => {
-      const groupId = groupOfItem(authority, scope.workItemId)
-      const allowed = groupId === undefined ? undefined : authority.group(groupId)?.workItems.get(scope.workItemId)?.doc.contract.allowedResources
-      if (groupId === undefined || allowed === undefined) return undefined
-      try {
-        const { token, claims } = authorization.issue({
-          agentId,
-          groupId,
-          workItemId: scope.workItemId,
-          ownershipEpoch: scope.ownershipEpoch,
-          executionLeaseId: scope.executionLeaseId,
-          operations: [...new Set(allowed.flatMap((r) => r.operations))],
-          resources: allowed.map((r) => r.resource),
-          ttlSeconds: TOKEN_TTL_SECONDS,
-        })
-        issued.set(token, claims)
-        return token
-      } catch {
-        // A lease the Authority no longer holds (a cut link, a stopped Worker) gets no token; the run fails on its own.
-        return undefined
-      }
-    }
+  // §12, §11.1: each slot gets a token bound to its own lease, and every run is audited.
+  const tokens = slotTokens(authority, now, seededRandom(seed, 'authorization'))
   const audit = slotAudit({
     now,
     scopeOf: (workItemId) => {
@@ -323,7 +341,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoRun> {
       const plan = groupId === undefined ? undefined : planOf.get(groupId)
       return plan === undefined ? undefined : { groupId: plan.groupId, missionId: plan.missionId, workItemId }
     },
-    claimsOf: (token) => (typeof token === 'string' ? issued.get(token) : undefined),
+    claimsOf: tokens.claimsOf,
   })
 
   const coordinators = new Map<string, Coordinator>()
@@ -331,8 +349,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoRun> {
   const emit = (atMs: number, mission: string, kind: DemoLine['kind'], text: string): void => {
     options.onLine?.({ atMs, elapsedMs: atMs - startMs, mission, kind, text })
   }
-  const preemptPending = new Set<string>()
-  const preempted = new Set<string>()
+  const preemptions = preemptionLog()
   const titles = new Map<string, string>([plans.checkout.plan, plans.search.plan, plans.staging].flatMap((p) => p.stages.map((s) => [s.workItemId, s.title] as const)))
   const titleOf = (workItemId: string): string => titles.get(workItemId) ?? workItemId
   const warnings: string[] = []
@@ -357,7 +374,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoRun> {
       random: seededRandom(seed, `${name}#${sessionEpoch}`),
       slots: spec.slots,
       executors: Object.fromEntries(spec.capabilities.map((c) => [CAPABILITIES[c].id, audit.observed(`${name}#${sessionEpoch}`, actor.id, executors[CAPABILITIES[c].id]!)])),
-      tokenFor: tokenFor(actor.id),
+      tokenFor: tokens.tokenFor(actor.id),
       weights: (groupId) => weights.get(groupId) ?? 1,
       leases: { ownershipLeaseSeconds: 6 * 3600, executionLeaseSeconds: 600 },
       // Aging is measured in hours here: stages take tens of minutes, and work preempted for an
@@ -368,7 +385,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoRun> {
         // The Worker's Scheduler asked running work to stop at its next safe point (§11.3).
         if (entry.message.startsWith(PREEMPTION_LOG) && entry.workItemId !== undefined) {
           const urgent = entry.message.slice(PREEMPTION_LOG.length)
-          preemptPending.add(entry.workItemId)
+          preemptions.requested(entry.workItemId)
           emit(now(), labelOf(groupOfItem(authority, entry.workItemId)), 'preempt', `${name} asks ${titleOf(entry.workItemId)} to stop at its next safe point for ${titleOf(urgent)}`)
         }
         if (entry.level === 'warn') warn(`${name}: ${entry.message}`)
@@ -379,15 +396,12 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoRun> {
 
   authority.onCommit((events) => {
     for (const event of events) {
-      if (event.kind === 'work.authorized' && !titles.has((event.payload as EventPayload<'work.authorized'>).workItem.workItemId)) {
+      if (isEventOf(event, 'work.authorized') && !titles.has(event.payload.workItem.workItemId)) {
         // Corrective WorkItems are planned after a change request (§7.3): their Coordinator knows their titles.
         for (const c of coordinators.values()) for (const s of c.stages()) if (!titles.has(s.workItemId)) titles.set(s.workItemId, s.title)
       }
-      if (event.kind === 'work.checkpointed') {
-        const id = (event.payload as EventPayload<'work.checkpointed'>).workItemId
-        if (preemptPending.delete(id)) preempted.add(preemptionKey(id, Date.parse(event.occurredAt)))
-      }
-      const text = describe(event, titles, names, preempted)
+      if (isEventOf(event, 'work.checkpointed')) preemptions.checkpointed(event.payload.workItemId, Date.parse(event.occurredAt))
+      const text = describe(event, titles, names, preemptions.keys)
       if (text !== undefined) emit(Date.parse(event.occurredAt), labelOf(event.groupId), text.kind, text.text)
     }
   })
@@ -457,31 +471,15 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoRun> {
       }
     }
   }
-
-  // §11.1: each Worker's per-Group queues, one line when they change, at most one per QUEUE_LINE_MS.
-  const queueShown = new Map<string, { readonly text: string; readonly atMs: number }>()
-  function showQueues(): void {
-    for (const [name, worker] of workers) {
-      const groups = [...planOf.values()].map((p) => ({ label: p.label, queued: worker.scheduler.queued(p.groupId), active: worker.scheduler.active(p.groupId) })).filter((g) => g.queued + g.active > 0)
-      const text = groups.length === 0 ? 'idle' : groups.map((g) => `${g.label} ${g.queued} queued, ${g.active} active`).join(' | ')
-      const last = queueShown.get(name)
-      if (last === undefined ? groups.length === 0 : last.text === text || now() - last.atMs < QUEUE_LINE_MS) continue
-      queueShown.set(name, { text, atMs: now() })
-      emit(now(), name, 'queues', text)
-    }
-  }
+  const showQueues = queueLines(planOf.values(), now, emit)
 
   let commits = 0
   authority.onCommit(() => commits++)
   const rootGroups = [plans.checkout.plan.groupId, plans.search.plan.groupId]
   const finished = (): boolean => rootGroups.every((g) => ['approved', 'cancelled', 'failed'].includes(authority.group(g)?.mission.state ?? 'active'))
 
-  const pace = options.pace
-  if (pace !== undefined && !(Number.isFinite(pace) && pace > 0)) throw new UsageError(`runDemo: pace must be a positive number of virtual milliseconds per wall millisecond, got ${String(pace)}`)
-  const maxRounds = options.maxRounds ?? (pace === undefined ? 20_000 : Number.POSITIVE_INFINITY)
-  const wallStart = performance.now()
-  /** The latest virtual instant the pace allows now. */
-  const pacedLimit = (): number => (pace === undefined ? Number.POSITIVE_INFINITY : startMs + Math.floor((performance.now() - wallStart) * pace))
+  const pace = pacer(clock, startMs, options.pace)
+  const maxRounds = options.maxRounds ?? (options.pace === undefined ? 20_000 : Number.POSITIVE_INFINITY)
   let rounds = 0
   while (rounds < maxRounds && !finished() && options.signal?.aborted !== true) {
     rounds++
@@ -492,23 +490,16 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoRun> {
     joinWorkers()
     for (const w of workers.values()) await w.tick()
     await settle(3)
-    showQueues()
+    showQueues(workers)
     if (commits === before) {
-      // A quiet round: move virtual time to the next timer, never further than one step.
-      const next = clock.nextDueMs()
-      const target = Math.min(next ?? Number.POSITIVE_INFINITY, now() + MAX_STEP_MS)
-      if (pace !== undefined && target > pacedLimit()) {
-        // Paced: wait in wall time (a short slice, so Commands from people are taken up promptly).
-        await new Promise<void>((resolve) => setTimeout(resolve, Math.max(1, Math.min(PACE_SLICE_MS, (target - pacedLimit()) / pace))))
-        clock.advanceTo(Math.min(target, pacedLimit()))
-      } else clock.advanceTo(target)
+      await pace.quietStep()
       await settle(2)
     }
   }
   for (const w of workers.values()) {
     await w.stop()
     // §11.3: the runs a Worker ended at a safe point on request mark their checkpoints as preemptions.
-    for (const r of w.runs()) if (r.outcome === 'preempted') preempted.add(preemptionKey(r.workItemId, r.atMs))
+    for (const r of w.runs()) if (r.outcome === 'preempted') preemptions.ended(r.workItemId, r.atMs)
   }
   for (const c of coordinators.values()) c.close()
   missionOwner.close()
@@ -519,8 +510,8 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoRun> {
     seed,
     approved: rootGroups.every((g) => authority.group(g)?.mission.state === 'approved'),
     missions: [...planOf.values()].map((p) => outcomeOf(authority, p)),
-    timeline: slotTimeline(all, preempted),
-    counts: countsOf(all, preempted.size, authority, rounds),
+    timeline: slotTimeline(all, preemptions.keys),
+    counts: countsOf(all, preemptions.keys.size, authority, rounds),
     sideEffects: [...sideEffects].map(([key, v]) => ({ key, operationId: v.operationId, calls: v.calls })),
     startMs,
     endMs: now(),
@@ -530,164 +521,4 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoRun> {
     isolation: slotIsolation(audit.runs()),
   }
   return { result, world }
-}
-
-/** What the slot audit reads from the run: the clock, where the Authority holds a WorkItem, what a token is bound to. */
-interface AuditSources {
-  now(): number
-  scopeOf(workItemId: string): RunScope | undefined
-  claimsOf(token: unknown): CapabilityClaims | undefined
-}
-
-/** A {@link SlotInvocation} while its run goes on. */
-type OpenInvocation = { -readonly [K in keyof SlotInvocation]: SlotInvocation[K] } & { tokens: (RunScope & { tokenId: string })[]; sideEffects: { operationId: string; key: string }[] }
-
-/**
- * The slot audit (§11.1): wraps executors so every run records what its slot handed it. Context
- * objects are numbered through a WeakMap, so the audit keeps no slot object alive.
- */
-function slotAudit(sources: AuditSources): { observed(worker: string, agentId: string, spec: ExecutorSpec): ExecutorSpec; runs(): readonly SlotInvocation[] } {
-  const contexts = new WeakMap<object, number>()
-  const lanes = new Map<string, Set<number>>()
-  const records: OpenInvocation[] = []
-  const scopeOfItem = (w: WorkSnapshot): RunScope => ({ groupId: w.groupId, missionId: w.missionId, workItemId: w.workItemId })
-  return {
-    observed: (worker, agentId, spec) => ({
-      ...spec,
-      async run(item: WorkSnapshot, ctx: SlotContext) {
-        let contextId = contexts.get(ctx)
-        if (contextId === undefined) contexts.set(ctx, (contextId = records.length + 1))
-        const busy = lanes.get(worker) ?? new Set<number>()
-        lanes.set(worker, busy)
-        let lane = 0
-        while (busy.has(lane)) lane++
-        busy.add(lane)
-        const expected = sources.scopeOf(item.workItemId)
-        const record: OpenInvocation = { worker, agentId, lane, startMs: sources.now(), endMs: undefined, contextId, ownershipEpoch: item.ownershipEpoch, seen: [scopeOfItem(item), scopeOfItem(ctx.item)], expected, tokens: [], sideEffects: [] }
-        records.push(record)
-        const note = (token: unknown): void => {
-          const c = sources.claimsOf(token)
-          if (c !== undefined && !record.tokens.some((t) => t.tokenId === c.tokenId)) record.tokens.push({ tokenId: c.tokenId, groupId: c.groupId, missionId: c.missionId, workItemId: c.workItemId })
-        }
-        const held = async (): Promise<void> => {
-          // A slot whose lease is already gone holds no token; the run finds out at its next safe point.
-          note(await ctx.token().catch(() => undefined))
-        }
-        const audited: SlotContext = {
-          ...ctx,
-          token: async () => {
-            const token = await ctx.token()
-            note(token)
-            return token
-          },
-          sideEffect: async (operationId, fn, options) => {
-            record.sideEffects.push({ operationId, key: ctx.sideEffectKey(operationId) })
-            await held()
-            return ctx.sideEffect(operationId, fn, options)
-          },
-        }
-        await held()
-        try {
-          return await spec.run(item, audited)
-        } finally {
-          record.endMs = sources.now()
-          busy.delete(lane)
-        }
-      },
-    }),
-    runs: () => records.map((r) => ({ ...r, seen: [...r.seen], tokens: [...r.tokens], sideEffects: [...r.sideEffects] })),
-  }
-}
-
-/** The Group of a WorkItem in the Authority's state (for labelling a Worker's log line). */
-function groupOfItem(authority: Authority, workItemId: string): string | undefined {
-  for (const [groupId, g] of authority.state.groups) if (g.workItems.has(workItemId)) return groupId
-  return undefined
-}
-
-function outcomeOf(authority: Authority, plan: MissionPlan): MissionOutcome {
-  const g = authority.group(plan.groupId)
-  const changes = g === undefined ? 0 : [...g.approvals.values()].filter((a) => a.decision === 'changes_requested').length
-  return {
-    label: plan.label,
-    missionId: plan.missionId,
-    groupId: plan.groupId,
-    title: plan.title,
-    state: g?.mission.state ?? 'absent',
-    revision: g?.mission.revision ?? 0,
-    events: g?.head ?? 0,
-    changeRequests: changes,
-    artifactHashes: g?.submission?.artifactHashes ?? [...(g?.approvals.values() ?? [])].find((a) => a.decision === 'approved')?.artifactHashes ?? [],
-  }
-}
-
-function countsOf(events: readonly Event[], preemptions: number, authority: Authority, rounds: number): Record<string, number> {
-  const count = (kind: string): number => events.filter((e) => e.kind === kind).length
-  return {
-    events: events.length,
-    offers: count('work.offer.created'),
-    reassignments: events.filter((e) => e.kind === 'work.offer.created' && (e.payload as EventPayload<'work.offer.created'>).fencedOwnershipEpoch !== undefined).length,
-    acceptances: count('work.offer.accepted'),
-    starts: count('work.started'),
-    checkpoints: count('work.checkpointed'),
-    preemptions,
-    blocks: count('work.blocked'),
-    submissions: count('work.submitted'),
-    verified: count('work.result.accepted'),
-    failures: count('work.failed'),
-    childMissions: count('mission.child.created'),
-    changeRequests: count('mission.changes_requested'),
-    approvals: count('mission.approved'),
-    usageRecords: count('ext.missionweaveprotocol.core.resource_usage_recorded'),
-    refusedCommands: authority.audit().length,
-    rounds,
-  }
-}
-
-/** One progress line for `event`, or `undefined` when it is not notable. */
-function describe(event: Event, titles: ReadonlyMap<string, string>, names: ReadonlyMap<string, string>, preempted: ReadonlySet<string>): Pick<DemoLine, 'kind' | 'text'> | undefined {
-  const p = event.payload as Record<string, unknown>
-  const title = (id: unknown): string => (typeof id === 'string' ? (titles.get(id) ?? id) : '?')
-  const who = (id: unknown): string => (typeof id === 'string' ? (names.get(id) ?? id) : '?')
-  const by = who(event.actor.id)
-  switch (event.kind) {
-    case 'work.offer.created': {
-      const o = event.payload as EventPayload<'work.offer.created'>
-      const kind = o.fencedOwnershipEpoch === undefined ? 'offer' : 'reassign'
-      return { kind, text: `${title(o.workItemId)} offered to ${o.candidateAgentIds.map(who).join(', ')}${kind === 'reassign' ? ` (owner of epoch ${o.fencedOwnershipEpoch} fenced)` : ''}` }
-    }
-    case 'work.offer.accepted': {
-      const a = event.payload as EventPayload<'work.offer.accepted'>
-      return { kind: 'accept', text: `${who(a.assigneeId)} accepted ${title(a.workItemId)} (ownership epoch ${a.ownershipEpoch})` }
-    }
-    case 'work.started':
-      return { kind: 'start', text: `${by} started ${title(p['workItemId'])}` }
-    case 'work.checkpointed': {
-      const c = event.payload as EventPayload<'work.checkpointed'>
-      const wasPreempted = preempted.has(preemptionKey(c.workItemId, Date.parse(event.occurredAt)))
-      return { kind: 'checkpoint', text: `${by} ${wasPreempted ? 'preempted at a safe checkpoint:' : 'checkpointed'} ${title(c.workItemId)} (${c.checkpoint.phase})` }
-    }
-    case 'work.blocked':
-      return { kind: 'block', text: `${by} blocked on ${title(p['workItemId'])}: ${String(p['reason'])}` }
-    case 'work.unblocked':
-      return { kind: 'unblock', text: `${by} unblocked ${title(p['workItemId'])}` }
-    case 'work.submitted':
-      return { kind: 'submit', text: `${by} submitted ${title(p['workItemId'])} with ${(p['evidence'] as unknown[]).length} Evidence record(s)` }
-    case 'work.result.accepted':
-      return { kind: 'verified', text: `${by} accepted the result of ${title(p['workItemId'])}${p['childMissionId'] === undefined ? '' : ' (child Mission approved)'}` }
-    case 'work.failed':
-      return { kind: 'failed', text: `${title(p['workItemId'])} failed: ${String(p['reason']).slice(0, 120)}` }
-    case 'mission.child.created':
-      return { kind: 'promote', text: `${title(p['parentWorkItemId'])} promoted to a child Mission coordinated by ${who(p['coordinatorAgentId'])}` }
-    case 'mission.submitted_for_approval':
-      return { kind: 'awaiting', text: `${by} submitted revision ${String(p['missionRevision'])} for approval` }
-    case 'mission.approved':
-      return { kind: 'approved', text: `${by} approved the Mission` }
-    case 'mission.changes_requested':
-      return { kind: 'changes', text: `${by} requested changes: ${(event.payload as EventPayload<'mission.changes_requested'>).approval.comments}` }
-    case 'mission.coordinator.assigned':
-      return { kind: 'coordinator', text: `${who((event.payload as EventPayload<'mission.coordinator.assigned'>).coordinator.agentId)} became Coordinator` }
-    default:
-      return undefined
-  }
 }

@@ -5,7 +5,8 @@
  * ran what, when, for which Mission, and where preemption happened.
  * @module
  */
-import type { Event, EventPayload } from '@weft/spec'
+import type { Event } from '@weft/spec'
+import { catalogued } from '../events.js'
 
 /** How an Execution Lease ended (§11.3), or `running` when the log shows no end. */
 export type LeaseEnd = 'checkpointed' | 'preempted' | 'blocked' | 'submitted' | 'failed' | 'cancelled' | 'revoked' | 'promoted' | 'fenced' | 'running'
@@ -39,6 +40,32 @@ export function preemptionKey(workItemId: string, atMs: number): string {
   return `${workItemId}@${atMs}`
 }
 
+/** The preemptions of a run as they happen (§11.3), by {@link preemptionKey}. */
+export interface PreemptionLog {
+  /** A Worker's Scheduler asked the run of `workItemId` to stop at its next safe point. */
+  requested(workItemId: string): void
+  /** `workItemId` checkpointed at `atMs`: a preemption if one was requested since its last checkpoint. */
+  checkpointed(workItemId: string, atMs: number): void
+  /** A Worker reports that its run of `workItemId` ended at a safe point on request at `atMs`. */
+  ended(workItemId: string, atMs: number): void
+  /** The checkpoints that were preemptions. */
+  readonly keys: ReadonlySet<string>
+}
+
+/** An empty {@link PreemptionLog}. */
+export function preemptionLog(): PreemptionLog {
+  const pending = new Set<string>()
+  const keys = new Set<string>()
+  return {
+    requested: (workItemId) => void pending.add(workItemId),
+    checkpointed(workItemId, atMs) {
+      if (pending.delete(workItemId)) keys.add(preemptionKey(workItemId, atMs))
+    },
+    ended: (workItemId, atMs) => void keys.add(preemptionKey(workItemId, atMs)),
+    keys,
+  }
+}
+
 /** Events of several Groups in one order: by occurrence time, then Group, then sequence. */
 export function mergeLogs(logs: readonly (readonly Event[])[]): Event[] {
   return logs
@@ -64,37 +91,37 @@ export function slotTimeline(events: readonly Event[], preempted: ReadonlySet<st
   const leaseOfItem = (workItemId: string): string | undefined => [...open.values()].find((o) => o.workItemId === workItemId)?.executionLeaseId
   for (const event of events) {
     const atMs = Date.parse(event.occurredAt)
-    const p = event.payload as Record<string, unknown> & { workItemId?: string; executionLeaseId?: string }
-    switch (event.kind) {
+    const e = catalogued(event)
+    switch (e.kind) {
       case 'work.started': {
-        const s = event.payload as EventPayload<'work.started'>
+        const s = e.payload
         open.set(s.executionLease.leaseId, { agentId: s.executionLease.holderAgentId, groupId: event.groupId ?? '', workItemId: s.workItemId, ownershipEpoch: s.ownershipEpoch, executionLeaseId: s.executionLease.leaseId, startMs: atMs })
         break
       }
       case 'work.checkpointed':
-        close(p.executionLeaseId, atMs, preempted.has(preemptionKey(p.workItemId ?? '', atMs)) ? 'preempted' : 'checkpointed')
+        close(e.payload.executionLeaseId, atMs, preempted.has(preemptionKey(e.payload.workItemId, atMs)) ? 'preempted' : 'checkpointed')
         break
       case 'work.blocked':
-        close(p.executionLeaseId, atMs, 'blocked')
+        close(e.payload.executionLeaseId, atMs, 'blocked')
         break
       case 'work.submitted':
-        close(p.executionLeaseId, atMs, 'submitted')
+        close(e.payload.executionLeaseId, atMs, 'submitted')
         break
       case 'ext.missionweaveprotocol.core.work_execution_lease_revoked':
-        close(p.executionLeaseId, atMs, 'revoked')
+        close(e.payload.executionLeaseId, atMs, 'revoked')
         break
       case 'work.failed':
-        close(p.executionLeaseId ?? leaseOfItem(p.workItemId ?? ''), atMs, 'failed')
+        close(e.payload.executionLeaseId ?? leaseOfItem(e.payload.workItemId), atMs, 'failed')
         break
       case 'work.cancelled':
-        close(leaseOfItem(p.workItemId ?? ''), atMs, 'cancelled')
+        close(leaseOfItem(e.payload.workItemId), atMs, 'cancelled')
         break
       case 'mission.child.created':
-        close(leaseOfItem((event.payload as EventPayload<'mission.child.created'>).parentWorkItemId), atMs, 'promoted')
+        close(leaseOfItem(e.payload.parentWorkItemId), atMs, 'promoted')
         break
       case 'work.offer.created':
         // §10.2: an offer over a lapsed owner fences its lease.
-        if ((event.payload as EventPayload<'work.offer.created'>).fencedOwnershipEpoch !== undefined) close(leaseOfItem(p.workItemId ?? ''), atMs, 'fenced')
+        if (e.payload.fencedOwnershipEpoch !== undefined) close(leaseOfItem(e.payload.workItemId), atMs, 'fenced')
         break
       default:
         break

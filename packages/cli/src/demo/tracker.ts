@@ -11,8 +11,9 @@
  */
 import { ProtocolError } from '@weft/codec'
 import type { EventFeed, FeedSubscription } from '@weft/client'
-import { eventInfo, type Actor, type Approval, type Artifact, type Event, type EventPayload, type Evidence, type MissionState } from '@weft/spec'
+import { eventInfo, type Actor, type Approval, type Artifact, type Event, type Evidence, type MissionState } from '@weft/spec'
 import { createInbox, createMemoryWorkerStore, createProjection, type GroupView, type Inbox, type Projection, type TrackedWork, type WorkerStore } from '@weft/worker'
+import { catalogued } from '../events.js'
 
 /** A submission of a WorkItem as its `work.submitted` Event recorded it (§13.2). */
 export interface SubmissionFacts {
@@ -148,10 +149,11 @@ export function createTracker(options: TrackerOptions): Tracker {
   function fold(event: Event): void {
     const g = event.groupId === undefined ? undefined : groups.get(event.groupId)
     if (g !== undefined && eventInfo(event.kind)?.aggregate === 'mission' && event.aggregateRevision !== undefined) g.missionRevision = event.aggregateRevision
-    switch (event.kind) {
+    const e = catalogued(event)
+    switch (e.kind) {
       case 'mission.created':
       case 'mission.follow_up.created': {
-        const p = event.payload as EventPayload<'mission.created'>
+        const p = e.payload
         const m = p.mission
         const facts: GroupFacts = {
           groupId: m.groupId,
@@ -171,7 +173,7 @@ export function createTracker(options: TrackerOptions): Tracker {
         return
       }
       case 'mission.coordinator.assigned': {
-        const p = event.payload as EventPayload<'mission.coordinator.assigned'>
+        const p = e.payload
         if (g === undefined) return
         g.coordinatorAgentId = p.coordinator.agentId
         g.coordinatorEpoch = p.coordinator.coordinatorEpoch
@@ -179,10 +181,10 @@ export function createTracker(options: TrackerOptions): Tracker {
         return
       }
       case 'mission.coordinator.renewed':
-        if (g !== undefined) g.coordinatorLeaseExpiresAt = (event.payload as EventPayload<'mission.coordinator.renewed'>).leaseExpiresAt
+        if (g !== undefined) g.coordinatorLeaseExpiresAt = e.payload.leaseExpiresAt
         return
       case 'mission.submitted_for_approval': {
-        const p = event.payload as EventPayload<'mission.submitted_for_approval'>
+        const p = e.payload
         if (g === undefined) return
         g.missionState = 'awaiting_approval'
         g.submission = { eventId: event.eventId, missionRevision: p.missionRevision, artifactHashes: p.artifactHashes }
@@ -191,58 +193,58 @@ export function createTracker(options: TrackerOptions): Tracker {
       case 'mission.approved':
       case 'mission.changes_requested': {
         if (g === undefined) return
-        g.decisions.push((event.payload as EventPayload<'mission.approved'>).approval)
-        g.missionState = event.kind === 'mission.approved' ? 'approved' : 'active'
+        g.decisions.push(e.payload.approval)
+        g.missionState = e.kind === 'mission.approved' ? 'approved' : 'active'
         delete g.submission
         return
       }
       case 'mission.cancelled':
       case 'mission.terminated':
-        if (g !== undefined) g.missionState = event.kind === 'mission.cancelled' ? 'cancelled' : 'failed'
+        if (g !== undefined) g.missionState = e.kind === 'mission.cancelled' ? 'cancelled' : 'failed'
         return
       case 'membership.changed': {
-        const m = (event.payload as EventPayload<'membership.changed'>).membership
+        const m = e.payload.membership
         g?.members.set(memberKey(m.member), { member: m.member, membershipId: m.membershipId, role: m.role, state: m.state, membershipEpoch: m.membershipEpoch })
         return
       }
       case 'membership.ended': {
-        const p = event.payload as EventPayload<'membership.ended'>
+        const p = e.payload
         const known = g?.members.get(memberKey(p.member))
         if (known !== undefined) g?.members.set(memberKey(p.member), { ...known, state: 'ended' })
         return
       }
       case 'work.started':
-        factsOf((event.payload as EventPayload<'work.started'>).workItemId).started = true
+        factsOf(e.payload.workItemId).started = true
         return
       case 'artifact.published': {
-        const a = (event.payload as EventPayload<'artifact.published'>).artifact
+        const a = e.payload.artifact
         factsOf(a.workItemId).artifacts.set(a.contentHash, a)
         return
       }
       case 'work.submitted': {
-        const p = event.payload as EventPayload<'work.submitted'>
+        const p = e.payload
         factsOf(p.workItemId).submission = { eventId: event.eventId, ownershipEpoch: p.ownershipEpoch, artifactHashes: p.artifactHashes, evidence: p.evidence }
         return
       }
       case 'work.result.accepted': {
-        const p = event.payload as EventPayload<'work.result.accepted'>
+        const p = e.payload
         factsOf(p.workItemId).accepted = p.evidence
         return
       }
       case 'work.offer.accepted': {
-        const p = event.payload as EventPayload<'work.offer.accepted'>
+        const p = e.payload
         factsOf(p.workItemId).owner = p.assigneeId
         return
       }
       case 'work.failed': {
-        const { workItemId } = event.payload as EventPayload<'work.failed'>
+        const { workItemId } = e.payload
         lapse(workItemId)
         factsOf(workItemId).failures += 1
         return
       }
       case 'work.offer.created': {
         // §10.2: an offer over a lapsed owner fences it.
-        const p = event.payload as EventPayload<'work.offer.created'>
+        const p = e.payload
         if (p.fencedOwnershipEpoch !== undefined) lapse(p.workItemId)
         return
       }

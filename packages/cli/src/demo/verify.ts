@@ -20,6 +20,7 @@ import type { Authority } from '@weft/authority'
 import { sideEffectKey } from '@weft/client'
 import { verify, type Registry } from '@weft/codec'
 import type { Event, EventPayload, WorkContract } from '@weft/spec'
+import { isEventOf } from '../events.js'
 import type { DemoPlans } from './plans.js'
 
 /** One external side-effect attempt an executor made through its slot (§16), as the failure suite saw it. */
@@ -351,19 +352,18 @@ function deliveredIn(log: readonly Event[]): Delivered {
   const accepted = new Map<string, EventPayload<'work.submitted'>>()
   let approved: readonly string[] | undefined
   for (const event of log) {
-    if (event.kind === 'artifact.published') {
-      const a = (event.payload as EventPayload<'artifact.published'>).artifact
+    if (isEventOf(event, 'artifact.published')) {
+      const a = event.payload.artifact
       hashOf.set(a.artifactId, a.contentHash)
       kindOf.set(a.artifactId, { mediaType: a.mediaType, schemaUri: a.schemaUri })
-    } else if (event.kind === 'work.submitted') {
-      const s = event.payload as EventPayload<'work.submitted'>
-      latest.set(s.workItemId, s)
-    } else if (event.kind === 'work.result.accepted') {
-      const id = (event.payload as EventPayload<'work.result.accepted'>).workItemId
+    } else if (isEventOf(event, 'work.submitted')) {
+      latest.set(event.payload.workItemId, event.payload)
+    } else if (isEventOf(event, 'work.result.accepted')) {
+      const id = event.payload.workItemId
       const s = latest.get(id)
       if (s !== undefined) accepted.set(id, s)
-    } else if (event.kind === 'mission.approved') {
-      approved = (event.payload as EventPayload<'mission.approved'>).approval.artifactHashes
+    } else if (isEventOf(event, 'mission.approved')) {
+      approved = event.payload.approval.artifactHashes
     }
   }
   return { hashOf, kindOf, accepted, approved }

@@ -13,9 +13,10 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { BudgetLedger, GroupState } from '@weft/authority'
-import type { Event, EventPayload, Evidence } from '@weft/spec'
+import type { Event, Evidence } from '@weft/spec'
 import { locateBundle } from '@weft/spec/bundle'
 import { deliverableOf } from '../demo/review.js'
+import { isEventOf } from '../events.js'
 import { cliVersion } from '../version.js'
 
 /** One WorkItem as a node of its Mission's graph. */
@@ -184,8 +185,8 @@ export function reportFacts(source: FactsSource, groupIds: readonly string[], na
   const present = groupIds.filter((g) => source.group(g) !== undefined)
   for (const groupId of present) {
     for (const event of source.events(groupId)) {
-      if (event.kind !== 'mission.child.created') continue
-      const p = event.payload as EventPayload<'mission.child.created'>
+      if (!isEventOf(event, 'mission.child.created')) continue
+      const p = event.payload
       parents.set(p.childGroupId, { groupId, workItemId: p.parentWorkItemId })
     }
   }
@@ -224,8 +225,8 @@ function marksOf(groupId: string, events: readonly Event[]): EventMark[] {
   const out: EventMark[] = []
   for (const event of events) {
     const atMs = Date.parse(event.occurredAt)
-    if (event.kind === 'work.offer.created') {
-      const o = event.payload as EventPayload<'work.offer.created'>
+    if (isEventOf(event, 'work.offer.created')) {
+      const o = event.payload
       // §10.2: an offer over a lapsed owner's epoch is a reassignment.
       out.push({ atMs, kind: o.fencedOwnershipEpoch === undefined ? 'offer' : 'reassign', groupId, workItemId: o.workItemId, agentIds: [...o.candidateAgentIds] })
       continue
@@ -249,15 +250,15 @@ function consumersOf(source: FactsSource, groupIds: readonly string[]): Map<stri
   const cited = (evidence: readonly Evidence[]): string[] => [...new Set(evidence.flatMap((e) => e.artifactHashes))]
   for (const groupId of groupIds) {
     for (const event of source.events(groupId)) {
-      if (event.kind === 'work.result.accepted') {
-        const p = event.payload as EventPayload<'work.result.accepted'>
+      if (isEventOf(event, 'work.result.accepted')) {
+        const p = event.payload
         const hashes = [...cited(p.evidence), ...(p.childApproval?.artifactHashes ?? [])]
         for (const hash of hashes) consume(hash, { kind: 'review', ref: p.workItemId, groupId })
-      } else if (event.kind === 'work.failed') {
-        const p = event.payload as EventPayload<'work.failed'>
+      } else if (isEventOf(event, 'work.failed')) {
+        const p = event.payload
         for (const hash of cited(p.evidence)) consume(hash, { kind: 'rejection', ref: p.workItemId, groupId })
-      } else if (event.kind === 'mission.submitted_for_approval') {
-        const p = event.payload as EventPayload<'mission.submitted_for_approval'>
+      } else if (isEventOf(event, 'mission.submitted_for_approval')) {
+        const p = event.payload
         for (const hash of p.artifactHashes) consume(hash, { kind: 'mission', ref: `${groupId}@${p.missionRevision}`, groupId, revision: p.missionRevision })
       }
     }

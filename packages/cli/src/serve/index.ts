@@ -14,8 +14,11 @@
  * ```
  * @packageDocumentation
  */
-export { startServer, serveCommand, consoleOrigins, DEFAULT_PORT } from './serve.js'
-export type { ServeOptions, ServePolicy, RunningServer, SignalSource } from './serve.js'
+export { startServer, DEFAULT_PORT } from './serve.js'
+export type { ServeOptions, ServePolicy, RunningServer } from './serve.js'
+export { serveCommand } from './command.js'
+export type { SignalSource } from './shutdown.js'
+export { consoleOrigins } from './listeners.js'
 export { postgresTarget } from './backend.js'
 export type { ServedAuthority, PostgresTarget } from './backend.js'
 // What startServer rejects with when another server holds the data directory, or a port is taken.

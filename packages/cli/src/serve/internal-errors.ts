@@ -2,8 +2,8 @@
  * `INTERNAL_ERROR` as `weft serve` answers it (§19: the Authority failed without accepting the
  * transition). The peer learns only the code and a generic message; the operator must learn why,
  * so every one answered is also logged, once, on one JSON line with its cause. Commands are logged
- * where the server logs every submission (`serve.ts`); the delivery the WebSocket binding serves
- * from (SUBSCRIBE replays, ACKs, snapshots, §16) is wrapped here.
+ * where the server logs every submission (`loggedAuthority`, `log.ts`); the delivery the WebSocket
+ * binding serves from (SUBSCRIBE replays, ACKs, snapshots, §16) is wrapped here.
  * @module
  */
 import type { ActorRef, Delivery, Subscription } from '@weft/authority'

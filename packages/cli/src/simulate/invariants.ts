@@ -26,7 +26,8 @@
  */
 import { isDeepStrictEqual } from 'node:util'
 import type { Authority } from '@weft/authority'
-import type { Event, EventPayload } from '@weft/spec'
+import type { Event } from '@weft/spec'
+import { catalogued, isEventOf, type EventOf } from '../events.js'
 
 /** The name of a checked invariant. */
 export type InvariantName = 'contiguous-sequences' | 'one-current-epoch' | 'no-stale-completion' | 'usage-charged-once' | 'action-applied-once' | 'fold-equals-live-state' | 'actors-return'
@@ -81,10 +82,11 @@ function advance(fence: Fence, event: Event): InvariantBreach | undefined {
   if (OWNER_REPORTS.has(event.kind) && p.ownershipEpoch !== fence.current) {
     breach = { invariant: 'no-stale-completion', detail: `${at} cites Ownership Epoch ${p.ownershipEpoch}, current ${fence.current ?? 'none'}` }
   }
-  switch (event.kind) {
+  const e = catalogued(event)
+  switch (e.kind) {
     case 'work.offer.created': {
       // §10.2: an offer fences an expired owner first, and replaces any earlier offer.
-      const o = event.payload as EventPayload<'work.offer.created'>
+      const o = e.payload
       fence.offer = { candidates: o.candidateAgentIds, expiresAtMs: Date.parse(o.offerExpiresAt) }
       delete fence.current
       delete fence.lease
@@ -92,7 +94,7 @@ function advance(fence: Fence, event: Event): InvariantBreach | undefined {
       return breach
     }
     case 'work.offer.accepted': {
-      const { ownershipEpoch: epoch, assigneeId } = event.payload as EventPayload<'work.offer.accepted'>
+      const { ownershipEpoch: epoch, assigneeId } = e.payload
       const offer = fence.offer
       if (offer === undefined) breach = { invariant: 'one-current-epoch', detail: `${at} accepts an offer that is no longer open (epoch ${epoch}, current ${fence.current ?? 'none'})` }
       else if (!offer.candidates.includes(assigneeId)) breach = { invariant: 'one-current-epoch', detail: `${at} gives epoch ${epoch} to ${assigneeId}, whom the offer does not name` }
@@ -115,7 +117,7 @@ function advance(fence: Fence, event: Event): InvariantBreach | undefined {
       delete fence.lease
       return breach
     case 'work.result.accepted': {
-      const child = (event.payload as EventPayload<'work.result.accepted'>).childMissionId !== undefined
+      const child = e.payload.childMissionId !== undefined
       if (!child && (fence.submitted === undefined || fence.submitted !== fence.current)) {
         breach = { invariant: 'no-stale-completion', detail: `${at} completes a submission of epoch ${fence.submitted ?? 'none'}, current ${fence.current ?? 'none'}` }
       }
@@ -139,7 +141,7 @@ function advance(fence: Fence, event: Event): InvariantBreach | undefined {
       delete fence.submitted
       return breach
     case 'work.unblocked':
-      if ((event.payload as EventPayload<'work.unblocked'>).nextState === 'open') delete fence.current
+      if (e.payload.nextState === 'open') delete fence.current
       return breach
     case 'work.checkpointed':
     case 'work.blocked':
@@ -174,11 +176,11 @@ export function createInvariantChecker(authority: Authority, reported?: Reported
   let read = 0
 
   /** Adds a charge to its WorkItem's sum; a dimension above what the executors reported is a breach. */
-  function charge(workItemId: string, event: Event): InvariantBreach | undefined {
+  function charge(workItemId: string, event: EventOf<typeof USAGE_RECORDED>): InvariantBreach | undefined {
     if (reported === undefined) return undefined
     const sum = charged.get(workItemId) ?? {}
     charged.set(workItemId, sum)
-    const { usageDelta } = event.payload as EventPayload<typeof USAGE_RECORDED>
+    const { usageDelta } = event.payload
     const told = reported(workItemId) ?? {}
     for (const [dimension, n] of Object.entries(usageDelta)) {
       sum[dimension] = (sum[dimension] ?? 0) + (n ?? 0)
@@ -201,7 +203,7 @@ export function createInvariantChecker(authority: Authority, reported?: Reported
       if (workItemId === undefined) continue
       let fence = fences.get(workItemId)
       if (fence === undefined) fences.set(workItemId, (fence = { highest: 0 }))
-      const breach = advance(fence, event) ?? (event.kind === USAGE_RECORDED ? charge(workItemId, event) : undefined)
+      const breach = advance(fence, event) ?? (isEventOf(event, USAGE_RECORDED) ? charge(workItemId, event) : undefined)
       if (breach !== undefined) return { invariant: breach.invariant, detail: `${workItemId}: ${breach.detail}` }
     }
     if (group.head !== last) return { invariant: 'contiguous-sequences', detail: `Group ${groupId}: the state's head is ${group.head}, the log ends at ${last}` }

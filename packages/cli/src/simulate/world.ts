@@ -14,15 +14,17 @@ import { createHash } from 'node:crypto'
 import { createAuthority, createDelivery, createMemoryBlobStore, deliveryFeed, type Authority, type Delivery } from '@weft/authority'
 import { createClient, type Client, type Transport } from '@weft/client'
 import type { Registry } from '@weft/codec'
-import type { AgentCard, EventPayload, UsageDelta } from '@weft/spec'
+import type { AgentCard, UsageDelta } from '@weft/spec'
 import { createMemoryWorkerStore, createWorker, type ExecutorSpec, type Worker, type WorkerStore } from '@weft/worker'
 import { createVirtualClock, seededRandom, type VirtualClock } from '../demo/clock.js'
-import { createCoordinator, type Coordinator, type DirectoryEntry, type MissionPlan, type StageSpec } from '../demo/coordinator.js'
+import { createCoordinator, type Coordinator } from '../demo/coordinator.js'
+import type { DirectoryEntry, MissionPlan, StageSpec } from '../demo/mission-plan.js'
 import { agentCard, agentPrincipal, humanPrincipal, registryOf, servicePrincipal, type AgentPrincipal, type HumanPrincipal, type ServicePrincipal } from '../demo/organization.js'
 import { approveAll, createMissionOwner, type MissionOwner } from '../demo/owner.js'
 import { CAPABILITIES, demoExecutors, planStage, type CapabilityName, type ExecutorEnv, type MissionFrame } from '../demo/plans.js'
 import { faultyFeed, linkedTransport, type DeliveryFaultRates, type FaultyFeed, type SimLink } from './faults.js'
 import { createPrng } from './prng.js'
+import { isEventOf } from '../events.js'
 
 /** Where virtual time starts for every seed. */
 export const SIM_START = Date.parse('2026-07-15T08:00:00.000Z')
@@ -401,8 +403,7 @@ export async function createSimWorld(seed: number): Promise<SimWorld> {
       if (slot === undefined || slot.worker !== undefined) return
       // §6.3, §11.3: the new runtime's Session revokes the old one's leases before it may start anything.
       const receipt = await control.identitySessionOpen({ agentId: slot.agentId })
-      const opened = receipt.events.find((e) => e.kind === 'ext.missionweaveprotocol.identity.session_opened')
-      slot.sessionEpoch = (opened?.payload as EventPayload<'ext.missionweaveprotocol.identity.session_opened'> | undefined)?.sessionEpoch ?? slot.sessionEpoch + 1
+      slot.sessionEpoch = receipt.events.find((e) => isEventOf(e, 'ext.missionweaveprotocol.identity.session_opened'))?.payload.sessionEpoch ?? slot.sessionEpoch + 1
       start(slot)
     },
     async replaceCoordinator(groupId) {
