@@ -363,3 +363,19 @@ describe.skipIf(!dir)('catalogs against the normative bundle', () => {
     }
   })
 })
+
+describe('the catalogs at run time', () => {
+  it('are frozen to the last member, so the Authority, client and Worker read facts no caller can alter', () => {
+    expect(Object.isFrozen(COMMAND_CATALOG)).toBe(true)
+    expect(Object.isFrozen(EVENT_CATALOG)).toBe(true)
+    const offer = commandInfo('work.offer')
+    expect(Object.isFrozen(offer)).toBe(true)
+    expect(Object.isFrozen(offer.emits)).toBe(true)
+    expect(Object.isFrozen(offer.requiredEpochs.agent)).toBe(true)
+    expect(() => (offer.emits as unknown as string[]).push('work.started')).toThrow(TypeError)
+    expect(() => {
+      ;(eventInfo('work.started') as { aggregate: string }).aggregate = 'mission'
+    }).toThrow(TypeError)
+    expect(eventInfo('work.started').aggregate).toBe('workItem')
+  })
+})

@@ -35,7 +35,7 @@ import { USAGE_DIMENSIONS, type Lease, type ResourceBudget, type UsageDimension,
 import { TERMINAL_WORK_ITEM_STATES } from '@weft/spec/machines'
 import { systemClock, systemRandom, timestampOf, type Clock, type RandomSource } from './clock.js'
 import { requireCurrentExecution, requireOwner } from './domain/leases.js'
-import { deepFreeze } from './gen/rules.js'
+import { deepFreeze } from './gen/transitions.js'
 import { limitsOf, remainingBudget, requireUsageFits, usageOf, type Limits, type Usage } from './domain/work-budget.js'
 import { reject as refuse } from './commit/handler.js'
 import type { AuthorityPolicy } from './policy.js'

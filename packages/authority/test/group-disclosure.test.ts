@@ -7,11 +7,10 @@
  * Group ID names the Group to be made, so a taken one cannot be answered as a free one.
  */
 import { keyPairFromSeed, ProtocolError } from '@weft/codec'
-import type { CommandKind, CommandPayload, ErrorFrame } from '@weft/spec'
+import { COMMAND_CATALOG, commandInfo, type CommandInfo, type CommandKind, type CommandPayload, type ErrorFrame } from '@weft/spec'
 import { validators } from '@weft/validators'
 import { commandPayloads } from '@weft/validators/payloads'
 import { afterEach, describe, expect, it } from 'vitest'
-import { COMMAND_RULES, type CommandRule } from '../src/gen/rules.js'
 import { actorKey } from '../src/model.js'
 import { snapshotOf } from './fixtures-archive.js'
 import { manifest } from './fixtures-artifacts.js'
@@ -34,7 +33,7 @@ const stranger: Cast = { actor: { type: 'human', id: 'urn:weft:test:human:strang
 const CREATING: readonly string[] = ['mission.create', 'mission.create_follow_up']
 
 /** Every Group-scoped kind of the catalog but the creating ones. */
-const GROUP_KINDS = (Object.values(COMMAND_RULES) as CommandRule[]).filter((r) => r.scope === 'group' && !CREATING.includes(r.kind)).map((r) => r.kind)
+const GROUP_KINDS = (COMMAND_CATALOG as readonly CommandInfo[]).filter((r) => r.scope === 'group' && !CREATING.includes(r.kind)).map((r) => r.kind)
 
 const id = (name: string): string => `urn:weft:test:outsider:${name}`
 const WORK = id('work')
@@ -101,7 +100,7 @@ function payloadOf(kind: string, w: World): object {
 function envelopeOf(kind: string, by: Cast, groupId: string, session = 1): Record<string, unknown> {
   if (by.actor.type === 'service') return { groupId }
   if (by.actor.type === 'human') return { groupId, membershipEpoch: 1 }
-  const rule = COMMAND_RULES[kind as CommandKind] as CommandRule
+  const rule: CommandInfo = commandInfo(kind as CommandKind)
   const coordinator = rule.coordinatorOnly || rule.requiredEpochs.agent.includes('coordinator') || kind === 'mission.terminate'
   return { groupId, sessionEpoch: session, membershipEpoch: 1, ...(coordinator ? { coordinatorEpoch: 1 } : {}) }
 }

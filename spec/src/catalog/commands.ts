@@ -29,6 +29,7 @@ import {
   type EpochName,
   type IssuerType,
   type KindsOf,
+  frozenCatalog,
   kindsOf,
   type Same,
   type SectionRef,
@@ -537,7 +538,7 @@ const referenceExtensionCommands = [
 ] as const satisfies readonly CommandInfo[]
 
 /** Every Command kind Weft knows: the 32 core kinds, then the 6 reference extension kinds. */
-export const COMMAND_CATALOG = [...coreCommands, ...referenceExtensionCommands] as const
+export const COMMAND_CATALOG = frozenCatalog([...coreCommands, ...referenceExtensionCommands] as const)
 
 /** A catalogued Command kind. */
 export type CommandKind = (typeof COMMAND_CATALOG)[number]['kind']

@@ -13,6 +13,7 @@ import {
   type AssertTrue,
   type CatalogScope,
   type KindsOf,
+  frozenCatalog,
   kindsOf,
   type Same,
   type SectionRef,
@@ -331,7 +332,7 @@ const referenceExtensionEvents = [
 ] as const satisfies readonly EventInfo[]
 
 /** Every Event kind Weft knows: the core kinds of §15.2, then the reference extension kinds. */
-export const EVENT_CATALOG = [...coreEvents, ...referenceExtensionEvents] as const
+export const EVENT_CATALOG = frozenCatalog([...coreEvents, ...referenceExtensionEvents] as const)
 
 /** A catalogued Event kind. */
 export type EventKind = (typeof EVENT_CATALOG)[number]['kind']

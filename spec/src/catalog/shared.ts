@@ -53,3 +53,16 @@ export type Same<A, B> = (<V>() => V extends A ? 1 : 2) extends <V>() => V exten
 
 /** Compiles only when `T` is `true`; used to pin a catalog to a normative list at compile time. */
 export type AssertTrue<T extends true> = T
+
+/**
+ * Freezes a catalog and everything in it. The catalogs are the one place the packages read the
+ * protocol's facts from at run time (the Authority's issuer, epoch and compare-and-set checks, the
+ * client's envelopes, the Worker's reducers), so no caller may alter them for everybody else.
+ */
+export function frozenCatalog<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) {
+    for (const member of Object.values(value)) frozenCatalog(member)
+    Object.freeze(value)
+  }
+  return value
+}

@@ -57,16 +57,50 @@ function separate(text: string): string {
   return out.join('\n')
 }
 
+/** A parameter of a {@link FunctionSpec}. */
+export interface ParameterSpec {
+  readonly name: string
+  readonly type: string
+  /** Printed `name?: type`. */
+  readonly optional?: boolean
+  /** The default value, printed `name: type = initializer`. */
+  readonly initializer?: string
+}
+
 /** A function to declare in a generated file. */
 export interface FunctionSpec {
   readonly name: string
   readonly exported: boolean
-  readonly parameters: readonly { name: string; type: string }[]
+  readonly parameters: readonly ParameterSpec[]
   readonly returnType: string
   /** Statements, one per line; re-indented by {@link indent}. */
   readonly body: string
   readonly doc?: string
 }
+
+/** One member of a {@link RecordSpec}: `key: { name: value, ... },` on one line, with TSDoc. */
+export interface RecordMember {
+  /** The member name; quoted unless it is an identifier. */
+  readonly key: string
+  /** The member's object literal: property names to expressions, printed in this order. */
+  readonly value: Readonly<Record<string, string>>
+  /** One line of TSDoc above the member. */
+  readonly doc?: string
+}
+
+/** A constant object literal of one-line members, such as a table of generated functions. */
+export interface RecordSpec {
+  readonly name: string
+  readonly exported: boolean
+  /** One line of TSDoc above the declaration. */
+  readonly doc: string
+  /** One line each, in this order. */
+  readonly members: readonly RecordMember[]
+  /** What follows the literal, e.g. `as const`. */
+  readonly suffix: string
+}
+
+const propertyName = (key: string): string => (/^[A-Za-z_$][\w$]*$/.test(key) ? key : JSON.stringify(key))
 
 /**
  * One generated file, built up declaratively and printed once. Declarations are collected as
@@ -112,12 +146,28 @@ export class GeneratedFile {
       kind: StructureKind.Function,
       name: spec.name,
       isExported: spec.exported,
-      parameters: spec.parameters.map((p) => ({ name: p.name, type: p.type })),
+      parameters: spec.parameters.map((p) => ({
+        name: p.name,
+        type: p.type,
+        ...(p.optional ? { hasQuestionToken: true } : {}),
+        ...(p.initializer === undefined ? {} : { initializer: p.initializer }),
+      })),
       returnType: spec.returnType,
       ...(body === '' ? {} : { statements: body }),
       ...(spec.doc ? { docs: [spec.doc] } : {}),
     })
     return this
+  }
+
+  /** `const name = { key: { ... }, ... } suffix`, one member a line, each with its TSDoc. */
+  record(spec: RecordSpec): this {
+    const members = spec.members.map((member) => {
+      const value = Object.entries(member.value).map(([name, expression]) => `${propertyName(name)}: ${expression}`)
+      return `${member.doc ? `  /** ${member.doc} */\n` : ''}  ${propertyName(member.key)}: { ${value.join(', ')} },`
+    })
+    // Printed as text: ts-morph would indent an initializer spanning lines as a continuation.
+    const head = `${spec.exported ? 'export ' : ''}const ${spec.name} = {`
+    return this.statements(`/** ${spec.doc} */\n${head}\n${members.join('\n')}\n} ${spec.suffix}`)
   }
 
   /** Raw statements (already formatted). */

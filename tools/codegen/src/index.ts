@@ -11,11 +11,11 @@ export type { Output } from './cli.js'
 
 // Library-author surface: the schema compiler and the generated-file facade.
 export { ValidatorCompiler } from './compiler/compiler.js'
-export type { CompilerOptions, CompiledModule, CompiledFunction, Placement, FormatImport } from './compiler/compiler.js'
+export type { CompilerOptions, CompiledModule, CompiledFunction, CompiledConstant, FunctionMode, Placement, FormatImport } from './compiler/compiler.js'
 export { SchemaRegistry, resolveUri } from './compiler/registry.js'
 export type { SchemaNode, Location } from './compiler/registry.js'
 export { GeneratedFile, indent } from './generated-file.js'
-export type { FunctionSpec } from './generated-file.js'
+export type { FunctionSpec, ParameterSpec, RecordSpec, RecordMember } from './generated-file.js'
 export { emitValidators } from './emitters/validators.js'
 export type { PayloadFamily } from './emitters/validators.js'
 export { emitJsonSchemas } from './emitters/json-schema.js'

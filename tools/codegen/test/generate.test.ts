@@ -17,7 +17,6 @@ describe('generate (in memory)', () => {
       'packages/authority/src/gen/handlers.ts',
       'packages/authority/src/gen/index.ts',
       'packages/authority/src/gen/reducers.ts',
-      'packages/authority/src/gen/rules.ts',
       'packages/authority/src/gen/transitions.ts',
       'packages/client/src/gen/builders.ts',
       'packages/client/src/gen/index.ts',
@@ -43,18 +42,34 @@ describe('generate (in memory)', () => {
     const gen = outputs.filter((o) => o.path.startsWith('packages/validators/src/gen/')).map((o) => o.path)
     expect(gen.sort()).toEqual(['packages/validators/src/gen/documents.ts', 'packages/validators/src/gen/payloads.ts'])
     const payloads = lines('packages/validators/src/gen/payloads.ts')
-    expect(payloads.some((l) => /^import \{[^}]*c_common_defs_id[^}]*\} from '\.\/documents\.js';$/.test(l))).toBe(true)
-    expect(payloads.some((l) => l.startsWith('export function c_common_defs_id('))).toBe(false)
-    expect(lines('packages/validators/src/gen/documents.ts')).toContain('export function c_common_defs_id(v: any): boolean {')
+    expect(payloads.some((l) => /^import \{[^}]*v_common_defs_id[^}]*\} from '\.\/documents\.js';$/.test(l))).toBe(true)
+    expect(payloads.some((l) => l.startsWith('export function v_common_defs_id('))).toBe(false)
+    expect(lines('packages/validators/src/gen/documents.ts')).toContain("export function v_common_defs_id(v: any, p: string = '', x?: Collector): boolean {")
   })
 
-  it('skips the id patterns the uri format decides on the check path, but reports them on the collect path', () => {
+  it('emits each schema once: one function serves check and collect, a shared part serves every location', () => {
+    for (const path of ['packages/validators/src/gen/documents.ts', 'packages/validators/src/gen/payloads.ts']) {
+      const names = lines(path).flatMap((l) => /^(?:export )?function (\w+)\(/.exec(l)?.[1] ?? [])
+      expect(names.length).toBeGreaterThan(0)
+      expect(new Set(names).size).toBe(names.length)
+      // no check/collect pairs: besides `v_*`, only the check-only twins of leaf schemas
+      expect(names.filter((n) => !/^[vc]_/.test(n))).toEqual([])
+    }
+    const table = lines('packages/validators/src/gen/documents.ts').find((l) => l.startsWith('  workItem: '))!
+    expect(table).toContain('check: v_workItem as (v: unknown) => v is WorkItem, collect: v_workItem as (v: unknown, p: string, x: Collector) => void')
+    // TitleText of @weft/spec occurs in many payloads at different schema paths: one function,
+    // told the path of each location
+    const payloads = byPath.get('packages/validators/src/gen/payloads.ts')!
+    expect(payloads.match(/, "#\/properties\/title"\)/g)?.length).toBeGreaterThan(1)
+  })
+
+  it('skips the id patterns the uri format decides without a collector, but reports them with one', () => {
     const common = byPath.get('packages/validators/src/gen/documents.ts')!
-    const check = common.slice(common.indexOf('export function c_common_defs_id('), common.indexOf('\n}\n', common.indexOf('export function c_common_defs_id(')))
+    const body = (name: string): string => common.slice(common.indexOf(`export function ${name}(`), common.indexOf('\n}\n', common.indexOf(`export function ${name}(`)))
+    const check = body('c_common_defs_id')
     expect(check).toContain('isAbsoluteUri(v)')
     expect(check).not.toMatch(/re\d+\.test/)
-    const collect = common.slice(common.indexOf('export function e_common_defs_id('), common.indexOf('\n}\n', common.indexOf('export function e_common_defs_id(')))
-    expect(collect).toMatch(/re\d+\.test\(v\)/)
+    expect(body('v_common_defs_id')).toMatch(/if \(x && !re\d+\.test\(v\)\) x\.add\(/)
   })
 
   it('lists every document, Command kind and Event kind in the tables', () => {
@@ -68,9 +83,8 @@ describe('generate (in memory)', () => {
   it('gives the definitions-only common.schema.json a validator that accepts every value (§21)', () => {
     const text = byPath.get('packages/validators/src/gen/documents.ts')!
     const gen = text.split('\n')
-    expect(text).toContain('export function c_common(v: any): boolean {\n  return true\n}')
-    expect(text).toContain('export function e_common(v: any, p: string, x: Collector): void {\n}')
-    expect(gen.find((l) => l.startsWith('  common: '))).toContain('check: c_common as (v: unknown) => v is unknown,')
+    expect(text).toContain("export function v_common(v: any, p: string = '', x?: Collector): boolean {\n  return true\n}")
+    expect(gen.find((l) => l.startsWith('  common: '))).toContain('check: v_common as (v: unknown) => v is unknown,')
     // no static type is imported for it: `common` has none beyond `unknown`
     expect(gen.find((l) => l.startsWith('import type {') && l.endsWith("from '@weft/spec';"))).not.toMatch(/\bCommon\b/)
   })

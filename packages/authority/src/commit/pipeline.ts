@@ -10,9 +10,9 @@ import type { Receipt, Transport } from '@weft/client'
 import { parseStrictJson, ProtocolError, sha256Tagged, UsageError, type ErrorCode, type KeyResolver, type SigningKey } from '@weft/codec'
 import type { Event, GroupSnapshot } from '@weft/spec'
 import { systemClock, systemRandom, timestampOf, uuidSource, type Clock, type RandomSource } from '../clock.js'
-import type { CommandHandlers } from '../gen/handlers.js'
+import { dispatchCommand, type CommandHandlers } from '../gen/handlers.js'
 import type { EventReducers } from '../gen/reducers.js'
-import { contextFactory, type AnyCommand, type AnyEventDraft, type HandlerContext } from './handler.js'
+import { contextFactory, type AnyCommand, type AnyEventDraft } from './handler.js'
 import { DEFAULT_POLICY, type AuthorityPolicy } from '../policy.js'
 import {
   admit,
@@ -411,13 +411,10 @@ export function createPipeline(options: PipelineOptions): Authority {
   function commit({ command, rule, group }: Admitted, decoded: Decoded, nowMs: number, now: string, trusted: boolean): Receipt {
     const ctx = contextOf(group, now, nowMs, trusted ? verifySchemaOnly : verifyDocument, decoded)
     stage = 'handler'
-    // The kind's handler found by the rule's own kind text (internalized, unlike the Command's
-    // fresh `kind`): what `dispatchCommand` selects, without comparing the kind against each case.
-    const handler = handlers[rule.kind] as unknown as (command: AnyCommand, ctx: HandlerContext) => readonly AnyEventDraft[]
     handling = command
     let drafts: readonly AnyEventDraft[]
     try {
-      drafts = handler(command, ctx)
+      drafts = dispatchCommand(handlers, command, ctx)
     } finally {
       handling = undefined
     }

@@ -1,10 +1,9 @@
 import { canonicalizeOrThrow, ProtocolError, sign, type SigningKey } from '@weft/codec'
-import type { Event } from '@weft/spec'
+import { commandInfo, type Event } from '@weft/spec'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import { describe, expect, it } from 'vitest'
 import { cast, T0 } from '../../test/fixtures.js'
-import { COMMAND_RULES } from '../gen/rules.js'
 import type { AnyEventDraft } from './handler.js'
 import { emptyState, type ActorRef, type GroupState } from '../model.js'
 import { createDraftCheck, createEventSealer, frozenJson, materialize, type CommandHashSource, type EventSealer, type UnsignedEvent } from './transact.js'
@@ -286,7 +285,7 @@ describe('materialize', () => {
 })
 
 describe('createDraftCheck', () => {
-  const rule = COMMAND_RULES['message.post']
+  const rule = commandInfo('message.post')
   const message = {
     messageId: 'urn:weft:test:message:1',
     conversationId: 'urn:weft:test:conversation:1',

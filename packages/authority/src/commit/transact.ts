@@ -8,15 +8,16 @@
  * @module
  */
 import { canonicalizeOrThrow, encodeBase64url, isAbsoluteUri, isProtocolTimestamp, MAX_JCS_DEPTH, type SignatureEnvelope, type SigningKey } from '@weft/codec'
-import { EVENT_CATALOG, type AggregateType, type Event, type EventKind } from '@weft/spec'
+import { EVENT_CATALOG, type AggregateType, type Event } from '@weft/spec'
 import { eventPayloads } from '@weft/validators/payloads'
-import type { CommandRule } from '../gen/rules.js'
-import type { AnyEventDraft, EventOf, ReducerFor } from './handler.js'
+import type { AnyEventDraft } from './handler.js'
+import { applyEvent, type AnyEvent, type EventReducers } from '../gen/reducers.js'
 import { aggregateKey, type ActorRef, type AuthorityState } from '../model.js'
 import { isoTimeOfDay } from '../instants.js'
+import type { CommandRule } from '../ingress/checks.js'
 
-/** The reducer of every Event kind (the generated `EventReducers` interface has this shape). */
-export type ReducerTable = { readonly [K in EventKind]: ReducerFor<K> }
+/** The reducer of every Event kind: the generated {@link EventReducers} under the name the transaction API has always used. */
+export type ReducerTable = EventReducers
 
 /** What caused the transaction: a Command (the usual case), a prior Event, a timer or a policy decision (§15.2). */
 export interface TransactionCause {
@@ -810,8 +811,7 @@ export function applyEvents(state: AuthorityState, events: readonly Event[], red
 export function applyEventsKeyed(state: AuthorityState, events: readonly Event[], reducers: ReducerTable, keys: readonly (string | undefined)[] | undefined): void {
   for (let i = 0; i < events.length; i++) {
     const event = events[i]!
-    const reducer = reducers[event.kind as EventKind] as (s: AuthorityState, e: EventOf<EventKind>) => void
-    reducer(state, event as EventOf<EventKind>)
+    applyEvent(reducers, state, event as AnyEvent)
     if (event.groupId === undefined) {
       state.org.log.push(event)
       continue

@@ -8,8 +8,6 @@ export { dispatchCommand, type CommandHandlers } from './handlers.js'
 
 export { applyEvent, type AnyEvent, type EventReducers } from './reducers.js'
 
-export { COMMAND_RULES, EVENT_RULES, type CommandRule, type CommandRules, type EventRule, type EventRules } from './rules.js'
-
 export {
   MISSION_STATES_WITH_EVENT,
   MISSION_TRANSITION_LOOKUP,

@@ -24,11 +24,10 @@ import {
   type Stage,
   type VerifyResult,
 } from '@weft/codec'
-import { BOUNDED_OFFLINE_EXECUTION, CommandPayloads, type Command, type CommandKind } from '@weft/spec'
+import { BOUNDED_OFFLINE_EXECUTION, COMMAND_CATALOG, CommandPayloads, type Command, type CommandInfo, type CommandKind } from '@weft/spec'
 import { validators } from '@weft/validators'
 import { commandPayloads } from '@weft/validators/payloads'
 import { schemaCheckForKind } from '@weft/validators/signed'
-import { COMMAND_RULES, type CommandRule } from '../gen/rules.js'
 import type { AnyCommand, HandlerContext } from '../commit/handler.js'
 import type { AuthorityPolicy } from '../policy.js'
 import { actorKey, aggregateKey, type ActorRef, type AuthorityState, type GroupState } from '../model.js'
@@ -312,10 +311,16 @@ export function admit(decoded: Decoded, ctx: IngressContext, nowMs: number): Adm
 }
 
 /**
+ * A Command kind's entry of the `@weft/spec` catalog (§15.1), read as the rule the checks apply:
+ * who may issue it, the epochs it carries, its scope and aggregate, what it may emit.
+ */
+export type CommandRule = CommandInfo & { readonly kind: CommandKind }
+
+/**
  * The catalog rules by kind. A Map, because a Command's `kind` is a fresh string from its JSON:
  * hashing it beats the keyed lookup of an object with a member per kind.
  */
-const RULES: ReadonlyMap<string, CommandRule> = new Map(Object.values(COMMAND_RULES as Readonly<Record<string, CommandRule>>).map((rule) => [rule.kind, rule]))
+const RULES: ReadonlyMap<string, CommandRule> = new Map(COMMAND_CATALOG.map((entry): [string, CommandRule] => [entry.kind, entry]))
 
 /** The catalog rule of a known kind whose payload matches its schema. */
 function ruleOf(command: Command): CommandRule {

@@ -27,7 +27,7 @@
  */
 import { createRequire } from 'node:module'
 import { UsageError } from '@weft/codec'
-import { deepFreeze } from '../gen/rules.js'
+import { deepFreeze } from '../gen/transitions.js'
 import { foldTables, type FoldTable } from './checkpoint-tables.js'
 import type { AuthorityState } from '../model.js'
 

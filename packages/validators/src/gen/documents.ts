@@ -7,670 +7,344 @@ import type { AgentCard, Approval, Artifact, Command, ContextPackage, Conversati
 const re0 = new RegExp("^[A-Za-z0-9_-]+$", 'u');
 const re1 = new RegExp("^[a-z][a-z0-9_]*(?:\\.[a-z][a-z0-9_]*)+$", 'u');
 const set2 = new Set(["UNSUPPORTED_VERSION","AUTH_REQUIRED","AUTH_INVALID_SIGNATURE","AUTH_STALE_SESSION","AUTH_STALE_COORDINATOR","AUTH_FORBIDDEN","GROUP_NOT_FOUND","MEMBERSHIP_REQUIRED","MEMBERSHIP_STALE","SCHEMA_VALIDATION_FAILED","INVALID_COMMAND","INVALID_STATE_TRANSITION","REVISION_CONFLICT","ACTION_ID_COLLISION","UNKNOWN_CRITICAL_EXTENSION","WORK_CONTRACT_INCOMPLETE","WORK_OFFER_EXPIRED","WORK_ALREADY_OWNED","WORK_LEASE_EXPIRED","WORK_STALE_OWNERSHIP","APPROVAL_REQUIRED","BUDGET_EXCEEDED","RATE_LIMITED","BACKPRESSURE","CURSOR_TOO_OLD","PROTOCOL_VIOLATION","INTERNAL_ERROR"]);
-const re3 = new RegExp("^ext\\.[a-z0-9][a-z0-9_-]*(?:\\.[a-z0-9][a-z0-9_-]*){2,}$", 'u');
-const set4 = new Set(["mission.created","mission.coordinator.assigned","mission.coordinator.renewed","mission.submitted_for_approval","mission.approved","mission.changes_requested","mission.cancelled","mission.terminated","mission.child.created","mission.follow_up.created","membership.changed","membership.ended","membership.delegation.granted","message.posted","message.corrected","message.retracted","message.redacted","work.proposed","work.authorized","work.offer.created","work.offer.accepted","work.contract.revised","work.started","work.progressed","work.checkpointed","work.blocked","work.unblocked","work.submitted","work.result.accepted","work.failed","work.cancelled","artifact.published","approval.execution.granted","policy.cooperation_override.granted","group.snapshot.created","group.archived"]);
+const set3 = new Set(["mission.created","mission.coordinator.assigned","mission.coordinator.renewed","mission.submitted_for_approval","mission.approved","mission.changes_requested","mission.cancelled","mission.terminated","mission.child.created","mission.follow_up.created","membership.changed","membership.ended","membership.delegation.granted","message.posted","message.corrected","message.retracted","message.redacted","work.proposed","work.authorized","work.offer.created","work.offer.accepted","work.contract.revised","work.started","work.progressed","work.checkpointed","work.blocked","work.unblocked","work.submitted","work.result.accepted","work.failed","work.cancelled","artifact.published","approval.execution.granted","policy.cooperation_override.granted","group.snapshot.created","group.archived"]);
+const re4 = new RegExp("^ext\\.[a-z0-9][a-z0-9_-]*(?:\\.[a-z0-9][a-z0-9_-]*){2,}$", 'u');
 const re5 = new RegExp("^sha256:[0-9a-f]{64}$", 'u');
-const re6 = new RegExp("^[a-z0-9]+(?:[.-][a-z0-9]+)+$", 'u');
-const set7 = new Set(["mission.create","mission.assign_coordinator","mission.renew_coordinator","mission.submit_for_approval","mission.approve","mission.request_changes","mission.cancel","mission.terminate","mission.create_child","mission.create_follow_up","membership.change","membership.end","membership.grant_delegation","message.post","message.correct","message.retract","message.redact","work.propose","work.authorize","work.offer","work.accept_offer","work.start","work.checkpoint","work.block","work.unblock","work.submit","work.accept_result","work.fail","work.cancel","artifact.publish","approval.grant_execution","policy.grant_cooperation_override"]);
-const re8 = new RegExp("^(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)(?:-[0-9A-Za-z.-]+)?(?:\\+[0-9A-Za-z.-]+)?$", 'u');
-const set9 = new Set(["protocolVersion","actionId","actor","sessionEpoch","membershipEpoch","coordinatorEpoch","groupId","conversationId","workItemId","cooperationOverrideGrantId","kind","expectedRevision","correlationId","causedByEventId","issuedAt","payload","extensions","signature"]);
-const re10 = new RegExp("^[A-Za-z][A-Za-z0-9+.-]*:", 'u');
-const re11 = new RegExp("[^A-Za-z0-9._~:/?#\\[\\]@!$&'()*+,;=%-]", 'u');
-const set12 = new Set(["protocolVersion","eventId","groupId","sequence","aggregateRevision","kind","actor","cause","correlationId","conversationId","workItemId","occurredAt","payload","acceptedBy","commandHash","extensions","signature"]);
-const re13 = new RegExp("^wss://", 'u');
-const set14 = new Set(["id","version","inputSchema","inputSchemaHash","outputSchema","outputSchemaHash","constraints","verifiedEvidence"]);
-const set15 = new Set(["agentId","organizationId","cardVersion","displayName","description","owner","status","protocolVersions","endpoints","publicKeys","capabilities","maxConcurrency","issuedAt","validUntil","extensions","signature"]);
-const set16 = new Set(["agentId","sessionEpoch","status","capacity","capabilityAvailability","estimatedResponseMs","lastHeartbeat","expiresAt"]);
-const set17 = new Set(["missionId","groupId","revision","objective","definitionOfDone","missionOwner","coordinator","state","budget","deadline","approvalPolicy","parent","followUpToMissionId","pinnedProfiles","createdAt","extensions"]);
-const re18 = new RegExp("^[a-zA-Z0-9][a-zA-Z0-9._-]{0,127}$", 'u');
-const set19 = new Set(["artifact_integrity","schema_validation","deterministic_test","business_rule","reviewer_assessment","human_review","policy_check"]);
-const re20 = new RegExp("^[A-Z]{3}$", 'u');
-const set21 = new Set(["currency","financialLimit","modelTokenLimit","toolCallLimit","computeSecondsLimit","wallClockSecondsLimit","externalSideEffectLimit"]);
-const set22 = new Set(["groupId","missionId","state","mainConversationId","createdAt","archivedAt","archiveSnapshotId","extensions"]);
-const re23 = new RegExp("^[a-z][a-z0-9._:-]*$", 'u');
-const set24 = new Set(["grantId","granteeAgentId","missionId","groupId","targetWorkItemId","allowedCapabilities","budget","maxDescendantDepth","granteeMembershipEpoch","coordinatorEpoch","grantedBy","grantedAt","expiresAt"]);
-const set25 = new Set(["membershipId","missionId","groupId","member","role","state","membershipEpoch","scopes","delegationGrants","visibilityStartSequence","contextPackageId","provisionalExpiresAt","grantedAt","activatedAt","endedAt","extensions"]);
-const set26 = new Set(["conversationId","missionId","groupId","type","primaryWorkItemId","title","access","createdBy","createdAt","state","revision","extensions"]);
-const set27 = new Set(["messageId","missionId","groupId","conversationId","author","kind","authority","targetMessageId","content","mentions","references","reason","committedAt","extensions"]);
-const re28 = new RegExp("^[A-Za-z0-9!#$&^_.+-]+/[A-Za-z0-9!#$&^_.+-]+$", 'u');
-const re29 = new RegExp("^[A-Z][A-Z0-9_]{1,127}$", 'u');
-const set30 = new Set(["contractVersion","goal","requiredDeliverables","acceptanceCriteria","inputArtifacts","dependencyWorkItemIds","allowedResources","requiredCapabilities","deadline","requestedUrgency","businessImpact","retryPolicy","budget","sideEffectRisk","executionApproval","constraints","extensions"]);
-const re31 = new RegExp("^P(?!$)(?:[0-9]+D)?(?:T(?=[0-9])(?:[0-9]+H)?(?:[0-9]+M)?(?:[0-9]+(?:\\.[0-9]+)?S)?)?$", 'u');
-const set32 = new Set(["open","offered","queued","active","blocked","submitted","verified","failed","cancelled"]);
-const set33 = new Set(["capacity","deadline","capability","authorization","dependency","budget","other"]);
-const set34 = new Set(["requiredCapabilities","verifiedMatches","authorizationEligible","availabilityEstimate","expectedCost","reliabilityEvidence","policyRulesApplied"]);
-const set35 = new Set(["workItemId","missionId","groupId","conversationId","revision","state","exclusive","contract","offers","owner","selectionBasis","scheduleEstimate","progress","submission","createdBy","authorizedBy","createdAt","updatedAt","extensions"]);
-const set36 = new Set(["artifactId","contentHash","uri","sizeBytes","mediaType","schemaUri","producer","missionId","groupId","workItemId","sourceArtifactHashes","toolVersions","modelVersions","classification","createdAt","extensions","signature"]);
-const set37 = new Set(["artifact_integrity","schema_validation","deterministic_test","business_rule","reviewer_assessment","human_review","policy_check","failure_report"]);
-const set38 = new Set(["evidenceId","missionId","groupId","workItemId","type","subject","criterionIds","method","result","details","artifactHashes","generatedBy","toolVersion","modelVersion","createdAt","signature"]);
-const re39 = new RegExp("\\S", 'u');
-const set40 = new Set(["leaseId","leaseType","missionId","groupId","workItemId","holderAgentId","sessionEpoch","coordinatorEpoch","ownershipEpoch","startBy","issuedAt","startsAt","expiresAt","graceExpiresAt","state","renewalCount","lastRenewedAt","closedAt","closureReason"]);
-const set41 = new Set(["approvalId","kind","decision","missionId","groupId","workItemId","missionRevision","artifactHashes","acceptancePolicyVersion","approver","comments","conditions","revokesApprovalId","occurredAt","signature"]);
-const set42 = new Set(["contextPackageId","version","previousContextPackageId","missionId","groupId","workItemId","sourceEventRange","artifactHashes","summary","decisions","constraints","unresolvedQuestions","generatedBy","generatedAt","extensions","signature"]);
-const set43 = new Set(["snapshotId","groupId","throughSequence","eventIds","stateHash","policyLog","createdBy","createdAt","signature"]);
-const set44 = new Set(["profileUri","name","version","schemaUri","schemaHash","requiredCapabilities","critical","commandKinds","eventKinds","overridesCoreInvariants","approvedBy","approvedAt","signature"]);
-const set45 = new Set(["agent-card","approval","artifact","command","context-package","event","evidence","extension-profile","group-snapshot"]);
-const set46 = new Set(["protocolVersion","admissionRecordId","organizationId","documentKind","signingHash","keyId","principal","trustedAcceptedAt","acceptedBy"]);
-const set47 = new Set(["code","message","retryable","fatal","relatedFrameId","relatedActionId","groupId","expectedRevision","currentRevision","retryAfterMs","snapshotArtifactHash","details","occurredAt"]);
+const set6 = new Set(["mission.create","mission.assign_coordinator","mission.renew_coordinator","mission.submit_for_approval","mission.approve","mission.request_changes","mission.cancel","mission.terminate","mission.create_child","mission.create_follow_up","membership.change","membership.end","membership.grant_delegation","message.post","message.correct","message.retract","message.redact","work.propose","work.authorize","work.offer","work.accept_offer","work.start","work.checkpoint","work.block","work.unblock","work.submit","work.accept_result","work.fail","work.cancel","artifact.publish","approval.grant_execution","policy.grant_cooperation_override"]);
+const re7 = new RegExp("^(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)(?:-[0-9A-Za-z.-]+)?(?:\\+[0-9A-Za-z.-]+)?$", 'u');
+const re8 = new RegExp("^[a-z0-9]+(?:[.-][a-z0-9]+)+$", 'u');
+const re9 = new RegExp("^[A-Za-z][A-Za-z0-9+.-]*:", 'u');
+const re10 = new RegExp("[^A-Za-z0-9._~:/?#\\[\\]@!$&'()*+,;=%-]", 'u');
+const re11 = new RegExp("^wss://", 'u');
+const re12 = new RegExp("^[A-Z]{3}$", 'u');
+const set13 = new Set(["artifact_integrity","schema_validation","deterministic_test","business_rule","reviewer_assessment","human_review","policy_check"]);
+const re14 = new RegExp("^[a-zA-Z0-9][a-zA-Z0-9._-]{0,127}$", 'u');
+const re15 = new RegExp("^[a-z][a-z0-9._:-]*$", 'u');
+const re16 = new RegExp("^[A-Z][A-Z0-9_]{1,127}$", 'u');
+const re17 = new RegExp("^[A-Za-z0-9!#$&^_.+-]+/[A-Za-z0-9!#$&^_.+-]+$", 'u');
+const re18 = new RegExp("^P(?!$)(?:[0-9]+D)?(?:T(?=[0-9])(?:[0-9]+H)?(?:[0-9]+M)?(?:[0-9]+(?:\\.[0-9]+)?S)?)?$", 'u');
+const set19 = new Set(["open","offered","queued","active","blocked","submitted","verified","failed","cancelled"]);
+const set20 = new Set(["capacity","deadline","capability","authorization","dependency","budget","other"]);
+const set21 = new Set(["artifact_integrity","schema_validation","deterministic_test","business_rule","reviewer_assessment","human_review","policy_check","failure_report"]);
+const re22 = new RegExp("\\S", 'u');
+const set23 = new Set(["agent-card","approval","artifact","command","context-package","event","evidence","extension-profile","group-snapshot"]);
 
-/** Returns whether the value is valid against `common.schema.json#`, from the common.schema.json definition of @weft/spec (§21). */
-export function c_common(v: any): boolean {
+/** Validates the value against `common.schema.json#`, from the common.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_common(v: any, p: string = '', x?: Collector): boolean {
   return true
 }
 
-/** Reports every issue of the value, up to the collector bound, against `common.schema.json#`, from the common.schema.json definition of @weft/spec (§21). */
-export function e_common(v: any, p: string, x: Collector): void {
-}
-
-/** Returns whether the value is valid against `websocket-frame.schema.json#`, from the websocket-frame.schema.json definition of @weft/spec (§21). */
-export function c_websocketFrame(v: any): boolean {
-  if ((c_websocketFrame_oneOf_0(v) ? 1 : 0) + (c_websocketFrame_oneOf_1(v) ? 1 : 0) + (c_websocketFrame_oneOf_2(v) ? 1 : 0) + (c_websocketFrame_oneOf_3(v) ? 1 : 0) + (c_websocketFrame_oneOf_4(v) ? 1 : 0) + (c_websocketFrame_oneOf_5(v) ? 1 : 0) + (c_websocketFrame_oneOf_6(v) ? 1 : 0) + (c_websocketFrame_oneOf_7(v) ? 1 : 0) + (c_websocketFrame_oneOf_8(v) ? 1 : 0) + (c_websocketFrame_oneOf_9(v) ? 1 : 0) !== 1) return false
+/** Validates the value against `websocket-frame.schema.json#`, from the websocket-frame.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_websocketFrame(v: any, p: string = '', x?: Collector): boolean {
+  if ((v_websocketFrame_defs_helloClientInit(v) ? 1 : 0) + (v_websocketFrame_defs_helloServerChallenge(v) ? 1 : 0) + (v_websocketFrame_defs_helloClientResponse(v) ? 1 : 0) + (v_websocketFrame_defs_helloServerAccept(v) ? 1 : 0) + (v_websocketFrame_defs_subscribe(v) ? 1 : 0) + (v_websocketFrame_defs_command(v) ? 1 : 0) + (v_websocketFrame_defs_event(v) ? 1 : 0) + (v_websocketFrame_defs_ack(v) ? 1 : 0) + (v_websocketFrame_defs_ping(v) ? 1 : 0) + (v_websocketFrame_defs_error(v) ? 1 : 0) !== 1) { if (!x) return false; x.add(p, "oneOf", "must match exactly one of 10 alternatives", "#/oneOf") }
   return true
 }
 
-/** Reports every issue of the value, up to the collector bound, against `websocket-frame.schema.json#`, from the websocket-frame.schema.json definition of @weft/spec (§21). */
-export function e_websocketFrame(v: any, p: string, x: Collector): void {
-  if ((c_websocketFrame_oneOf_0(v) ? 1 : 0) + (c_websocketFrame_oneOf_1(v) ? 1 : 0) + (c_websocketFrame_oneOf_2(v) ? 1 : 0) + (c_websocketFrame_oneOf_3(v) ? 1 : 0) + (c_websocketFrame_oneOf_4(v) ? 1 : 0) + (c_websocketFrame_oneOf_5(v) ? 1 : 0) + (c_websocketFrame_oneOf_6(v) ? 1 : 0) + (c_websocketFrame_oneOf_7(v) ? 1 : 0) + (c_websocketFrame_oneOf_8(v) ? 1 : 0) + (c_websocketFrame_oneOf_9(v) ? 1 : 0) !== 1) x.add(p, "oneOf", "must match exactly one of 10 alternatives", "#/oneOf")
-}
-
-function c_websocketFrame_oneOf_0(v: any): boolean {
-  if (!c_websocketFrame_defs_helloClientInit(v)) return false
-  return true
-}
-
-function c_websocketFrame_oneOf_1(v: any): boolean {
-  if (!c_websocketFrame_defs_helloServerChallenge(v)) return false
-  return true
-}
-
-function c_websocketFrame_oneOf_2(v: any): boolean {
-  if (!c_websocketFrame_defs_helloClientResponse(v)) return false
-  return true
-}
-
-function c_websocketFrame_oneOf_3(v: any): boolean {
-  if (!c_websocketFrame_defs_helloServerAccept(v)) return false
-  return true
-}
-
-function c_websocketFrame_oneOf_4(v: any): boolean {
-  if (!c_websocketFrame_defs_subscribe(v)) return false
-  return true
-}
-
-function c_websocketFrame_oneOf_5(v: any): boolean {
-  if (!c_websocketFrame_defs_command(v)) return false
-  return true
-}
-
-function c_websocketFrame_oneOf_6(v: any): boolean {
-  if (!c_websocketFrame_defs_event(v)) return false
-  return true
-}
-
-function c_websocketFrame_oneOf_7(v: any): boolean {
-  if (!c_websocketFrame_defs_ack(v)) return false
-  return true
-}
-
-function c_websocketFrame_oneOf_8(v: any): boolean {
-  if (!c_websocketFrame_defs_ping(v)) return false
-  return true
-}
-
-function c_websocketFrame_oneOf_9(v: any): boolean {
-  if (!c_websocketFrame_defs_error(v)) return false
-  return true
-}
-
-function c_websocketFrame_defs_helloClientInit(v: any): boolean {
+function v_websocketFrame_defs_helloClientInit(v: any): boolean {
   if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) return false
-  if (v["protocolVersion"] === undefined || v["frameId"] === undefined || v["frameType"] === undefined || v["phase"] === undefined || v["agentId"] === undefined || v["keyId"] === undefined || v["clientNonce"] === undefined || v["supportedVersions"] === undefined) return false
-  for (const v1 in v) {
-    switch (v1) {
-      case "protocolVersion": {
-        const v2 = v[v1]
-        if (!c_common_defs_protocolVersion(v2)) return false
-        break
-      }
-      case "frameId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "frameType": {
-        const v2 = v[v1]
-        if (!(v2 === "HELLO")) return false
-        break
-      }
-      case "phase": {
-        const v2 = v[v1]
-        if (!(v2 === "client_init")) return false
-        break
-      }
-      case "agentId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "keyId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "clientNonce": {
-        const v2 = v[v1]
-        if (!c_common_defs_base64url(v2)) return false
-        break
-      }
-      case "supportedVersions": {
-        const v2 = v[v1]
-        if (!(Array.isArray(v2))) return false
-        if (v2.length < 1) return false
-        for (let v11 = 0; v11 < v2.length; v11++) {
-          const v12 = v2[v11]
-          if (!c_common_defs_protocolVersion(v12)) return false
-        }
-        if (!unique(v2)) return false
-        break
-      }
-      default: {
-        return false
-      }
-    }
+  const v1 = v["protocolVersion"]
+  const v2 = v["frameId"]
+  const v3 = v["frameType"]
+  const v4 = v["phase"]
+  const v5 = v["agentId"]
+  const v6 = v["keyId"]
+  const v7 = v["clientNonce"]
+  const v8 = v["supportedVersions"]
+  if (v1 === undefined || v2 === undefined || v3 === undefined || v4 === undefined || v5 === undefined || v6 === undefined || v7 === undefined || v8 === undefined) return false
+  let v10 = 0
+  for (const v9 in v) v10++
+  if (v10 !== (v1 === undefined ? 0 : 1) + (v2 === undefined ? 0 : 1) + (v3 === undefined ? 0 : 1) + (v4 === undefined ? 0 : 1) + (v5 === undefined ? 0 : 1) + (v6 === undefined ? 0 : 1) + (v7 === undefined ? 0 : 1) + (v8 === undefined ? 0 : 1)) for (const v9 in v) switch (v9) { case "protocolVersion": case "frameId": case "frameType": case "phase": case "agentId": case "keyId": case "clientNonce": case "supportedVersions": if (v[v9] === undefined) return false; break; default: return false }
+  if (v1 !== undefined && !c_common_defs_protocolVersion(v1)) return false
+  if (v2 !== undefined && !c_common_defs_id(v2)) return false
+  if (v3 !== undefined) {
+    if (!(v3 === "HELLO")) return false
   }
-  return true
-}
-
-function c_websocketFrame_defs_helloServerChallenge(v: any): boolean {
-  if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) return false
-  if (v["protocolVersion"] === undefined || v["frameId"] === undefined || v["frameType"] === undefined || v["phase"] === undefined || v["selectedVersion"] === undefined || v["clientNonce"] === undefined || v["serverNonce"] === undefined || v["challenge"] === undefined) return false
-  for (const v1 in v) {
-    switch (v1) {
-      case "protocolVersion": {
-        const v2 = v[v1]
-        if (!c_common_defs_protocolVersion(v2)) return false
-        break
-      }
-      case "frameId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "frameType": {
-        const v2 = v[v1]
-        if (!(v2 === "HELLO")) return false
-        break
-      }
-      case "phase": {
-        const v2 = v[v1]
-        if (!(v2 === "server_challenge")) return false
-        break
-      }
-      case "selectedVersion": {
-        const v2 = v[v1]
-        if (!c_common_defs_protocolVersion(v2)) return false
-        break
-      }
-      case "clientNonce": {
-        const v2 = v[v1]
-        if (!c_common_defs_base64url(v2)) return false
-        break
-      }
-      case "serverNonce": {
-        const v2 = v[v1]
-        if (!c_common_defs_base64url(v2)) return false
-        break
-      }
-      case "challenge": {
-        const v2 = v[v1]
-        if (!c_common_defs_base64url(v2)) return false
-        break
-      }
-      default: {
-        return false
-      }
-    }
+  if (v4 !== undefined) {
+    if (!(v4 === "client_init")) return false
   }
+  if (v5 !== undefined && !c_common_defs_id(v5)) return false
+  if (v6 !== undefined && !c_common_defs_id(v6)) return false
+  if (v7 !== undefined && !c_common_defs_base64url(v7)) return false
+  if (v8 !== undefined && !v_websocketFrame_defs_helloClientInit_properties_supportedVersions(v8)) return false
   return true
 }
 
-function c_websocketFrame_defs_helloClientResponse(v: any): boolean {
+function v_websocketFrame_defs_helloServerChallenge(v: any): boolean {
   if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) return false
-  if (v["protocolVersion"] === undefined || v["frameId"] === undefined || v["frameType"] === undefined || v["phase"] === undefined || v["agentId"] === undefined || v["keyId"] === undefined || v["clientNonce"] === undefined || v["serverNonce"] === undefined || v["challengeSignature"] === undefined) return false
-  for (const v1 in v) {
-    switch (v1) {
-      case "protocolVersion": {
-        const v2 = v[v1]
-        if (!c_common_defs_protocolVersion(v2)) return false
-        break
-      }
-      case "frameId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "frameType": {
-        const v2 = v[v1]
-        if (!(v2 === "HELLO")) return false
-        break
-      }
-      case "phase": {
-        const v2 = v[v1]
-        if (!(v2 === "client_response")) return false
-        break
-      }
-      case "agentId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "keyId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "clientNonce": {
-        const v2 = v[v1]
-        if (!c_common_defs_base64url(v2)) return false
-        break
-      }
-      case "serverNonce": {
-        const v2 = v[v1]
-        if (!c_common_defs_base64url(v2)) return false
-        break
-      }
-      case "challengeSignature": {
-        const v2 = v[v1]
-        if (!c_common_defs_base64url(v2)) return false
-        break
-      }
-      default: {
-        return false
-      }
-    }
+  const v1 = v["protocolVersion"]
+  const v2 = v["frameId"]
+  const v3 = v["frameType"]
+  const v4 = v["phase"]
+  const v5 = v["selectedVersion"]
+  const v6 = v["clientNonce"]
+  const v7 = v["serverNonce"]
+  const v8 = v["challenge"]
+  if (v1 === undefined || v2 === undefined || v3 === undefined || v4 === undefined || v5 === undefined || v6 === undefined || v7 === undefined || v8 === undefined) return false
+  let v10 = 0
+  for (const v9 in v) v10++
+  if (v10 !== (v1 === undefined ? 0 : 1) + (v2 === undefined ? 0 : 1) + (v3 === undefined ? 0 : 1) + (v4 === undefined ? 0 : 1) + (v5 === undefined ? 0 : 1) + (v6 === undefined ? 0 : 1) + (v7 === undefined ? 0 : 1) + (v8 === undefined ? 0 : 1)) for (const v9 in v) switch (v9) { case "protocolVersion": case "frameId": case "frameType": case "phase": case "selectedVersion": case "clientNonce": case "serverNonce": case "challenge": if (v[v9] === undefined) return false; break; default: return false }
+  if (v1 !== undefined && !c_common_defs_protocolVersion(v1)) return false
+  if (v2 !== undefined && !c_common_defs_id(v2)) return false
+  if (v3 !== undefined) {
+    if (!(v3 === "HELLO")) return false
   }
-  return true
-}
-
-function c_websocketFrame_defs_helloServerAccept(v: any): boolean {
-  if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) return false
-  if (v["protocolVersion"] === undefined || v["frameId"] === undefined || v["frameType"] === undefined || v["phase"] === undefined || v["selectedVersion"] === undefined || v["sessionToken"] === undefined || v["sessionEpoch"] === undefined || v["expiresAt"] === undefined) return false
-  for (const v1 in v) {
-    switch (v1) {
-      case "protocolVersion": {
-        const v2 = v[v1]
-        if (!c_common_defs_protocolVersion(v2)) return false
-        break
-      }
-      case "frameId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "frameType": {
-        const v2 = v[v1]
-        if (!(v2 === "HELLO")) return false
-        break
-      }
-      case "phase": {
-        const v2 = v[v1]
-        if (!(v2 === "server_accept")) return false
-        break
-      }
-      case "selectedVersion": {
-        const v2 = v[v1]
-        if (!c_common_defs_protocolVersion(v2)) return false
-        break
-      }
-      case "sessionToken": {
-        const v2 = v[v1]
-        if (!(typeof v2 === 'string')) return false
-        if (!(v2.length <= 8192 || codePoints(v2) <= 8192)) return false
-        if (!(v2.length >= 32 || (v2.length >= 16 && codePoints(v2) >= 16))) return false
-        break
-      }
-      case "sessionEpoch": {
-        const v2 = v[v1]
-        if (!c_common_defs_positiveInteger(v2)) return false
-        break
-      }
-      case "expiresAt": {
-        const v2 = v[v1]
-        if (!c_common_defs_timestamp(v2)) return false
-        break
-      }
-      default: {
-        return false
-      }
-    }
+  if (v4 !== undefined) {
+    if (!(v4 === "server_challenge")) return false
   }
+  if (v5 !== undefined && !c_common_defs_protocolVersion(v5)) return false
+  if (v6 !== undefined && !c_common_defs_base64url(v6)) return false
+  if (v7 !== undefined && !c_common_defs_base64url(v7)) return false
+  if (v8 !== undefined && !c_common_defs_base64url(v8)) return false
   return true
 }
 
-function c_websocketFrame_defs_subscribe(v: any): boolean {
+function v_websocketFrame_defs_helloClientResponse(v: any): boolean {
   if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) return false
-  if (v["protocolVersion"] === undefined || v["frameId"] === undefined || v["frameType"] === undefined || v["subscriptionId"] === undefined || v["groups"] === undefined) return false
-  for (const v1 in v) {
-    switch (v1) {
-      case "protocolVersion": {
-        const v2 = v[v1]
-        if (!c_common_defs_protocolVersion(v2)) return false
-        break
-      }
-      case "frameId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "frameType": {
-        const v2 = v[v1]
-        if (!(v2 === "SUBSCRIBE")) return false
-        break
-      }
-      case "subscriptionId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "groups": {
-        const v2 = v[v1]
-        if (!(Array.isArray(v2))) return false
-        if (v2.length < 1) return false
-        for (let v8 = 0; v8 < v2.length; v8++) {
-          const v9 = v2[v8]
-          if (!((typeof v9 === 'object' && v9 !== null && !Array.isArray(v9)))) return false
-          if (v9["groupId"] === undefined || v9["afterSequence"] === undefined) return false
-          for (const v10 in v9) {
-            switch (v10) {
-              case "groupId": {
-                const v11 = v9[v10]
-                if (!c_common_defs_id(v11)) return false
-                break
-              }
-              case "afterSequence": {
-                const v11 = v9[v10]
-                if (!c_common_defs_safeInteger(v11)) return false
-                break
-              }
-              case "attention": {
-                const v11 = v9[v10]
-                if (!((typeof v11 === 'object' && v11 !== null && !Array.isArray(v11)))) return false
-                for (const v14 in v11) {
-                  switch (v14) {
-                    case "eventKinds": {
-                      const v15 = v11[v14]
-                      if (!(Array.isArray(v15))) return false
-                      for (let v17 = 0; v17 < v15.length; v17++) {
-                        const v18 = v15[v17]
-                        if (!c_common_defs_kind(v18)) return false
-                      }
-                      if (!unique(v15)) return false
-                      break
-                    }
-                    case "conversationIds": {
-                      const v15 = v11[v14]
-                      if (!(Array.isArray(v15))) return false
-                      for (let v21 = 0; v21 < v15.length; v21++) {
-                        const v22 = v15[v21]
-                        if (!c_common_defs_id(v22)) return false
-                      }
-                      if (!unique(v15)) return false
-                      break
-                    }
-                    case "workItemIds": {
-                      const v15 = v11[v14]
-                      if (!(Array.isArray(v15))) return false
-                      for (let v25 = 0; v25 < v15.length; v25++) {
-                        const v26 = v15[v25]
-                        if (!c_common_defs_id(v26)) return false
-                      }
-                      if (!unique(v15)) return false
-                      break
-                    }
-                    case "mentionsOnly": {
-                      const v15 = v11[v14]
-                      if (!(typeof v15 === 'boolean')) return false
-                      break
-                    }
-                    case "announcements": {
-                      const v15 = v11[v14]
-                      if (!(typeof v15 === 'boolean')) return false
-                      break
-                    }
-                    default: {
-                      return false
-                    }
-                  }
-                }
-                break
-              }
-              default: {
-                return false
-              }
-            }
+  const v1 = v["protocolVersion"]
+  const v2 = v["frameId"]
+  const v3 = v["frameType"]
+  const v4 = v["phase"]
+  const v5 = v["agentId"]
+  const v6 = v["keyId"]
+  const v7 = v["clientNonce"]
+  const v8 = v["serverNonce"]
+  const v9 = v["challengeSignature"]
+  if (v1 === undefined || v2 === undefined || v3 === undefined || v4 === undefined || v5 === undefined || v6 === undefined || v7 === undefined || v8 === undefined || v9 === undefined) return false
+  let v11 = 0
+  for (const v10 in v) v11++
+  if (v11 !== (v1 === undefined ? 0 : 1) + (v2 === undefined ? 0 : 1) + (v3 === undefined ? 0 : 1) + (v4 === undefined ? 0 : 1) + (v5 === undefined ? 0 : 1) + (v6 === undefined ? 0 : 1) + (v7 === undefined ? 0 : 1) + (v8 === undefined ? 0 : 1) + (v9 === undefined ? 0 : 1)) for (const v10 in v) switch (v10) { case "protocolVersion": case "frameId": case "frameType": case "phase": case "agentId": case "keyId": case "clientNonce": case "serverNonce": case "challengeSignature": if (v[v10] === undefined) return false; break; default: return false }
+  if (v1 !== undefined && !c_common_defs_protocolVersion(v1)) return false
+  if (v2 !== undefined && !c_common_defs_id(v2)) return false
+  if (v3 !== undefined) {
+    if (!(v3 === "HELLO")) return false
+  }
+  if (v4 !== undefined) {
+    if (!(v4 === "client_response")) return false
+  }
+  if (v5 !== undefined && !c_common_defs_id(v5)) return false
+  if (v6 !== undefined && !c_common_defs_id(v6)) return false
+  if (v7 !== undefined && !c_common_defs_base64url(v7)) return false
+  if (v8 !== undefined && !c_common_defs_base64url(v8)) return false
+  if (v9 !== undefined && !c_common_defs_base64url(v9)) return false
+  return true
+}
+
+function v_websocketFrame_defs_helloServerAccept(v: any): boolean {
+  if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) return false
+  const v1 = v["protocolVersion"]
+  const v2 = v["frameId"]
+  const v3 = v["frameType"]
+  const v4 = v["phase"]
+  const v5 = v["selectedVersion"]
+  const v6 = v["sessionToken"]
+  const v7 = v["sessionEpoch"]
+  const v8 = v["expiresAt"]
+  if (v1 === undefined || v2 === undefined || v3 === undefined || v4 === undefined || v5 === undefined || v6 === undefined || v7 === undefined || v8 === undefined) return false
+  let v10 = 0
+  for (const v9 in v) v10++
+  if (v10 !== (v1 === undefined ? 0 : 1) + (v2 === undefined ? 0 : 1) + (v3 === undefined ? 0 : 1) + (v4 === undefined ? 0 : 1) + (v5 === undefined ? 0 : 1) + (v6 === undefined ? 0 : 1) + (v7 === undefined ? 0 : 1) + (v8 === undefined ? 0 : 1)) for (const v9 in v) switch (v9) { case "protocolVersion": case "frameId": case "frameType": case "phase": case "selectedVersion": case "sessionToken": case "sessionEpoch": case "expiresAt": if (v[v9] === undefined) return false; break; default: return false }
+  if (v1 !== undefined && !c_common_defs_protocolVersion(v1)) return false
+  if (v2 !== undefined && !c_common_defs_id(v2)) return false
+  if (v3 !== undefined) {
+    if (!(v3 === "HELLO")) return false
+  }
+  if (v4 !== undefined) {
+    if (!(v4 === "server_accept")) return false
+  }
+  if (v5 !== undefined && !c_common_defs_protocolVersion(v5)) return false
+  if (v6 !== undefined) {
+    if (!(typeof v6 === 'string')) return false
+    if (!(v6.length <= 8192 || codePoints(v6) <= 8192)) return false
+    if (!(v6.length >= 32 || (v6.length >= 16 && codePoints(v6) >= 16))) return false
+  }
+  if (v7 !== undefined && !c_common_defs_positiveInteger(v7)) return false
+  if (v8 !== undefined && !c_common_defs_timestamp(v8)) return false
+  return true
+}
+
+function v_websocketFrame_defs_subscribe(v: any): boolean {
+  if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) return false
+  const v1 = v["protocolVersion"]
+  const v2 = v["frameId"]
+  const v3 = v["frameType"]
+  const v4 = v["subscriptionId"]
+  const v5 = v["groups"]
+  if (v1 === undefined || v2 === undefined || v3 === undefined || v4 === undefined || v5 === undefined) return false
+  let v23 = 0
+  for (const v22 in v) v23++
+  if (v23 !== (v1 === undefined ? 0 : 1) + (v2 === undefined ? 0 : 1) + (v3 === undefined ? 0 : 1) + (v4 === undefined ? 0 : 1) + (v5 === undefined ? 0 : 1)) for (const v22 in v) switch (v22) { case "protocolVersion": case "frameId": case "frameType": case "subscriptionId": case "groups": if (v[v22] === undefined) return false; break; default: return false }
+  if (v1 !== undefined && !c_common_defs_protocolVersion(v1)) return false
+  if (v2 !== undefined && !c_common_defs_id(v2)) return false
+  if (v3 !== undefined) {
+    if (!(v3 === "SUBSCRIBE")) return false
+  }
+  if (v4 !== undefined && !c_common_defs_id(v4)) return false
+  if (v5 !== undefined) {
+    if (!(Array.isArray(v5))) return false
+    if (v5.length < 1) return false
+    for (let v6 = 0; v6 < v5.length; v6++) {
+      const v7 = v5[v6]
+      if (!((typeof v7 === 'object' && v7 !== null && !Array.isArray(v7)))) return false
+      const v8 = v7["groupId"]
+      const v9 = v7["afterSequence"]
+      const v10 = v7["attention"]
+      if (v8 === undefined || v9 === undefined) return false
+      let v21 = 0
+      for (const v20 in v7) v21++
+      if (v21 !== (v8 === undefined ? 0 : 1) + (v9 === undefined ? 0 : 1) + (v10 === undefined ? 0 : 1)) for (const v20 in v7) switch (v20) { case "groupId": case "afterSequence": case "attention": if (v7[v20] === undefined) return false; break; default: return false }
+      if (v8 !== undefined && !c_common_defs_id(v8)) return false
+      if (v9 !== undefined && !c_common_defs_safeInteger(v9)) return false
+      if (v10 !== undefined) {
+        if (!((typeof v10 === 'object' && v10 !== null && !Array.isArray(v10)))) return false
+        const v11 = v10["eventKinds"]
+        const v14 = v10["conversationIds"]
+        const v15 = v10["workItemIds"]
+        const v16 = v10["mentionsOnly"]
+        const v17 = v10["announcements"]
+        let v19 = 0
+        for (const v18 in v10) v19++
+        if (v19 !== (v11 === undefined ? 0 : 1) + (v14 === undefined ? 0 : 1) + (v15 === undefined ? 0 : 1) + (v16 === undefined ? 0 : 1) + (v17 === undefined ? 0 : 1)) for (const v18 in v10) switch (v18) { case "eventKinds": case "conversationIds": case "workItemIds": case "mentionsOnly": case "announcements": if (v10[v18] === undefined) return false; break; default: return false }
+        if (v11 !== undefined) {
+          if (!(Array.isArray(v11))) return false
+          for (let v12 = 0; v12 < v11.length; v12++) {
+            const v13 = v11[v12]
+            if (!c_common_defs_kind(v13)) return false
           }
+          if (!unique(v11)) return false
         }
-        break
-      }
-      default: {
-        return false
-      }
-    }
-  }
-  return true
-}
-
-function c_websocketFrame_defs_command(v: any): boolean {
-  if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) return false
-  if (v["protocolVersion"] === undefined || v["frameId"] === undefined || v["frameType"] === undefined || v["command"] === undefined) return false
-  for (const v1 in v) {
-    switch (v1) {
-      case "protocolVersion": {
-        const v2 = v[v1]
-        if (!c_common_defs_protocolVersion(v2)) return false
-        break
-      }
-      case "frameId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "frameType": {
-        const v2 = v[v1]
-        if (!(v2 === "COMMAND")) return false
-        break
-      }
-      case "command": {
-        const v2 = v[v1]
-        if (!c_command(v2)) return false
-        break
-      }
-      default: {
-        return false
-      }
-    }
-  }
-  return true
-}
-
-function c_websocketFrame_defs_event(v: any): boolean {
-  if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) return false
-  if (v["protocolVersion"] === undefined || v["frameId"] === undefined || v["frameType"] === undefined || v["event"] === undefined) return false
-  for (const v1 in v) {
-    switch (v1) {
-      case "protocolVersion": {
-        const v2 = v[v1]
-        if (!c_common_defs_protocolVersion(v2)) return false
-        break
-      }
-      case "frameId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "frameType": {
-        const v2 = v[v1]
-        if (!(v2 === "EVENT")) return false
-        break
-      }
-      case "event": {
-        const v2 = v[v1]
-        if (!c_event(v2)) return false
-        break
-      }
-      default: {
-        return false
-      }
-    }
-  }
-  return true
-}
-
-function c_websocketFrame_defs_ack(v: any): boolean {
-  if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) return false
-  if (v["protocolVersion"] === undefined || v["frameId"] === undefined || v["frameType"] === undefined || v["acknowledgements"] === undefined || v["sentAt"] === undefined) return false
-  for (const v1 in v) {
-    switch (v1) {
-      case "protocolVersion": {
-        const v2 = v[v1]
-        if (!c_common_defs_protocolVersion(v2)) return false
-        break
-      }
-      case "frameId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "frameType": {
-        const v2 = v[v1]
-        if (!(v2 === "ACK")) return false
-        break
-      }
-      case "acknowledgements": {
-        const v2 = v[v1]
-        if (!(Array.isArray(v2))) return false
-        if (v2.length < 1) return false
-        for (let v7 = 0; v7 < v2.length; v7++) {
-          const v8 = v2[v7]
-          if (!((typeof v8 === 'object' && v8 !== null && !Array.isArray(v8)))) return false
-          if (v8["groupId"] === undefined || v8["sequence"] === undefined) return false
-          for (const v9 in v8) {
-            switch (v9) {
-              case "groupId": {
-                const v10 = v8[v9]
-                if (!c_common_defs_id(v10)) return false
-                break
-              }
-              case "sequence": {
-                const v10 = v8[v9]
-                if (!c_common_defs_safeInteger(v10)) return false
-                break
-              }
-              default: {
-                return false
-              }
-            }
-          }
+        if (v14 !== undefined && !v_websocketFrame_defs_subscribe_properties_groups_items_properties_attention_properties_conversationIds(v14)) return false
+        if (v15 !== undefined && !v_websocketFrame_defs_subscribe_properties_groups_items_properties_attention_properties_conversationIds(v15)) return false
+        if (v16 !== undefined) {
+          if (!(typeof v16 === 'boolean')) return false
         }
-        break
-      }
-      case "sentAt": {
-        const v2 = v[v1]
-        if (!c_common_defs_timestamp(v2)) return false
-        break
-      }
-      default: {
-        return false
+        if (v17 !== undefined) {
+          if (!(typeof v17 === 'boolean')) return false
+        }
       }
     }
   }
   return true
 }
 
-function c_websocketFrame_defs_ping(v: any): boolean {
+function v_websocketFrame_defs_command(v: any): boolean {
   if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) return false
-  if (v["protocolVersion"] === undefined || v["frameId"] === undefined || v["frameType"] === undefined || v["nonce"] === undefined || v["sentAt"] === undefined) return false
-  for (const v1 in v) {
-    switch (v1) {
-      case "protocolVersion": {
-        const v2 = v[v1]
-        if (!c_common_defs_protocolVersion(v2)) return false
-        break
-      }
-      case "frameId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "frameType": {
-        const v2 = v[v1]
-        if (!(v2 === "PING")) return false
-        break
-      }
-      case "nonce": {
-        const v2 = v[v1]
-        if (!c_common_defs_base64url(v2)) return false
-        break
-      }
-      case "replyToNonce": {
-        const v2 = v[v1]
-        if (!c_common_defs_base64url(v2)) return false
-        break
-      }
-      case "sentAt": {
-        const v2 = v[v1]
-        if (!c_common_defs_timestamp(v2)) return false
-        break
-      }
-      case "presence": {
-        const v2 = v[v1]
-        if (!c_presenceRecord(v2)) return false
-        break
-      }
-      default: {
-        return false
-      }
-    }
+  const v1 = v["protocolVersion"]
+  const v2 = v["frameId"]
+  const v3 = v["frameType"]
+  const v4 = v["command"]
+  if (v1 === undefined || v2 === undefined || v3 === undefined || v4 === undefined) return false
+  let v6 = 0
+  for (const v5 in v) v6++
+  if (v6 !== (v1 === undefined ? 0 : 1) + (v2 === undefined ? 0 : 1) + (v3 === undefined ? 0 : 1) + (v4 === undefined ? 0 : 1)) for (const v5 in v) switch (v5) { case "protocolVersion": case "frameId": case "frameType": case "command": if (v[v5] === undefined) return false; break; default: return false }
+  if (v1 !== undefined && !c_common_defs_protocolVersion(v1)) return false
+  if (v2 !== undefined && !c_common_defs_id(v2)) return false
+  if (v3 !== undefined) {
+    if (!(v3 === "COMMAND")) return false
   }
+  if (v4 !== undefined && !v_command(v4)) return false
   return true
 }
 
-function c_websocketFrame_defs_error(v: any): boolean {
+function v_websocketFrame_defs_event(v: any): boolean {
   if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) return false
-  if (v["protocolVersion"] === undefined || v["frameId"] === undefined || v["frameType"] === undefined || v["error"] === undefined) return false
-  for (const v1 in v) {
-    switch (v1) {
-      case "protocolVersion": {
-        const v2 = v[v1]
-        if (!c_common_defs_protocolVersion(v2)) return false
-        break
-      }
-      case "frameId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "frameType": {
-        const v2 = v[v1]
-        if (!(v2 === "ERROR")) return false
-        break
-      }
-      case "error": {
-        const v2 = v[v1]
-        if (!c_error(v2)) return false
-        break
-      }
-      default: {
-        return false
-      }
-    }
+  const v1 = v["protocolVersion"]
+  const v2 = v["frameId"]
+  const v3 = v["frameType"]
+  const v4 = v["event"]
+  if (v1 === undefined || v2 === undefined || v3 === undefined || v4 === undefined) return false
+  let v6 = 0
+  for (const v5 in v) v6++
+  if (v6 !== (v1 === undefined ? 0 : 1) + (v2 === undefined ? 0 : 1) + (v3 === undefined ? 0 : 1) + (v4 === undefined ? 0 : 1)) for (const v5 in v) switch (v5) { case "protocolVersion": case "frameId": case "frameType": case "event": if (v[v5] === undefined) return false; break; default: return false }
+  if (v1 !== undefined && !c_common_defs_protocolVersion(v1)) return false
+  if (v2 !== undefined && !c_common_defs_id(v2)) return false
+  if (v3 !== undefined) {
+    if (!(v3 === "EVENT")) return false
   }
+  if (v4 !== undefined && !v_event(v4)) return false
   return true
 }
 
-/** Returns whether the value is valid against `common.schema.json#/$defs/protocolVersion`, from the common.schema.json definition of @weft/spec (§21). */
-export function c_common_defs_protocolVersion(v: any): boolean {
+function v_websocketFrame_defs_ack(v: any): boolean {
+  if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) return false
+  const v1 = v["protocolVersion"]
+  const v2 = v["frameId"]
+  const v3 = v["frameType"]
+  const v4 = v["acknowledgements"]
+  const v11 = v["sentAt"]
+  if (v1 === undefined || v2 === undefined || v3 === undefined || v4 === undefined || v11 === undefined) return false
+  let v13 = 0
+  for (const v12 in v) v13++
+  if (v13 !== (v1 === undefined ? 0 : 1) + (v2 === undefined ? 0 : 1) + (v3 === undefined ? 0 : 1) + (v4 === undefined ? 0 : 1) + (v11 === undefined ? 0 : 1)) for (const v12 in v) switch (v12) { case "protocolVersion": case "frameId": case "frameType": case "acknowledgements": case "sentAt": if (v[v12] === undefined) return false; break; default: return false }
+  if (v1 !== undefined && !c_common_defs_protocolVersion(v1)) return false
+  if (v2 !== undefined && !c_common_defs_id(v2)) return false
+  if (v3 !== undefined) {
+    if (!(v3 === "ACK")) return false
+  }
+  if (v4 !== undefined) {
+    if (!(Array.isArray(v4))) return false
+    if (v4.length < 1) return false
+    for (let v5 = 0; v5 < v4.length; v5++) {
+      const v6 = v4[v5]
+      if (!((typeof v6 === 'object' && v6 !== null && !Array.isArray(v6)))) return false
+      const v7 = v6["groupId"]
+      const v8 = v6["sequence"]
+      if (v7 === undefined || v8 === undefined) return false
+      let v10 = 0
+      for (const v9 in v6) v10++
+      if (v10 !== (v7 === undefined ? 0 : 1) + (v8 === undefined ? 0 : 1)) for (const v9 in v6) switch (v9) { case "groupId": case "sequence": if (v6[v9] === undefined) return false; break; default: return false }
+      if (v7 !== undefined && !c_common_defs_id(v7)) return false
+      if (v8 !== undefined && !c_common_defs_safeInteger(v8)) return false
+    }
+  }
+  if (v11 !== undefined && !c_common_defs_timestamp(v11)) return false
+  return true
+}
+
+function v_websocketFrame_defs_ping(v: any): boolean {
+  if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) return false
+  const v1 = v["protocolVersion"]
+  const v2 = v["frameId"]
+  const v3 = v["frameType"]
+  const v4 = v["nonce"]
+  const v5 = v["replyToNonce"]
+  const v6 = v["sentAt"]
+  const v7 = v["presence"]
+  if (v1 === undefined || v2 === undefined || v3 === undefined || v4 === undefined || v6 === undefined) return false
+  let v9 = 0
+  for (const v8 in v) v9++
+  if (v9 !== (v1 === undefined ? 0 : 1) + (v2 === undefined ? 0 : 1) + (v3 === undefined ? 0 : 1) + (v4 === undefined ? 0 : 1) + (v5 === undefined ? 0 : 1) + (v6 === undefined ? 0 : 1) + (v7 === undefined ? 0 : 1)) for (const v8 in v) switch (v8) { case "protocolVersion": case "frameId": case "frameType": case "nonce": case "replyToNonce": case "sentAt": case "presence": if (v[v8] === undefined) return false; break; default: return false }
+  if (v1 !== undefined && !c_common_defs_protocolVersion(v1)) return false
+  if (v2 !== undefined && !c_common_defs_id(v2)) return false
+  if (v3 !== undefined) {
+    if (!(v3 === "PING")) return false
+  }
+  if (v4 !== undefined && !c_common_defs_base64url(v4)) return false
+  if (v5 !== undefined && !c_common_defs_base64url(v5)) return false
+  if (v6 !== undefined && !c_common_defs_timestamp(v6)) return false
+  if (v7 !== undefined && !v_presenceRecord(v7)) return false
+  return true
+}
+
+function v_websocketFrame_defs_error(v: any): boolean {
+  if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) return false
+  const v1 = v["protocolVersion"]
+  const v2 = v["frameId"]
+  const v3 = v["frameType"]
+  const v4 = v["error"]
+  if (v1 === undefined || v2 === undefined || v3 === undefined || v4 === undefined) return false
+  let v6 = 0
+  for (const v5 in v) v6++
+  if (v6 !== (v1 === undefined ? 0 : 1) + (v2 === undefined ? 0 : 1) + (v3 === undefined ? 0 : 1) + (v4 === undefined ? 0 : 1)) for (const v5 in v) switch (v5) { case "protocolVersion": case "frameId": case "frameType": case "error": if (v[v5] === undefined) return false; break; default: return false }
+  if (v1 !== undefined && !c_common_defs_protocolVersion(v1)) return false
+  if (v2 !== undefined && !c_common_defs_id(v2)) return false
+  if (v3 !== undefined) {
+    if (!(v3 === "ERROR")) return false
+  }
+  if (v4 !== undefined && !v_error(v4)) return false
+  return true
+}
+
+function c_common_defs_protocolVersion(v: any): boolean {
   if (!(v === "0.1")) return false
   return true
 }
@@ -683,12 +357,24 @@ export function c_common_defs_id(v: any): boolean {
   return true
 }
 
-/** Returns whether the value is valid against `common.schema.json#/$defs/base64url`, from the common.schema.json definition of @weft/spec (§21). */
-export function c_common_defs_base64url(v: any): boolean {
+function c_common_defs_base64url(v: any): boolean {
   if (!(typeof v === 'string')) return false
   if (!(v.length <= 4096 || codePoints(v) <= 4096)) return false
   if (!(v.length >= 4 || (v.length >= 2 && codePoints(v) >= 2))) return false
   if (!re0.test(v)) return false
+  return true
+}
+
+function v_websocketFrame_defs_helloClientInit_properties_supportedVersions(v: any, p: string = '', x?: Collector, s: string = "#/$defs/helloClientInit/properties/supportedVersions"): boolean {
+  L1: {
+    if (!(Array.isArray(v))) { if (!x) return false; x.add(p, "type", "must be array", s + "/type"); break L1 }
+    if (v.length < 1) { if (!x) return false; x.add(p, "minItems", "must have at least 1 items", s + "/minItems") }
+    for (let v1 = 0; v1 < v.length; v1++) {
+      const v2 = v[v1]
+      if (!(c_common_defs_protocolVersion(v2) || x !== undefined && v_common_defs_protocolVersion(v2, p + '/' + v1, x))) return false
+    }
+    if (!unique(v)) { if (!x) return false; x.add(p, "uniqueItems", "must not contain duplicate items", s + "/uniqueItems") }
+  }
   return true
 }
 
@@ -715,920 +401,657 @@ export function c_common_defs_safeInteger(v: any): boolean {
   return true
 }
 
-/** Returns whether the value is valid against `common.schema.json#/$defs/kind`, from the common.schema.json definition of @weft/spec (§21). */
-export function c_common_defs_kind(v: any): boolean {
+function c_common_defs_kind(v: any): boolean {
   if (!(typeof v === 'string')) return false
   if (!(v.length <= 160 || codePoints(v) <= 160)) return false
   if (!re1.test(v)) return false
   return true
 }
 
-/** Returns whether the value is valid against `command.schema.json#`, from the command.schema.json definition of @weft/spec (§21). */
-export function c_command(v: any): boolean {
-  if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) return false
-  if (v["protocolVersion"] === undefined || v["actionId"] === undefined || v["actor"] === undefined || v["kind"] === undefined || v["correlationId"] === undefined || v["issuedAt"] === undefined || v["payload"] === undefined || v["signature"] === undefined) return false
-  for (const v1 in v) {
-    switch (v1) {
-      case "protocolVersion": {
-        const v2 = v[v1]
-        if (!c_common_defs_protocolVersion(v2)) return false
-        break
-      }
-      case "actionId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "actor": {
-        const v2 = v[v1]
-        if (!c_common_defs_actor(v2)) return false
-        break
-      }
-      case "sessionEpoch": {
-        const v2 = v[v1]
-        if (!c_common_defs_positiveInteger(v2)) return false
-        break
-      }
-      case "membershipEpoch": {
-        const v2 = v[v1]
-        if (!c_common_defs_positiveInteger(v2)) return false
-        break
-      }
-      case "coordinatorEpoch": {
-        const v2 = v[v1]
-        if (!c_common_defs_positiveInteger(v2)) return false
-        break
-      }
-      case "groupId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "conversationId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "workItemId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "cooperationOverrideGrantId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "kind": {
-        const v2 = v[v1]
-        if (!(c_command_properties_kind_anyOf_0(v2) || c_command_properties_kind_anyOf_1(v2))) return false
-        break
-      }
-      case "expectedRevision": {
-        const v2 = v[v1]
-        if (!c_common_defs_safeInteger(v2)) return false
-        break
-      }
-      case "correlationId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "causedByEventId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "issuedAt": {
-        const v2 = v[v1]
-        if (!c_common_defs_timestamp(v2)) return false
-        break
-      }
-      case "payload": {
-        const v2 = v[v1]
-        if (!((typeof v2 === 'object' && v2 !== null && !Array.isArray(v2)))) return false
-        break
-      }
-      case "extensions": {
-        const v2 = v[v1]
-        if (!c_common_defs_extensions(v2)) return false
-        break
-      }
-      case "signature": {
-        const v2 = v[v1]
-        if (!c_common_defs_signature(v2)) return false
-        break
-      }
-      default: {
-        return false
+/** Validates the value against `websocket-frame.schema.json#/$defs/subscribe/properties/groups/items/properties/attention/properties/conversationIds`, from the websocket-frame.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_websocketFrame_defs_subscribe_properties_groups_items_properties_attention_properties_conversationIds(v: any, p: string = '', x?: Collector, s: string = "#/$defs/subscribe/properties/groups/items/properties/attention/properties/conversationIds"): boolean {
+  L1: {
+    if (!(Array.isArray(v))) { if (!x) return false; x.add(p, "type", "must be array", s + "/type"); break L1 }
+    for (let v1 = 0; v1 < v.length; v1++) {
+      const v2 = v[v1]
+      if (!(c_common_defs_id(v2) || x !== undefined && v_common_defs_id(v2, p + '/' + v1, x))) return false
+    }
+    if (!unique(v)) { if (!x) return false; x.add(p, "uniqueItems", "must not contain duplicate items", s + "/uniqueItems") }
+  }
+  return true
+}
+
+/** Validates the value against `command.schema.json#`, from the command.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_command(v: any, p: string = '', x?: Collector): boolean {
+  L1: {
+    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { if (!x) return false; x.add(p, "type", "must be object", "#/type"); break L1 }
+    const v1 = v["protocolVersion"]
+    const v2 = v["actionId"]
+    const v3 = v["actor"]
+    const v4 = v["sessionEpoch"]
+    const v5 = v["membershipEpoch"]
+    const v6 = v["coordinatorEpoch"]
+    const v7 = v["groupId"]
+    const v8 = v["conversationId"]
+    const v9 = v["workItemId"]
+    const v10 = v["cooperationOverrideGrantId"]
+    const v11 = v["kind"]
+    const v12 = v["expectedRevision"]
+    const v13 = v["correlationId"]
+    const v14 = v["causedByEventId"]
+    const v15 = v["issuedAt"]
+    const v16 = v["payload"]
+    const v17 = v["extensions"]
+    const v18 = v["signature"]
+    if (v1 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'protocolVersion'", "#/required") }
+    if (v2 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'actionId'", "#/required") }
+    if (v3 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'actor'", "#/required") }
+    if (v11 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'kind'", "#/required") }
+    if (v13 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'correlationId'", "#/required") }
+    if (v15 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'issuedAt'", "#/required") }
+    if (v16 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'payload'", "#/required") }
+    if (v18 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'signature'", "#/required") }
+    if (!x) {
+      let v20 = 0
+      for (const v19 in v) v20++
+      if (v20 !== (v1 === undefined ? 0 : 1) + (v2 === undefined ? 0 : 1) + (v3 === undefined ? 0 : 1) + (v4 === undefined ? 0 : 1) + (v5 === undefined ? 0 : 1) + (v6 === undefined ? 0 : 1) + (v7 === undefined ? 0 : 1) + (v8 === undefined ? 0 : 1) + (v9 === undefined ? 0 : 1) + (v10 === undefined ? 0 : 1) + (v11 === undefined ? 0 : 1) + (v12 === undefined ? 0 : 1) + (v13 === undefined ? 0 : 1) + (v14 === undefined ? 0 : 1) + (v15 === undefined ? 0 : 1) + (v16 === undefined ? 0 : 1) + (v17 === undefined ? 0 : 1) + (v18 === undefined ? 0 : 1)) for (const v19 in v) switch (v19) { case "protocolVersion": case "actionId": case "actor": case "sessionEpoch": case "membershipEpoch": case "coordinatorEpoch": case "groupId": case "conversationId": case "workItemId": case "cooperationOverrideGrantId": case "kind": case "expectedRevision": case "correlationId": case "causedByEventId": case "issuedAt": case "payload": case "extensions": case "signature": if (v[v19] === undefined) return false; break; default: return false }
+    }
+    if (v1 !== undefined && !(c_common_defs_protocolVersion(v1) || x !== undefined && v_common_defs_protocolVersion(v1, p + "/protocolVersion", x))) return false
+    if (v2 !== undefined && !(c_common_defs_id(v2) || x !== undefined && v_common_defs_id(v2, p + "/actionId", x))) return false
+    if (v3 !== undefined && !v_common_defs_actor(v3, x && p + "/actor", x)) return false
+    if (v4 !== undefined && !(c_common_defs_positiveInteger(v4) || x !== undefined && v_common_defs_positiveInteger(v4, p + "/sessionEpoch", x))) return false
+    if (v5 !== undefined && !(c_common_defs_positiveInteger(v5) || x !== undefined && v_common_defs_positiveInteger(v5, p + "/membershipEpoch", x))) return false
+    if (v6 !== undefined && !(c_common_defs_positiveInteger(v6) || x !== undefined && v_common_defs_positiveInteger(v6, p + "/coordinatorEpoch", x))) return false
+    if (v7 !== undefined && !(c_common_defs_id(v7) || x !== undefined && v_common_defs_id(v7, p + "/groupId", x))) return false
+    if (v8 !== undefined && !(c_common_defs_id(v8) || x !== undefined && v_common_defs_id(v8, p + "/conversationId", x))) return false
+    if (v9 !== undefined && !(c_common_defs_id(v9) || x !== undefined && v_common_defs_id(v9, p + "/workItemId", x))) return false
+    if (v10 !== undefined && !(c_common_defs_id(v10) || x !== undefined && v_common_defs_id(v10, p + "/cooperationOverrideGrantId", x))) return false
+    if (v11 !== undefined && !v_command_properties_kind(v11, x && p + "/kind", x)) return false
+    if (v12 !== undefined && !(c_common_defs_safeInteger(v12) || x !== undefined && v_common_defs_safeInteger(v12, p + "/expectedRevision", x))) return false
+    if (v13 !== undefined && !(c_common_defs_id(v13) || x !== undefined && v_common_defs_id(v13, p + "/correlationId", x))) return false
+    if (v14 !== undefined && !(c_common_defs_id(v14) || x !== undefined && v_common_defs_id(v14, p + "/causedByEventId", x))) return false
+    if (v15 !== undefined && !(c_common_defs_timestamp(v15) || x !== undefined && v_common_defs_timestamp(v15, p + "/issuedAt", x))) return false
+    if (v16 !== undefined) {
+      L2: {
+        if (!((typeof v16 === 'object' && v16 !== null && !Array.isArray(v16)))) { if (!x) return false; x.add(p + "/payload", "type", "must be object", "#/properties/payload/type"); break L2 }
       }
     }
-  }
-  {
-    if (c_command_allOf_0_if(v)) {
+    if (v17 !== undefined && !v_common_defs_extensions(v17, x && p + "/extensions", x)) return false
+    if (v18 !== undefined && !v_common_defs_signature(v18, x && p + "/signature", x)) return false
+    if (x) for (const v19 in v) switch (v19) { case "protocolVersion": case "actionId": case "actor": case "sessionEpoch": case "membershipEpoch": case "coordinatorEpoch": case "groupId": case "conversationId": case "workItemId": case "cooperationOverrideGrantId": case "kind": case "expectedRevision": case "correlationId": case "causedByEventId": case "issuedAt": case "payload": case "extensions": case "signature": break; default: x.add(p + '/' + pointerToken(v19), "additionalProperties", "unknown member is not allowed", "#/additionalProperties") }
+    if (v_command_allOf_0_if(v)) {
       if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-        {
-          const v23 = v["actor"]
-          if (v23 !== undefined) {
-            if ((typeof v23 === 'object' && v23 !== null && !Array.isArray(v23))) {
-              if (v23["type"] === undefined) return false
-              {
-                const v25 = v23["type"]
-                if (v25 !== undefined) {
-                  if (!(v25 === "agent" || v25 === "service")) return false
-                }
-              }
+        const v21 = v["actor"]
+        if (v21 !== undefined) {
+          if ((typeof v21 === 'object' && v21 !== null && !Array.isArray(v21))) {
+            const v22 = v21["type"]
+            if (v22 === undefined) { if (!x) return false; x.add(p + "/actor", "required", "must have required property 'type'", "#/allOf/0/then/properties/actor/required") }
+            if (v22 !== undefined) {
+              if (!(v22 === "agent" || v22 === "service")) { if (!x) return false; x.add(p + "/actor" + "/type", "enum", "must be one of the allowed values: \"agent\", \"service\"", "#/allOf/0/then/properties/actor/properties/type/enum") }
             }
           }
         }
       }
     }
-  }
-  {
-    if (c_command_allOf_1_if(v)) {
+    if (v_command_allOf_1_if(v)) {
       if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-        if (v["groupId"] === undefined || v["sessionEpoch"] === undefined || v["membershipEpoch"] === undefined) return false
+        if (v["groupId"] === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'groupId'", "#/allOf/1/then/required") }
+        if (v["sessionEpoch"] === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'sessionEpoch'", "#/allOf/1/then/required") }
+        if (v["membershipEpoch"] === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'membershipEpoch'", "#/allOf/1/then/required") }
       }
     } else {
-      if (c_command_allOf_1_else_not(v)) return false
+      if (v_command_allOf_1_else_not(v)) { if (!x) return false; x.add(p, "not", "must not have 'sessionEpoch'", "#/allOf/1/else/not") }
     }
-  }
-  {
-    if (c_command_allOf_2_if(v)) {
-      if (c_command_allOf_2_then_not(v)) return false
+    if (v_command_allOf_2_if(v)) {
+      if (v_command_allOf_2_then_not(v)) { if (!x) return false; x.add(p, "not", "must not have any of 'membershipEpoch', 'coordinatorEpoch'", "#/allOf/2/then/not") }
     }
-  }
-  {
-    if (c_command_allOf_3_if(v)) {
+    if (v_command_allOf_3_if(v)) {
       if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-        if (v["groupId"] === undefined) return false
+        if (v["groupId"] === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'groupId'", "#/allOf/3/then/required") }
       }
     }
-  }
-  {
-    if (c_command_allOf_4_if(v)) {
+    if (v_command_allOf_4_if(v)) {
       if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-        if (v["groupId"] === undefined || v["membershipEpoch"] === undefined) return false
+        if (v["groupId"] === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'groupId'", "#/allOf/4/then/required") }
+        if (v["membershipEpoch"] === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'membershipEpoch'", "#/allOf/4/then/required") }
       }
     }
-  }
-  {
-    if (c_command_allOf_5_if(v)) {
-      if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-        {
-          const v38 = v["actor"]
-          if (v38 !== undefined) {
-            if (!c_common_defs_humanActor(v38)) return false
-          }
-        }
-      }
-      if (c_command_allOf_5_then_not(v)) return false
+    if (v_command_allOf_5_if(v)) {
+      if (!v_command_allOf_5_then(v, p, x, "#/allOf/5/then")) return false
     }
-  }
-  {
-    if (c_command_allOf_6_if(v)) {
-      if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-        {
-          const v42 = v["actor"]
-          if (v42 !== undefined) {
-            if (!c_common_defs_humanActor(v42)) return false
-          }
-        }
-      }
-      if (c_command_allOf_6_then_not(v)) return false
+    if (v_command_allOf_6_if(v)) {
+      if (!v_command_allOf_5_then(v, p, x, "#/allOf/6/then")) return false
     }
-  }
-  {
-    if (c_command_allOf_7_if(v)) {
+    if (v_command_allOf_7_if(v)) {
       if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-        {
-          const v46 = v["actor"]
-          if (v46 !== undefined) {
-            if ((typeof v46 === 'object' && v46 !== null && !Array.isArray(v46))) {
-              if (v46["type"] === undefined) return false
-              {
-                const v48 = v46["type"]
-                if (v48 !== undefined) {
-                  if (!(v48 === "service")) return false
-                }
-              }
-            }
-          }
-        }
+        const v23 = v["actor"]
+        if (v23 !== undefined && !v_command_allOf_2_if_properties_actor(v23, x && p + "/actor", x, "#/allOf/7/then/properties/actor")) return false
       }
-      if (c_command_allOf_7_then_not(v)) return false
+      if (v_command_allOf_7_then_not(v)) { if (!x) return false; x.add(p, "not", "must not have any of 'groupId', 'sessionEpoch', 'membershipEpoch', 'coordinatorEpoch'", "#/allOf/7/then/not") }
     }
-  }
-  {
-    if (c_command_allOf_8_if(v)) {
+    if (v_command_allOf_8_if(v)) {
       if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-        if (v["coordinatorEpoch"] === undefined) return false
-        {
-          const v52 = v["actor"]
-          if (v52 !== undefined) {
-            if (!c_common_defs_agentActor(v52)) return false
-          }
-        }
+        const v24 = v["actor"]
+        if (v["coordinatorEpoch"] === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'coordinatorEpoch'", "#/allOf/8/then/required") }
+        if (v24 !== undefined && !v_common_defs_agentActor(v24, x && p + "/actor", x)) return false
       }
     }
-  }
-  {
-    if (c_command_allOf_9_if(v)) {
+    if (v_command_allOf_9_if(v)) {
       if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-        if (v["coordinatorEpoch"] === undefined) return false
+        if (v["coordinatorEpoch"] === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'coordinatorEpoch'", "#/allOf/9/then/required") }
       }
     }
   }
   return true
 }
 
-/** Returns whether the value is valid against `event.schema.json#`, from the event.schema.json definition of @weft/spec (§21). */
-export function c_event(v: any): boolean {
-  if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) return false
-  if (v["protocolVersion"] === undefined || v["eventId"] === undefined || v["kind"] === undefined || v["actor"] === undefined || v["cause"] === undefined || v["correlationId"] === undefined || v["occurredAt"] === undefined || v["payload"] === undefined || v["acceptedBy"] === undefined || v["signature"] === undefined) return false
-  for (const v1 in v) {
-    switch (v1) {
-      case "protocolVersion": {
-        const v2 = v[v1]
-        if (!c_common_defs_protocolVersion(v2)) return false
-        break
-      }
-      case "eventId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "groupId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "sequence": {
-        const v2 = v[v1]
-        if (!c_common_defs_positiveInteger(v2)) return false
-        break
-      }
-      case "aggregateRevision": {
-        const v2 = v[v1]
-        if (!c_common_defs_safeInteger(v2)) return false
-        break
-      }
-      case "kind": {
-        const v2 = v[v1]
-        if (!(c_event_properties_kind_anyOf_0(v2) || c_event_properties_kind_anyOf_1(v2))) return false
-        break
-      }
-      case "actor": {
-        const v2 = v[v1]
-        if (!c_common_defs_actor(v2)) return false
-        break
-      }
-      case "cause": {
-        const v2 = v[v1]
-        if (!((typeof v2 === 'object' && v2 !== null && !Array.isArray(v2)))) return false
-        if (v2["type"] === undefined || v2["id"] === undefined) return false
-        for (const v10 in v2) {
-          switch (v10) {
-            case "type": {
-              const v11 = v2[v10]
-              if (!(v11 === "command" || v11 === "event" || v11 === "timer" || v11 === "policy")) return false
-              break
-            }
-            case "id": {
-              const v11 = v2[v10]
-              if (!c_common_defs_id(v11)) return false
-              break
-            }
-            default: {
-              return false
-            }
-          }
+/** Validates the value against `event.schema.json#`, from the event.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_event(v: any, p: string = '', x?: Collector): boolean {
+  L1: {
+    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { if (!x) return false; x.add(p, "type", "must be object", "#/type"); break L1 }
+    const v1 = v["protocolVersion"]
+    const v2 = v["eventId"]
+    const v3 = v["groupId"]
+    const v4 = v["sequence"]
+    const v5 = v["aggregateRevision"]
+    const v6 = v["kind"]
+    const v7 = v["actor"]
+    const v8 = v["cause"]
+    const v13 = v["correlationId"]
+    const v14 = v["conversationId"]
+    const v15 = v["workItemId"]
+    const v16 = v["occurredAt"]
+    const v17 = v["payload"]
+    const v18 = v["acceptedBy"]
+    const v19 = v["commandHash"]
+    const v20 = v["extensions"]
+    const v21 = v["signature"]
+    if (v1 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'protocolVersion'", "#/required") }
+    if (v2 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'eventId'", "#/required") }
+    if (v6 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'kind'", "#/required") }
+    if (v7 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'actor'", "#/required") }
+    if (v8 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'cause'", "#/required") }
+    if (v13 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'correlationId'", "#/required") }
+    if (v16 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'occurredAt'", "#/required") }
+    if (v17 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'payload'", "#/required") }
+    if (v18 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'acceptedBy'", "#/required") }
+    if (v21 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'signature'", "#/required") }
+    if (!x) {
+      let v23 = 0
+      for (const v22 in v) v23++
+      if (v23 !== (v1 === undefined ? 0 : 1) + (v2 === undefined ? 0 : 1) + (v3 === undefined ? 0 : 1) + (v4 === undefined ? 0 : 1) + (v5 === undefined ? 0 : 1) + (v6 === undefined ? 0 : 1) + (v7 === undefined ? 0 : 1) + (v8 === undefined ? 0 : 1) + (v13 === undefined ? 0 : 1) + (v14 === undefined ? 0 : 1) + (v15 === undefined ? 0 : 1) + (v16 === undefined ? 0 : 1) + (v17 === undefined ? 0 : 1) + (v18 === undefined ? 0 : 1) + (v19 === undefined ? 0 : 1) + (v20 === undefined ? 0 : 1) + (v21 === undefined ? 0 : 1)) for (const v22 in v) switch (v22) { case "protocolVersion": case "eventId": case "groupId": case "sequence": case "aggregateRevision": case "kind": case "actor": case "cause": case "correlationId": case "conversationId": case "workItemId": case "occurredAt": case "payload": case "acceptedBy": case "commandHash": case "extensions": case "signature": if (v[v22] === undefined) return false; break; default: return false }
+    }
+    if (v1 !== undefined && !(c_common_defs_protocolVersion(v1) || x !== undefined && v_common_defs_protocolVersion(v1, p + "/protocolVersion", x))) return false
+    if (v2 !== undefined && !(c_common_defs_id(v2) || x !== undefined && v_common_defs_id(v2, p + "/eventId", x))) return false
+    if (v3 !== undefined && !(c_common_defs_id(v3) || x !== undefined && v_common_defs_id(v3, p + "/groupId", x))) return false
+    if (v4 !== undefined && !(c_common_defs_positiveInteger(v4) || x !== undefined && v_common_defs_positiveInteger(v4, p + "/sequence", x))) return false
+    if (v5 !== undefined && !(c_common_defs_safeInteger(v5) || x !== undefined && v_common_defs_safeInteger(v5, p + "/aggregateRevision", x))) return false
+    if (v6 !== undefined) {
+      if (!(c_event_properties_kind_anyOf_0(v6) || c_command_properties_kind_anyOf_1(v6))) { if (!x) return false; x.add(p + "/kind", "anyOf", "must match at least one of 2 alternatives", "#/properties/kind/anyOf") }
+    }
+    if (v7 !== undefined && !v_common_defs_actor(v7, x && p + "/actor", x)) return false
+    if (v8 !== undefined) {
+      L3: {
+        if (!((typeof v8 === 'object' && v8 !== null && !Array.isArray(v8)))) { if (!x) return false; x.add(p + "/cause", "type", "must be object", "#/properties/cause/type"); break L3 }
+        const v9 = v8["type"]
+        const v10 = v8["id"]
+        if (v9 === undefined) { if (!x) return false; x.add(p + "/cause", "required", "must have required property 'type'", "#/properties/cause/required") }
+        if (v10 === undefined) { if (!x) return false; x.add(p + "/cause", "required", "must have required property 'id'", "#/properties/cause/required") }
+        if (!x) {
+          let v12 = 0
+          for (const v11 in v8) v12++
+          if (v12 !== (v9 === undefined ? 0 : 1) + (v10 === undefined ? 0 : 1)) for (const v11 in v8) switch (v11) { case "type": case "id": if (v8[v11] === undefined) return false; break; default: return false }
         }
-        break
-      }
-      case "correlationId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "conversationId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "workItemId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "occurredAt": {
-        const v2 = v[v1]
-        if (!c_common_defs_timestamp(v2)) return false
-        break
-      }
-      case "payload": {
-        const v2 = v[v1]
-        if (!((typeof v2 === 'object' && v2 !== null && !Array.isArray(v2)))) return false
-        break
-      }
-      case "acceptedBy": {
-        const v2 = v[v1]
-        if (!c_common_defs_actor(v2)) return false
-        break
-      }
-      case "commandHash": {
-        const v2 = v[v1]
-        if (!c_common_defs_sha256(v2)) return false
-        break
-      }
-      case "extensions": {
-        const v2 = v[v1]
-        if (!c_common_defs_extensions(v2)) return false
-        break
-      }
-      case "signature": {
-        const v2 = v[v1]
-        if (!c_common_defs_signature(v2)) return false
-        break
-      }
-      default: {
-        return false
+        if (v9 !== undefined) {
+          if (!(v9 === "command" || v9 === "event" || v9 === "timer" || v9 === "policy")) { if (!x) return false; x.add(p + "/cause" + "/type", "enum", "must be one of the allowed values: \"command\", \"event\", \"timer\", \"policy\"", "#/properties/cause/properties/type/enum") }
+        }
+        if (v10 !== undefined && !(c_common_defs_id(v10) || x !== undefined && v_common_defs_id(v10, p + "/cause" + "/id", x))) return false
+        if (x) for (const v11 in v8) switch (v11) { case "type": case "id": break; default: x.add(p + "/cause" + '/' + pointerToken(v11), "additionalProperties", "unknown member is not allowed", "#/properties/cause/additionalProperties") }
       }
     }
-  }
-  {
-    if (c_event_allOf_0_if(v)) {
-      if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-        {
-          const v25 = v["actor"]
-          if (v25 !== undefined) {
-            if ((typeof v25 === 'object' && v25 !== null && !Array.isArray(v25))) {
-              if (v25["type"] === undefined) return false
-              {
-                const v27 = v25["type"]
-                if (v27 !== undefined) {
-                  if (!(v27 === "service")) return false
-                }
-              }
-            }
-          }
-        }
+    if (v13 !== undefined && !(c_common_defs_id(v13) || x !== undefined && v_common_defs_id(v13, p + "/correlationId", x))) return false
+    if (v14 !== undefined && !(c_common_defs_id(v14) || x !== undefined && v_common_defs_id(v14, p + "/conversationId", x))) return false
+    if (v15 !== undefined && !(c_common_defs_id(v15) || x !== undefined && v_common_defs_id(v15, p + "/workItemId", x))) return false
+    if (v16 !== undefined && !(c_common_defs_timestamp(v16) || x !== undefined && v_common_defs_timestamp(v16, p + "/occurredAt", x))) return false
+    if (v17 !== undefined) {
+      L5: {
+        if (!((typeof v17 === 'object' && v17 !== null && !Array.isArray(v17)))) { if (!x) return false; x.add(p + "/payload", "type", "must be object", "#/properties/payload/type"); break L5 }
       }
-      if (c_event_allOf_0_then_not(v)) return false
+    }
+    if (v18 !== undefined && !v_common_defs_actor(v18, x && p + "/acceptedBy", x)) return false
+    if (v19 !== undefined && !(c_common_defs_sha256(v19) || x !== undefined && v_common_defs_sha256(v19, p + "/commandHash", x))) return false
+    if (v20 !== undefined && !v_common_defs_extensions(v20, x && p + "/extensions", x)) return false
+    if (v21 !== undefined && !v_common_defs_signature(v21, x && p + "/signature", x)) return false
+    if (x) for (const v22 in v) switch (v22) { case "protocolVersion": case "eventId": case "groupId": case "sequence": case "aggregateRevision": case "kind": case "actor": case "cause": case "correlationId": case "conversationId": case "workItemId": case "occurredAt": case "payload": case "acceptedBy": case "commandHash": case "extensions": case "signature": break; default: x.add(p + '/' + pointerToken(v22), "additionalProperties", "unknown member is not allowed", "#/additionalProperties") }
+    if (v_event_allOf_0_if(v)) {
+      if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
+        const v24 = v["actor"]
+        if (v24 !== undefined && !v_command_allOf_2_if_properties_actor(v24, x && p + "/actor", x, "#/allOf/0/then/properties/actor")) return false
+      }
+      if (v_event_allOf_0_then_not(v)) { if (!x) return false; x.add(p, "not", "must not have any of 'groupId', 'sequence', 'aggregateRevision'", "#/allOf/0/then/not") }
     } else {
       if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-        if (v["groupId"] === undefined || v["sequence"] === undefined || v["aggregateRevision"] === undefined) return false
+        if (v["groupId"] === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'groupId'", "#/allOf/0/else/required") }
+        if (v["sequence"] === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'sequence'", "#/allOf/0/else/required") }
+        if (v["aggregateRevision"] === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'aggregateRevision'", "#/allOf/0/else/required") }
       }
     }
   }
   return true
 }
 
-/** Returns whether the value is valid against `presence-record.schema.json#`, from the presence-record.schema.json definition of @weft/spec (§21). */
-export function c_presenceRecord(v: any): boolean {
-  if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) return false
-  if (v["agentId"] === undefined || v["sessionEpoch"] === undefined || v["status"] === undefined || v["capacity"] === undefined || v["capabilityAvailability"] === undefined || v["lastHeartbeat"] === undefined || v["expiresAt"] === undefined) return false
-  for (const v1 in v) {
-    switch (v1) {
-      case "agentId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
+/** Validates the value against `presence-record.schema.json#`, from the presence-record.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_presenceRecord(v: any, p: string = '', x?: Collector): boolean {
+  L1: {
+    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { if (!x) return false; x.add(p, "type", "must be object", "#/type"); break L1 }
+    const v1 = v["agentId"]
+    const v2 = v["sessionEpoch"]
+    const v3 = v["status"]
+    const v4 = v["capacity"]
+    const v11 = v["capabilityAvailability"]
+    const v18 = v["estimatedResponseMs"]
+    const v19 = v["lastHeartbeat"]
+    const v20 = v["expiresAt"]
+    if (v1 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'agentId'", "#/required") }
+    if (v2 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'sessionEpoch'", "#/required") }
+    if (v3 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'status'", "#/required") }
+    if (v4 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'capacity'", "#/required") }
+    if (v11 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'capabilityAvailability'", "#/required") }
+    if (v19 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'lastHeartbeat'", "#/required") }
+    if (v20 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'expiresAt'", "#/required") }
+    if (!x) {
+      let v22 = 0
+      for (const v21 in v) v22++
+      if (v22 !== (v1 === undefined ? 0 : 1) + (v2 === undefined ? 0 : 1) + (v3 === undefined ? 0 : 1) + (v4 === undefined ? 0 : 1) + (v11 === undefined ? 0 : 1) + (v18 === undefined ? 0 : 1) + (v19 === undefined ? 0 : 1) + (v20 === undefined ? 0 : 1)) for (const v21 in v) switch (v21) { case "agentId": case "sessionEpoch": case "status": case "capacity": case "capabilityAvailability": case "estimatedResponseMs": case "lastHeartbeat": case "expiresAt": if (v[v21] === undefined) return false; break; default: return false }
+    }
+    if (v1 !== undefined && !(c_common_defs_id(v1) || x !== undefined && v_common_defs_id(v1, p + "/agentId", x))) return false
+    if (v2 !== undefined && !(c_common_defs_positiveInteger(v2) || x !== undefined && v_common_defs_positiveInteger(v2, p + "/sessionEpoch", x))) return false
+    if (v3 !== undefined) {
+      if (!(v3 === "online" || v3 === "busy" || v3 === "away" || v3 === "draining" || v3 === "offline")) { if (!x) return false; x.add(p + "/status", "enum", "must be one of the allowed values: \"online\", \"busy\", \"away\", \"draining\", \"offline\"", "#/properties/status/enum") }
+    }
+    if (v4 !== undefined) {
+      L3: {
+        if (!((typeof v4 === 'object' && v4 !== null && !Array.isArray(v4)))) { if (!x) return false; x.add(p + "/capacity", "type", "must be object", "#/properties/capacity/type"); break L3 }
+        const v5 = v4["maxSlots"]
+        const v6 = v4["activeSlots"]
+        const v7 = v4["availableSlots"]
+        const v8 = v4["queuedItems"]
+        if (v5 === undefined) { if (!x) return false; x.add(p + "/capacity", "required", "must have required property 'maxSlots'", "#/properties/capacity/required") }
+        if (v6 === undefined) { if (!x) return false; x.add(p + "/capacity", "required", "must have required property 'activeSlots'", "#/properties/capacity/required") }
+        if (v7 === undefined) { if (!x) return false; x.add(p + "/capacity", "required", "must have required property 'availableSlots'", "#/properties/capacity/required") }
+        if (v8 === undefined) { if (!x) return false; x.add(p + "/capacity", "required", "must have required property 'queuedItems'", "#/properties/capacity/required") }
+        if (!x) {
+          let v10 = 0
+          for (const v9 in v4) v10++
+          if (v10 !== (v5 === undefined ? 0 : 1) + (v6 === undefined ? 0 : 1) + (v7 === undefined ? 0 : 1) + (v8 === undefined ? 0 : 1)) for (const v9 in v4) switch (v9) { case "maxSlots": case "activeSlots": case "availableSlots": case "queuedItems": if (v4[v9] === undefined) return false; break; default: return false }
+        }
+        if (v5 !== undefined && !(c_common_defs_positiveInteger(v5) || x !== undefined && v_common_defs_positiveInteger(v5, p + "/capacity" + "/maxSlots", x))) return false
+        if (v6 !== undefined && !(c_common_defs_safeInteger(v6) || x !== undefined && v_common_defs_safeInteger(v6, p + "/capacity" + "/activeSlots", x))) return false
+        if (v7 !== undefined && !(c_common_defs_safeInteger(v7) || x !== undefined && v_common_defs_safeInteger(v7, p + "/capacity" + "/availableSlots", x))) return false
+        if (v8 !== undefined && !(c_common_defs_safeInteger(v8) || x !== undefined && v_common_defs_safeInteger(v8, p + "/capacity" + "/queuedItems", x))) return false
+        if (x) for (const v9 in v4) switch (v9) { case "maxSlots": case "activeSlots": case "availableSlots": case "queuedItems": break; default: x.add(p + "/capacity" + '/' + pointerToken(v9), "additionalProperties", "unknown member is not allowed", "#/properties/capacity/additionalProperties") }
       }
-      case "sessionEpoch": {
-        const v2 = v[v1]
-        if (!c_common_defs_positiveInteger(v2)) return false
-        break
-      }
-      case "status": {
-        const v2 = v[v1]
-        if (!(v2 === "online" || v2 === "busy" || v2 === "away" || v2 === "draining" || v2 === "offline")) return false
-        break
-      }
-      case "capacity": {
-        const v2 = v[v1]
-        if (!((typeof v2 === 'object' && v2 !== null && !Array.isArray(v2)))) return false
-        if (v2["maxSlots"] === undefined || v2["activeSlots"] === undefined || v2["availableSlots"] === undefined || v2["queuedItems"] === undefined) return false
-        for (const v6 in v2) {
-          switch (v6) {
-            case "maxSlots": {
-              const v7 = v2[v6]
-              if (!c_common_defs_positiveInteger(v7)) return false
-              break
+    }
+    if (v11 !== undefined) {
+      L4: {
+        if (!(Array.isArray(v11))) { if (!x) return false; x.add(p + "/capabilityAvailability", "type", "must be array", "#/properties/capabilityAvailability/type"); break L4 }
+        for (let v12 = 0; v12 < v11.length; v12++) {
+          const v13 = v11[v12]
+          L5: {
+            if (!((typeof v13 === 'object' && v13 !== null && !Array.isArray(v13)))) { if (!x) return false; x.add(p + "/capabilityAvailability" + '/' + v12, "type", "must be object", "#/properties/capabilityAvailability/items/type"); break L5 }
+            const v14 = v13["capability"]
+            const v15 = v13["status"]
+            if (v14 === undefined) { if (!x) return false; x.add(p + "/capabilityAvailability" + '/' + v12, "required", "must have required property 'capability'", "#/properties/capabilityAvailability/items/required") }
+            if (v15 === undefined) { if (!x) return false; x.add(p + "/capabilityAvailability" + '/' + v12, "required", "must have required property 'status'", "#/properties/capabilityAvailability/items/required") }
+            if (!x) {
+              let v17 = 0
+              for (const v16 in v13) v17++
+              if (v17 !== (v14 === undefined ? 0 : 1) + (v15 === undefined ? 0 : 1)) for (const v16 in v13) switch (v16) { case "capability": case "status": if (v13[v16] === undefined) return false; break; default: return false }
             }
-            case "activeSlots": {
-              const v7 = v2[v6]
-              if (!c_common_defs_safeInteger(v7)) return false
-              break
+            if (v14 !== undefined && !v_common_defs_capabilityRef(v14, x && p + "/capabilityAvailability" + '/' + v12 + "/capability", x)) return false
+            if (v15 !== undefined) {
+              if (!(v15 === "available" || v15 === "degraded" || v15 === "unavailable")) { if (!x) return false; x.add(p + "/capabilityAvailability" + '/' + v12 + "/status", "enum", "must be one of the allowed values: \"available\", \"degraded\", \"unavailable\"", "#/properties/capabilityAvailability/items/properties/status/enum") }
             }
-            case "availableSlots": {
-              const v7 = v2[v6]
-              if (!c_common_defs_safeInteger(v7)) return false
-              break
-            }
-            case "queuedItems": {
-              const v7 = v2[v6]
-              if (!c_common_defs_safeInteger(v7)) return false
-              break
-            }
-            default: {
-              return false
-            }
+            if (x) for (const v16 in v13) switch (v16) { case "capability": case "status": break; default: x.add(p + "/capabilityAvailability" + '/' + v12 + '/' + pointerToken(v16), "additionalProperties", "unknown member is not allowed", "#/properties/capabilityAvailability/items/additionalProperties") }
           }
         }
-        break
       }
-      case "capabilityAvailability": {
-        const v2 = v[v1]
-        if (!(Array.isArray(v2))) return false
-        for (let v13 = 0; v13 < v2.length; v13++) {
-          const v14 = v2[v13]
-          if (!((typeof v14 === 'object' && v14 !== null && !Array.isArray(v14)))) return false
-          if (v14["capability"] === undefined || v14["status"] === undefined) return false
-          for (const v15 in v14) {
-            switch (v15) {
-              case "capability": {
-                const v16 = v14[v15]
-                if (!c_common_defs_capabilityRef(v16)) return false
-                break
-              }
-              case "status": {
-                const v16 = v14[v15]
-                if (!(v16 === "available" || v16 === "degraded" || v16 === "unavailable")) return false
-                break
-              }
-              default: {
-                return false
-              }
-            }
+    }
+    if (v18 !== undefined && !(c_common_defs_safeInteger(v18) || x !== undefined && v_common_defs_safeInteger(v18, p + "/estimatedResponseMs", x))) return false
+    if (v19 !== undefined && !(c_common_defs_timestamp(v19) || x !== undefined && v_common_defs_timestamp(v19, p + "/lastHeartbeat", x))) return false
+    if (v20 !== undefined && !(c_common_defs_timestamp(v20) || x !== undefined && v_common_defs_timestamp(v20, p + "/expiresAt", x))) return false
+    if (x) for (const v21 in v) switch (v21) { case "agentId": case "sessionEpoch": case "status": case "capacity": case "capabilityAvailability": case "estimatedResponseMs": case "lastHeartbeat": case "expiresAt": break; default: x.add(p + '/' + pointerToken(v21), "additionalProperties", "unknown member is not allowed", "#/additionalProperties") }
+  }
+  return true
+}
+
+/** Validates the value against `error.schema.json#`, from the error.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_error(v: any, p: string = '', x?: Collector): boolean {
+  L1: {
+    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { if (!x) return false; x.add(p, "type", "must be object", "#/type"); break L1 }
+    const v1 = v["code"]
+    const v2 = v["message"]
+    const v3 = v["retryable"]
+    const v4 = v["fatal"]
+    const v5 = v["relatedFrameId"]
+    const v6 = v["relatedActionId"]
+    const v7 = v["groupId"]
+    const v8 = v["expectedRevision"]
+    const v9 = v["currentRevision"]
+    const v10 = v["retryAfterMs"]
+    const v11 = v["snapshotArtifactHash"]
+    const v12 = v["details"]
+    const v13 = v["occurredAt"]
+    if (v1 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'code'", "#/required") }
+    if (v2 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'message'", "#/required") }
+    if (v3 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'retryable'", "#/required") }
+    if (v13 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'occurredAt'", "#/required") }
+    if (!x) {
+      let v15 = 0
+      for (const v14 in v) v15++
+      if (v15 !== (v1 === undefined ? 0 : 1) + (v2 === undefined ? 0 : 1) + (v3 === undefined ? 0 : 1) + (v4 === undefined ? 0 : 1) + (v5 === undefined ? 0 : 1) + (v6 === undefined ? 0 : 1) + (v7 === undefined ? 0 : 1) + (v8 === undefined ? 0 : 1) + (v9 === undefined ? 0 : 1) + (v10 === undefined ? 0 : 1) + (v11 === undefined ? 0 : 1) + (v12 === undefined ? 0 : 1) + (v13 === undefined ? 0 : 1)) for (const v14 in v) switch (v14) { case "code": case "message": case "retryable": case "fatal": case "relatedFrameId": case "relatedActionId": case "groupId": case "expectedRevision": case "currentRevision": case "retryAfterMs": case "snapshotArtifactHash": case "details": case "occurredAt": if (v[v14] === undefined) return false; break; default: return false }
+    }
+    if (v1 !== undefined) {
+      if (!(typeof v1 === 'string' && set2.has(v1))) { if (!x) return false; x.add(p + "/code", "enum", "must be one of the allowed values (27 values)", "#/properties/code/enum") }
+    }
+    if (v2 !== undefined && !(c_workItem_properties_progress_properties_blockers_items(v2) || x !== undefined && v_workItem_properties_progress_properties_blockers_items(v2, p + "/message", x, "#/properties/message"))) return false
+    if (v3 !== undefined) {
+      L3: {
+        if (!(typeof v3 === 'boolean')) { if (!x) return false; x.add(p + "/retryable", "type", "must be boolean", "#/properties/retryable/type"); break L3 }
+      }
+    }
+    if (v4 !== undefined) {
+      L4: {
+        if (!(typeof v4 === 'boolean')) { if (!x) return false; x.add(p + "/fatal", "type", "must be boolean", "#/properties/fatal/type"); break L4 }
+      }
+    }
+    if (v5 !== undefined && !(c_common_defs_id(v5) || x !== undefined && v_common_defs_id(v5, p + "/relatedFrameId", x))) return false
+    if (v6 !== undefined && !(c_common_defs_id(v6) || x !== undefined && v_common_defs_id(v6, p + "/relatedActionId", x))) return false
+    if (v7 !== undefined && !(c_common_defs_id(v7) || x !== undefined && v_common_defs_id(v7, p + "/groupId", x))) return false
+    if (v8 !== undefined && !(c_common_defs_safeInteger(v8) || x !== undefined && v_common_defs_safeInteger(v8, p + "/expectedRevision", x))) return false
+    if (v9 !== undefined && !(c_common_defs_safeInteger(v9) || x !== undefined && v_common_defs_safeInteger(v9, p + "/currentRevision", x))) return false
+    if (v10 !== undefined && !(c_common_defs_safeInteger(v10) || x !== undefined && v_common_defs_safeInteger(v10, p + "/retryAfterMs", x))) return false
+    if (v11 !== undefined && !(c_common_defs_sha256(v11) || x !== undefined && v_common_defs_sha256(v11, p + "/snapshotArtifactHash", x))) return false
+    if (v12 !== undefined) {
+      L5: {
+        if (!((typeof v12 === 'object' && v12 !== null && !Array.isArray(v12)))) { if (!x) return false; x.add(p + "/details", "type", "must be object", "#/properties/details/type"); break L5 }
+      }
+    }
+    if (v13 !== undefined && !(c_common_defs_timestamp(v13) || x !== undefined && v_common_defs_timestamp(v13, p + "/occurredAt", x))) return false
+    if (x) for (const v14 in v) switch (v14) { case "code": case "message": case "retryable": case "fatal": case "relatedFrameId": case "relatedActionId": case "groupId": case "expectedRevision": case "currentRevision": case "retryAfterMs": case "snapshotArtifactHash": case "details": case "occurredAt": break; default: x.add(p + '/' + pointerToken(v14), "additionalProperties", "unknown member is not allowed", "#/additionalProperties") }
+  }
+  return true
+}
+
+/** Validates the value against `common.schema.json#/$defs/actor`, from the common.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_common_defs_actor(v: any, p: string = '', x?: Collector): boolean {
+  L1: {
+    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { if (!x) return false; x.add(p, "type", "must be object", "#/$defs/actor/type"); break L1 }
+    const v1 = v["type"]
+    const v2 = v["id"]
+    if (v1 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'type'", "#/$defs/actor/required") }
+    if (v2 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'id'", "#/$defs/actor/required") }
+    if (!x) {
+      let v4 = 0
+      for (const v3 in v) v4++
+      if (v4 !== (v1 === undefined ? 0 : 1) + (v2 === undefined ? 0 : 1)) for (const v3 in v) switch (v3) { case "type": case "id": if (v[v3] === undefined) return false; break; default: return false }
+    }
+    if (v1 !== undefined) {
+      if (!(v1 === "agent" || v1 === "human" || v1 === "service")) { if (!x) return false; x.add(p + "/type", "enum", "must be one of the allowed values: \"agent\", \"human\", \"service\"", "#/$defs/actor/properties/type/enum") }
+    }
+    if (v2 !== undefined && !(c_common_defs_id(v2) || x !== undefined && v_common_defs_id(v2, p + "/id", x))) return false
+    if (x) for (const v3 in v) switch (v3) { case "type": case "id": break; default: x.add(p + '/' + pointerToken(v3), "additionalProperties", "unknown member is not allowed", "#/$defs/actor/additionalProperties") }
+  }
+  return true
+}
+
+/** Validates the value against `command.schema.json#/properties/kind`, from the command.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_command_properties_kind(v: any, p: string = '', x?: Collector): boolean {
+  if (!(c_command_defs_coreCommandKind(v) || c_command_properties_kind_anyOf_1(v))) { if (!x) return false; x.add(p, "anyOf", "must match at least one of 2 alternatives", "#/properties/kind/anyOf") }
+  return true
+}
+
+/** Validates the value against `common.schema.json#/$defs/extensions`, from the common.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_common_defs_extensions(v: any, p: string = '', x?: Collector): boolean {
+  L1: {
+    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { if (!x) return false; x.add(p, "type", "must be object", "#/$defs/extensions/type"); break L1 }
+    for (const v1 in v) {
+      if (!c_common_defs_id(v1)) { if (!x) return false; x.add(p + '/' + pointerToken(v1), "propertyNames", "member name is not allowed here", "#/$defs/extensions/propertyNames") }
+      const v2 = v[v1]
+      L2: {
+        if (!((typeof v2 === 'object' && v2 !== null && !Array.isArray(v2)))) { if (!x) return false; x.add(p + '/' + pointerToken(v1), "type", "must be object", "#/$defs/extensions/additionalProperties/type"); break L2 }
+        const v3 = v2["version"]
+        const v4 = v2["critical"]
+        const v5 = v2["data"]
+        if (v3 === undefined) { if (!x) return false; x.add(p + '/' + pointerToken(v1), "required", "must have required property 'version'", "#/$defs/extensions/additionalProperties/required") }
+        if (v4 === undefined) { if (!x) return false; x.add(p + '/' + pointerToken(v1), "required", "must have required property 'critical'", "#/$defs/extensions/additionalProperties/required") }
+        if (v5 === undefined) { if (!x) return false; x.add(p + '/' + pointerToken(v1), "required", "must have required property 'data'", "#/$defs/extensions/additionalProperties/required") }
+        if (!x) {
+          let v7 = 0
+          for (const v6 in v2) v7++
+          if (v7 !== (v3 === undefined ? 0 : 1) + (v4 === undefined ? 0 : 1) + (v5 === undefined ? 0 : 1)) for (const v6 in v2) switch (v6) { case "version": case "critical": if (v2[v6] === undefined) return false; break; case "data": break; default: return false }
+        }
+        if (v3 !== undefined && !(c_common_defs_semver(v3) || x !== undefined && v_common_defs_semver(v3, p + '/' + pointerToken(v1) + "/version", x))) return false
+        if (v4 !== undefined) {
+          L3: {
+            if (!(typeof v4 === 'boolean')) { if (!x) return false; x.add(p + '/' + pointerToken(v1) + "/critical", "type", "must be boolean", "#/$defs/extensions/additionalProperties/properties/critical/type"); break L3 }
           }
         }
-        break
-      }
-      case "estimatedResponseMs": {
-        const v2 = v[v1]
-        if (!c_common_defs_safeInteger(v2)) return false
-        break
-      }
-      case "lastHeartbeat": {
-        const v2 = v[v1]
-        if (!c_common_defs_timestamp(v2)) return false
-        break
-      }
-      case "expiresAt": {
-        const v2 = v[v1]
-        if (!c_common_defs_timestamp(v2)) return false
-        break
-      }
-      default: {
-        return false
+        if (x) for (const v6 in v2) switch (v6) { case "version": case "critical": case "data": break; default: x.add(p + '/' + pointerToken(v1) + '/' + pointerToken(v6), "additionalProperties", "unknown member is not allowed", "#/$defs/extensions/additionalProperties/additionalProperties") }
       }
     }
   }
   return true
 }
 
-/** Returns whether the value is valid against `error.schema.json#`, from the error.schema.json definition of @weft/spec (§21). */
-export function c_error(v: any): boolean {
-  if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) return false
-  if (v["code"] === undefined || v["message"] === undefined || v["retryable"] === undefined || v["occurredAt"] === undefined) return false
-  for (const v1 in v) {
-    switch (v1) {
-      case "code": {
-        const v2 = v[v1]
-        if (!(typeof v2 === 'string' && set2.has(v2))) return false
-        break
-      }
-      case "message": {
-        const v2 = v[v1]
-        if (!(typeof v2 === 'string')) return false
-        if (!(v2.length <= 2000 || codePoints(v2) <= 2000)) return false
-        if (!(v2.length >= 2 || (v2.length >= 1 && codePoints(v2) >= 1))) return false
-        break
-      }
-      case "retryable": {
-        const v2 = v[v1]
-        if (!(typeof v2 === 'boolean')) return false
-        break
-      }
-      case "fatal": {
-        const v2 = v[v1]
-        if (!(typeof v2 === 'boolean')) return false
-        break
-      }
-      case "relatedFrameId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "relatedActionId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "groupId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "expectedRevision": {
-        const v2 = v[v1]
-        if (!c_common_defs_safeInteger(v2)) return false
-        break
-      }
-      case "currentRevision": {
-        const v2 = v[v1]
-        if (!c_common_defs_safeInteger(v2)) return false
-        break
-      }
-      case "retryAfterMs": {
-        const v2 = v[v1]
-        if (!c_common_defs_safeInteger(v2)) return false
-        break
-      }
-      case "snapshotArtifactHash": {
-        const v2 = v[v1]
-        if (!c_common_defs_sha256(v2)) return false
-        break
-      }
-      case "details": {
-        const v2 = v[v1]
-        if (!((typeof v2 === 'object' && v2 !== null && !Array.isArray(v2)))) return false
-        break
-      }
-      case "occurredAt": {
-        const v2 = v[v1]
-        if (!c_common_defs_timestamp(v2)) return false
-        break
-      }
-      default: {
-        return false
-      }
+/** Validates the value against `common.schema.json#/$defs/signature`, from the common.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_common_defs_signature(v: any, p: string = '', x?: Collector): boolean {
+  L1: {
+    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { if (!x) return false; x.add(p, "type", "must be object", "#/$defs/signature/type"); break L1 }
+    const v1 = v["algorithm"]
+    const v2 = v["keyId"]
+    const v3 = v["createdAt"]
+    const v4 = v["value"]
+    if (v1 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'algorithm'", "#/$defs/signature/required") }
+    if (v2 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'keyId'", "#/$defs/signature/required") }
+    if (v3 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'createdAt'", "#/$defs/signature/required") }
+    if (v4 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'value'", "#/$defs/signature/required") }
+    if (!x) {
+      let v6 = 0
+      for (const v5 in v) v6++
+      if (v6 !== (v1 === undefined ? 0 : 1) + (v2 === undefined ? 0 : 1) + (v3 === undefined ? 0 : 1) + (v4 === undefined ? 0 : 1)) for (const v5 in v) switch (v5) { case "algorithm": case "keyId": case "createdAt": case "value": if (v[v5] === undefined) return false; break; default: return false }
     }
+    if (v1 !== undefined) {
+      if (!(v1 === "Ed25519")) { if (!x) return false; x.add(p + "/algorithm", "const", "must be \"Ed25519\"", "#/$defs/signature/properties/algorithm/const") }
+    }
+    if (v2 !== undefined && !(c_common_defs_id(v2) || x !== undefined && v_common_defs_id(v2, p + "/keyId", x))) return false
+    if (v3 !== undefined && !(c_common_defs_timestamp(v3) || x !== undefined && v_common_defs_timestamp(v3, p + "/createdAt", x))) return false
+    if (v4 !== undefined && !(c_common_defs_base64url(v4) || x !== undefined && v_common_defs_base64url(v4, p + "/value", x))) return false
+    if (x) for (const v5 in v) switch (v5) { case "algorithm": case "keyId": case "createdAt": case "value": break; default: x.add(p + '/' + pointerToken(v5), "additionalProperties", "unknown member is not allowed", "#/$defs/signature/additionalProperties") }
   }
   return true
 }
 
-/** Returns whether the value is valid against `common.schema.json#/$defs/actor`, from the common.schema.json definition of @weft/spec (§21). */
-export function c_common_defs_actor(v: any): boolean {
-  if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) return false
-  if (v["type"] === undefined || v["id"] === undefined) return false
-  for (const v1 in v) {
-    switch (v1) {
-      case "type": {
-        const v2 = v[v1]
-        if (!(v2 === "agent" || v2 === "human" || v2 === "service")) return false
-        break
-      }
-      case "id": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      default: {
-        return false
-      }
-    }
-  }
-  return true
-}
-
-function c_command_properties_kind_anyOf_0(v: any): boolean {
-  if (!c_command_defs_coreCommandKind(v)) return false
-  return true
-}
-
-function c_command_properties_kind_anyOf_1(v: any): boolean {
-  if (!(typeof v === 'string')) return false
-  if (!(v.length <= 160 || codePoints(v) <= 160)) return false
-  if (!re3.test(v)) return false
-  return true
-}
-
-/** Returns whether the value is valid against `common.schema.json#/$defs/extensions`, from the common.schema.json definition of @weft/spec (§21). */
-export function c_common_defs_extensions(v: any): boolean {
-  if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) return false
-  for (const v1 in v) {
-    if (!c_common_defs_extensions_propertyNames(v1)) return false
-    const v2 = v[v1]
-    if (!((typeof v2 === 'object' && v2 !== null && !Array.isArray(v2)))) return false
-    if (v2["version"] === undefined || v2["critical"] === undefined || v2["data"] === undefined) return false
-    for (const v3 in v2) {
-      switch (v3) {
-        case "version": {
-          const v4 = v2[v3]
-          if (!c_common_defs_semver(v4)) return false
-          break
-        }
-        case "critical": {
-          const v4 = v2[v3]
-          if (!(typeof v4 === 'boolean')) return false
-          break
-        }
-        case "data": {
-          break
-        }
-        default: {
-          return false
-        }
-      }
-    }
-  }
-  return true
-}
-
-/** Returns whether the value is valid against `common.schema.json#/$defs/signature`, from the common.schema.json definition of @weft/spec (§21). */
-export function c_common_defs_signature(v: any): boolean {
-  if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) return false
-  if (v["algorithm"] === undefined || v["keyId"] === undefined || v["createdAt"] === undefined || v["value"] === undefined) return false
-  for (const v1 in v) {
-    switch (v1) {
-      case "algorithm": {
-        const v2 = v[v1]
-        if (!(v2 === "Ed25519")) return false
-        break
-      }
-      case "keyId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "createdAt": {
-        const v2 = v[v1]
-        if (!c_common_defs_timestamp(v2)) return false
-        break
-      }
-      case "value": {
-        const v2 = v[v1]
-        if (!c_common_defs_base64url(v2)) return false
-        break
-      }
-      default: {
-        return false
-      }
-    }
-  }
-  return true
-}
-
-function c_command_allOf_0_if(v: any): boolean {
+function v_command_allOf_0_if(v: any): boolean {
   if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-    if (v["kind"] === undefined) return false
-    {
-      const v2 = v["kind"]
-      if (v2 !== undefined) {
-        if (!(v2 === "mission.terminate")) return false
-      }
+    const v1 = v["kind"]
+    if (v1 === undefined) return false
+    if (v1 !== undefined) {
+      if (!(v1 === "mission.terminate")) return false
     }
   }
   return true
 }
 
-function c_command_allOf_1_if(v: any): boolean {
+function v_command_allOf_1_if(v: any): boolean {
   if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-    if (v["actor"] === undefined) return false
-    {
-      const v2 = v["actor"]
-      if (v2 !== undefined) {
-        if ((typeof v2 === 'object' && v2 !== null && !Array.isArray(v2))) {
-          if (v2["type"] === undefined) return false
-          {
-            const v4 = v2["type"]
-            if (v4 !== undefined) {
-              if (!(v4 === "agent")) return false
-            }
-          }
-        }
-      }
-    }
+    const v1 = v["actor"]
+    if (v1 === undefined) return false
+    if (v1 !== undefined && !v_command_allOf_1_if_properties_actor(v1)) return false
   }
   return true
 }
 
-function c_command_allOf_1_else_not(v: any): boolean {
+function v_command_allOf_1_else_not(v: any): boolean {
   if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
     if (v["sessionEpoch"] === undefined) return false
   }
   return true
 }
 
-function c_command_allOf_2_if(v: any): boolean {
+function v_command_allOf_2_if(v: any): boolean {
   if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-    if (v["actor"] === undefined) return false
-    {
-      const v2 = v["actor"]
-      if (v2 !== undefined) {
-        if ((typeof v2 === 'object' && v2 !== null && !Array.isArray(v2))) {
-          if (v2["type"] === undefined) return false
-          {
-            const v4 = v2["type"]
-            if (v4 !== undefined) {
-              if (!(v4 === "service")) return false
-            }
-          }
+    const v1 = v["actor"]
+    if (v1 === undefined) return false
+    if (v1 !== undefined && !v_command_allOf_2_if_properties_actor(v1)) return false
+  }
+  return true
+}
+
+function v_command_allOf_2_then_not(v: any): boolean {
+  if (!(v_command_allOf_2_then_not_anyOf_0(v) || v_command_allOf_2_then_not_anyOf_1(v))) return false
+  return true
+}
+
+function v_command_allOf_3_if(v: any): boolean {
+  if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
+    const v1 = v["kind"]
+    if (v1 === undefined) return false
+    if (v1 !== undefined && !c_command_defs_coreCommandKind(v1)) return false
+  }
+  return true
+}
+
+function v_command_allOf_4_if(v: any): boolean {
+  if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
+    const v1 = v["actor"]
+    const v3 = v["kind"]
+    if (v1 === undefined || v3 === undefined) return false
+    if (v1 !== undefined) {
+      if ((typeof v1 === 'object' && v1 !== null && !Array.isArray(v1))) {
+        const v2 = v1["type"]
+        if (v2 === undefined) return false
+        if (v2 !== undefined) {
+          if (!(v2 === "human")) return false
         }
       }
     }
+    if (v3 !== undefined) {
+      if (c_command_allOf_4_if_properties_kind_not(v3)) return false
+    }
   }
   return true
 }
 
-function c_command_allOf_2_then_not(v: any): boolean {
-  if (!(c_command_allOf_2_then_not_anyOf_0(v) || c_command_allOf_2_then_not_anyOf_1(v))) return false
-  return true
-}
-
-function c_command_allOf_3_if(v: any): boolean {
+function v_command_allOf_5_if(v: any): boolean {
   if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-    if (v["kind"] === undefined) return false
-    {
-      const v2 = v["kind"]
-      if (v2 !== undefined) {
-        if (!c_command_defs_coreCommandKind(v2)) return false
-      }
+    const v1 = v["kind"]
+    if (v1 === undefined) return false
+    if (v1 !== undefined) {
+      if (!(v1 === "mission.create")) return false
     }
   }
   return true
 }
 
-function c_command_allOf_4_if(v: any): boolean {
+function v_command_allOf_5_then(v: any, p: string = '', x?: Collector, s: string = "#/allOf/5/then"): boolean {
   if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-    if (v["actor"] === undefined || v["kind"] === undefined) return false
-    {
-      const v2 = v["actor"]
-      if (v2 !== undefined) {
-        if ((typeof v2 === 'object' && v2 !== null && !Array.isArray(v2))) {
-          if (v2["type"] === undefined) return false
-          {
-            const v4 = v2["type"]
-            if (v4 !== undefined) {
-              if (!(v4 === "human")) return false
-            }
-          }
-        }
-      }
-    }
-    {
-      const v6 = v["kind"]
-      if (v6 !== undefined) {
-        if (c_command_allOf_4_if_properties_kind_not(v6)) return false
-      }
-    }
+    const v1 = v["actor"]
+    if (v1 !== undefined && !v_common_defs_humanActor(v1, x && p + "/actor", x)) return false
   }
+  if (v_command_allOf_2_then_not(v)) { if (!x) return false; x.add(p, "not", "must not have any of 'membershipEpoch', 'coordinatorEpoch'", s + "/not") }
   return true
 }
 
-function c_command_allOf_5_if(v: any): boolean {
+function v_command_allOf_6_if(v: any): boolean {
   if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-    if (v["kind"] === undefined) return false
-    {
-      const v2 = v["kind"]
-      if (v2 !== undefined) {
-        if (!(v2 === "mission.create")) return false
-      }
+    const v1 = v["kind"]
+    if (v1 === undefined) return false
+    if (v1 !== undefined) {
+      if (!(v1 === "mission.create_follow_up")) return false
     }
   }
   return true
 }
 
-/** Returns whether the value is valid against `common.schema.json#/$defs/humanActor`, from the common.schema.json definition of @weft/spec (§21). */
-export function c_common_defs_humanActor(v: any): boolean {
-  if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) return false
-  if (v["type"] === undefined || v["id"] === undefined) return false
-  for (const v1 in v) {
-    switch (v1) {
-      case "type": {
-        const v2 = v[v1]
-        if (!(v2 === "human")) return false
-        break
-      }
-      case "id": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      default: {
-        return false
-      }
-    }
-  }
-  return true
-}
-
-function c_command_allOf_5_then_not(v: any): boolean {
-  if (!(c_command_allOf_5_then_not_anyOf_0(v) || c_command_allOf_5_then_not_anyOf_1(v))) return false
-  return true
-}
-
-function c_command_allOf_6_if(v: any): boolean {
+function v_command_allOf_7_if(v: any): boolean {
   if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-    if (v["kind"] === undefined) return false
-    {
-      const v2 = v["kind"]
-      if (v2 !== undefined) {
-        if (!(v2 === "mission.create_follow_up")) return false
-      }
-    }
+    const v1 = v["kind"]
+    if (v1 === undefined) return false
+    if (v1 !== undefined && !c_command_defs_organizationScopedKind(v1)) return false
   }
   return true
 }
 
-function c_command_allOf_6_then_not(v: any): boolean {
-  if (!(c_command_allOf_6_then_not_anyOf_0(v) || c_command_allOf_6_then_not_anyOf_1(v))) return false
-  return true
-}
-
-function c_command_allOf_7_if(v: any): boolean {
+function v_command_allOf_2_if_properties_actor(v: any, p: string = '', x?: Collector, s: string = "#/allOf/2/if/properties/actor"): boolean {
   if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-    if (v["kind"] === undefined) return false
-    {
-      const v2 = v["kind"]
-      if (v2 !== undefined) {
-        if (!c_command_defs_organizationScopedKind(v2)) return false
-      }
+    const v1 = v["type"]
+    if (v1 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'type'", s + "/required") }
+    if (v1 !== undefined) {
+      if (!(v1 === "service")) { if (!x) return false; x.add(p + "/type", "const", "must be \"service\"", s + "/properties/type/const") }
     }
   }
   return true
 }
 
-function c_command_allOf_7_then_not(v: any): boolean {
-  if (!(c_command_allOf_7_then_not_anyOf_0(v) || c_command_allOf_7_then_not_anyOf_1(v) || c_command_allOf_7_then_not_anyOf_2(v) || c_command_allOf_7_then_not_anyOf_3(v))) return false
+function v_command_allOf_7_then_not(v: any): boolean {
+  if (!(v_command_allOf_3_then(v) || v_command_allOf_1_else_not(v) || v_command_allOf_2_then_not_anyOf_0(v) || v_command_allOf_2_then_not_anyOf_1(v))) return false
   return true
 }
 
-function c_command_allOf_8_if(v: any): boolean {
+function v_command_allOf_8_if(v: any): boolean {
   if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-    if (v["kind"] === undefined) return false
-    {
-      const v2 = v["kind"]
-      if (v2 !== undefined) {
-        if (!c_command_defs_coordinatorOnlyKind(v2)) return false
-      }
-    }
+    const v1 = v["kind"]
+    if (v1 === undefined) return false
+    if (v1 !== undefined && !c_command_defs_coordinatorOnlyKind(v1)) return false
   }
   return true
 }
 
-/** Returns whether the value is valid against `common.schema.json#/$defs/agentActor`, from the common.schema.json definition of @weft/spec (§21). */
-export function c_common_defs_agentActor(v: any): boolean {
-  if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) return false
-  if (v["type"] === undefined || v["id"] === undefined) return false
-  for (const v1 in v) {
-    switch (v1) {
-      case "type": {
-        const v2 = v[v1]
-        if (!(v2 === "agent")) return false
-        break
-      }
-      case "id": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      default: {
-        return false
-      }
+/** Validates the value against `common.schema.json#/$defs/agentActor`, from the common.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_common_defs_agentActor(v: any, p: string = '', x?: Collector): boolean {
+  L1: {
+    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { if (!x) return false; x.add(p, "type", "must be object", "#/$defs/agentActor/type"); break L1 }
+    const v1 = v["type"]
+    const v2 = v["id"]
+    if (v1 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'type'", "#/$defs/agentActor/required") }
+    if (v2 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'id'", "#/$defs/agentActor/required") }
+    if (!x) {
+      let v4 = 0
+      for (const v3 in v) v4++
+      if (v4 !== (v1 === undefined ? 0 : 1) + (v2 === undefined ? 0 : 1)) for (const v3 in v) switch (v3) { case "type": case "id": if (v[v3] === undefined) return false; break; default: return false }
     }
+    if (v1 !== undefined) {
+      if (!(v1 === "agent")) { if (!x) return false; x.add(p + "/type", "const", "must be \"agent\"", "#/$defs/agentActor/properties/type/const") }
+    }
+    if (v2 !== undefined && !(c_common_defs_id(v2) || x !== undefined && v_common_defs_id(v2, p + "/id", x))) return false
+    if (x) for (const v3 in v) switch (v3) { case "type": case "id": break; default: x.add(p + '/' + pointerToken(v3), "additionalProperties", "unknown member is not allowed", "#/$defs/agentActor/additionalProperties") }
   }
   return true
 }
 
-function c_command_allOf_9_if(v: any): boolean {
+function v_command_allOf_9_if(v: any): boolean {
   if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-    if (v["actor"] === undefined || v["kind"] === undefined) return false
-    {
-      const v2 = v["actor"]
-      if (v2 !== undefined) {
-        if ((typeof v2 === 'object' && v2 !== null && !Array.isArray(v2))) {
-          if (v2["type"] === undefined) return false
-          {
-            const v4 = v2["type"]
-            if (v4 !== undefined) {
-              if (!(v4 === "agent")) return false
-            }
-          }
-        }
-      }
-    }
-    {
-      const v6 = v["kind"]
-      if (v6 !== undefined) {
-        if (!(v6 === "mission.terminate")) return false
-      }
+    const v1 = v["actor"]
+    const v2 = v["kind"]
+    if (v1 === undefined || v2 === undefined) return false
+    if (v1 !== undefined && !v_command_allOf_1_if_properties_actor(v1)) return false
+    if (v2 !== undefined) {
+      if (!(v2 === "mission.terminate")) return false
     }
   }
   return true
 }
 
 function c_event_properties_kind_anyOf_0(v: any): boolean {
-  if (!(typeof v === 'string' && set4.has(v))) return false
+  if (!(typeof v === 'string' && set3.has(v))) return false
   return true
 }
 
-function c_event_properties_kind_anyOf_1(v: any): boolean {
+function c_command_properties_kind_anyOf_1(v: any): boolean {
   if (!(typeof v === 'string')) return false
   if (!(v.length <= 160 || codePoints(v) <= 160)) return false
-  if (!re3.test(v)) return false
+  if (!re4.test(v)) return false
   return true
 }
 
@@ -1639,76 +1062,80 @@ export function c_common_defs_sha256(v: any): boolean {
   return true
 }
 
-function c_event_allOf_0_if(v: any): boolean {
+function v_event_allOf_0_if(v: any): boolean {
   if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-    if (v["kind"] === undefined) return false
-    {
-      const v2 = v["kind"]
-      if (v2 !== undefined) {
-        if (!(v2 === "ext.missionweaveprotocol.registry.agent_card_registered" || v2 === "ext.missionweaveprotocol.identity.session_opened")) return false
-      }
+    const v1 = v["kind"]
+    if (v1 === undefined) return false
+    if (v1 !== undefined) {
+      if (!(v1 === "ext.missionweaveprotocol.registry.agent_card_registered" || v1 === "ext.missionweaveprotocol.identity.session_opened")) return false
     }
   }
   return true
 }
 
-function c_event_allOf_0_then_not(v: any): boolean {
-  if (!(c_event_allOf_0_then_not_anyOf_0(v) || c_event_allOf_0_then_not_anyOf_1(v) || c_event_allOf_0_then_not_anyOf_2(v))) return false
+function v_event_allOf_0_then_not(v: any): boolean {
+  if (!(v_command_allOf_3_then(v) || v_event_allOf_0_then_not_anyOf_1(v) || v_event_allOf_0_then_not_anyOf_2(v))) return false
   return true
 }
 
-/** Returns whether the value is valid against `common.schema.json#/$defs/capabilityRef`, from the common.schema.json definition of @weft/spec (§21). */
-export function c_common_defs_capabilityRef(v: any): boolean {
-  if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) return false
-  if (v["id"] === undefined || v["version"] === undefined) return false
-  for (const v1 in v) {
-    switch (v1) {
-      case "id": {
-        const v2 = v[v1]
-        if (!(typeof v2 === 'string')) return false
-        if (!(v2.length <= 200 || codePoints(v2) <= 200)) return false
-        if (!re6.test(v2)) return false
-        break
-      }
-      case "version": {
-        const v2 = v[v1]
-        if (!c_common_defs_semver(v2)) return false
-        break
-      }
-      default: {
-        return false
-      }
+/** Validates the value against `common.schema.json#/$defs/capabilityRef`, from the common.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_common_defs_capabilityRef(v: any, p: string = '', x?: Collector): boolean {
+  L1: {
+    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { if (!x) return false; x.add(p, "type", "must be object", "#/$defs/capabilityRef/type"); break L1 }
+    const v1 = v["id"]
+    const v2 = v["version"]
+    if (v1 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'id'", "#/$defs/capabilityRef/required") }
+    if (v2 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'version'", "#/$defs/capabilityRef/required") }
+    if (!x) {
+      let v4 = 0
+      for (const v3 in v) v4++
+      if (v4 !== (v1 === undefined ? 0 : 1) + (v2 === undefined ? 0 : 1)) for (const v3 in v) switch (v3) { case "id": case "version": if (v[v3] === undefined) return false; break; default: return false }
     }
+    if (v1 !== undefined && !(c_common_defs_capabilityRef_properties_id(v1) || x !== undefined && v_common_defs_capabilityRef_properties_id(v1, p + "/id", x, "#/$defs/capabilityRef/properties/id"))) return false
+    if (v2 !== undefined && !(c_common_defs_semver(v2) || x !== undefined && v_common_defs_semver(v2, p + "/version", x))) return false
+    if (x) for (const v3 in v) switch (v3) { case "id": case "version": break; default: x.add(p + '/' + pointerToken(v3), "additionalProperties", "unknown member is not allowed", "#/$defs/capabilityRef/additionalProperties") }
   }
+  return true
+}
+
+function c_workItem_properties_progress_properties_blockers_items(v: any): boolean {
+  if (!(typeof v === 'string')) return false
+  if (!(v.length <= 2000 || codePoints(v) <= 2000)) return false
+  if (!(v.length >= 2 || (v.length >= 1 && codePoints(v) >= 1))) return false
   return true
 }
 
 function c_command_defs_coreCommandKind(v: any): boolean {
-  if (!(typeof v === 'string' && set7.has(v))) return false
+  if (!(typeof v === 'string' && set6.has(v))) return false
   return true
 }
 
-function c_common_defs_extensions_propertyNames(v: any): boolean {
-  if (!c_common_defs_id(v)) return false
-  return true
-}
-
-/** Returns whether the value is valid against `common.schema.json#/$defs/semver`, from the common.schema.json definition of @weft/spec (§21). */
-export function c_common_defs_semver(v: any): boolean {
+function c_common_defs_semver(v: any): boolean {
   if (!(typeof v === 'string')) return false
   if (!(v.length <= 128 || codePoints(v) <= 128)) return false
-  if (!re8.test(v)) return false
+  if (!re7.test(v)) return false
   return true
 }
 
-function c_command_allOf_2_then_not_anyOf_0(v: any): boolean {
+function v_command_allOf_1_if_properties_actor(v: any): boolean {
+  if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
+    const v1 = v["type"]
+    if (v1 === undefined) return false
+    if (v1 !== undefined) {
+      if (!(v1 === "agent")) return false
+    }
+  }
+  return true
+}
+
+function v_command_allOf_2_then_not_anyOf_0(v: any): boolean {
   if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
     if (v["membershipEpoch"] === undefined) return false
   }
   return true
 }
 
-function c_command_allOf_2_then_not_anyOf_1(v: any): boolean {
+function v_command_allOf_2_then_not_anyOf_1(v: any): boolean {
   if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
     if (v["coordinatorEpoch"] === undefined) return false
   }
@@ -1720,30 +1147,24 @@ function c_command_allOf_4_if_properties_kind_not(v: any): boolean {
   return true
 }
 
-function c_command_allOf_5_then_not_anyOf_0(v: any): boolean {
-  if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-    if (v["membershipEpoch"] === undefined) return false
-  }
-  return true
-}
-
-function c_command_allOf_5_then_not_anyOf_1(v: any): boolean {
-  if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-    if (v["coordinatorEpoch"] === undefined) return false
-  }
-  return true
-}
-
-function c_command_allOf_6_then_not_anyOf_0(v: any): boolean {
-  if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-    if (v["membershipEpoch"] === undefined) return false
-  }
-  return true
-}
-
-function c_command_allOf_6_then_not_anyOf_1(v: any): boolean {
-  if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-    if (v["coordinatorEpoch"] === undefined) return false
+/** Validates the value against `common.schema.json#/$defs/humanActor`, from the common.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_common_defs_humanActor(v: any, p: string = '', x?: Collector): boolean {
+  L1: {
+    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { if (!x) return false; x.add(p, "type", "must be object", "#/$defs/humanActor/type"); break L1 }
+    const v1 = v["type"]
+    const v2 = v["id"]
+    if (v1 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'type'", "#/$defs/humanActor/required") }
+    if (v2 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'id'", "#/$defs/humanActor/required") }
+    if (!x) {
+      let v4 = 0
+      for (const v3 in v) v4++
+      if (v4 !== (v1 === undefined ? 0 : 1) + (v2 === undefined ? 0 : 1)) for (const v3 in v) switch (v3) { case "type": case "id": if (v[v3] === undefined) return false; break; default: return false }
+    }
+    if (v1 !== undefined) {
+      if (!(v1 === "human")) { if (!x) return false; x.add(p + "/type", "const", "must be \"human\"", "#/$defs/humanActor/properties/type/const") }
+    }
+    if (v2 !== undefined && !(c_common_defs_id(v2) || x !== undefined && v_common_defs_id(v2, p + "/id", x))) return false
+    if (x) for (const v3 in v) switch (v3) { case "type": case "id": break; default: x.add(p + '/' + pointerToken(v3), "additionalProperties", "unknown member is not allowed", "#/$defs/humanActor/additionalProperties") }
   }
   return true
 }
@@ -1753,30 +1174,9 @@ function c_command_defs_organizationScopedKind(v: any): boolean {
   return true
 }
 
-function c_command_allOf_7_then_not_anyOf_0(v: any): boolean {
+function v_command_allOf_3_then(v: any): boolean {
   if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
     if (v["groupId"] === undefined) return false
-  }
-  return true
-}
-
-function c_command_allOf_7_then_not_anyOf_1(v: any): boolean {
-  if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-    if (v["sessionEpoch"] === undefined) return false
-  }
-  return true
-}
-
-function c_command_allOf_7_then_not_anyOf_2(v: any): boolean {
-  if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-    if (v["membershipEpoch"] === undefined) return false
-  }
-  return true
-}
-
-function c_command_allOf_7_then_not_anyOf_3(v: any): boolean {
-  if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-    if (v["coordinatorEpoch"] === undefined) return false
   }
   return true
 }
@@ -1786,7838 +1186,2942 @@ function c_command_defs_coordinatorOnlyKind(v: any): boolean {
   return true
 }
 
-function c_event_allOf_0_then_not_anyOf_0(v: any): boolean {
-  if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-    if (v["groupId"] === undefined) return false
-  }
-  return true
-}
-
-function c_event_allOf_0_then_not_anyOf_1(v: any): boolean {
+function v_event_allOf_0_then_not_anyOf_1(v: any): boolean {
   if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
     if (v["sequence"] === undefined) return false
   }
   return true
 }
 
-function c_event_allOf_0_then_not_anyOf_2(v: any): boolean {
+function v_event_allOf_0_then_not_anyOf_2(v: any): boolean {
   if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
     if (v["aggregateRevision"] === undefined) return false
   }
   return true
 }
 
-/** Reports every issue of the value, up to the collector bound, against `command.schema.json#`, from the command.schema.json definition of @weft/spec (§21). */
-export function e_command(v: any, p: string, x: Collector): void {
-  L1: {
-    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { x.add(p, "type", "must be object", "#/type"); break L1 }
-    if (v["protocolVersion"] === undefined) x.add(p, "required", "must have required property 'protocolVersion'", "#/required")
-    if (v["actionId"] === undefined) x.add(p, "required", "must have required property 'actionId'", "#/required")
-    if (v["actor"] === undefined) x.add(p, "required", "must have required property 'actor'", "#/required")
-    if (v["kind"] === undefined) x.add(p, "required", "must have required property 'kind'", "#/required")
-    if (v["correlationId"] === undefined) x.add(p, "required", "must have required property 'correlationId'", "#/required")
-    if (v["issuedAt"] === undefined) x.add(p, "required", "must have required property 'issuedAt'", "#/required")
-    if (v["payload"] === undefined) x.add(p, "required", "must have required property 'payload'", "#/required")
-    if (v["signature"] === undefined) x.add(p, "required", "must have required property 'signature'", "#/required")
-    {
-      const v1 = v["protocolVersion"]
-      if (v1 !== undefined) {
-        e_common_defs_protocolVersion(v1, p + "/protocolVersion", x)
-      }
-    }
-    {
-      const v2 = v["actionId"]
-      if (v2 !== undefined) {
-        e_common_defs_id(v2, p + "/actionId", x)
-      }
-    }
-    {
-      const v3 = v["actor"]
-      if (v3 !== undefined) {
-        e_common_defs_actor(v3, p + "/actor", x)
-      }
-    }
-    {
-      const v4 = v["sessionEpoch"]
-      if (v4 !== undefined) {
-        e_common_defs_positiveInteger(v4, p + "/sessionEpoch", x)
-      }
-    }
-    {
-      const v5 = v["membershipEpoch"]
-      if (v5 !== undefined) {
-        e_common_defs_positiveInteger(v5, p + "/membershipEpoch", x)
-      }
-    }
-    {
-      const v6 = v["coordinatorEpoch"]
-      if (v6 !== undefined) {
-        e_common_defs_positiveInteger(v6, p + "/coordinatorEpoch", x)
-      }
-    }
-    {
-      const v7 = v["groupId"]
-      if (v7 !== undefined) {
-        e_common_defs_id(v7, p + "/groupId", x)
-      }
-    }
-    {
-      const v8 = v["conversationId"]
-      if (v8 !== undefined) {
-        e_common_defs_id(v8, p + "/conversationId", x)
-      }
-    }
-    {
-      const v9 = v["workItemId"]
-      if (v9 !== undefined) {
-        e_common_defs_id(v9, p + "/workItemId", x)
-      }
-    }
-    {
-      const v10 = v["cooperationOverrideGrantId"]
-      if (v10 !== undefined) {
-        e_common_defs_id(v10, p + "/cooperationOverrideGrantId", x)
-      }
-    }
-    {
-      const v11 = v["kind"]
-      if (v11 !== undefined) {
-        if (!(c_command_properties_kind_anyOf_0(v11) || c_command_properties_kind_anyOf_1(v11))) x.add(p + "/kind", "anyOf", "must match at least one of 2 alternatives", "#/properties/kind/anyOf")
-      }
-    }
-    {
-      const v12 = v["expectedRevision"]
-      if (v12 !== undefined) {
-        e_common_defs_safeInteger(v12, p + "/expectedRevision", x)
-      }
-    }
-    {
-      const v13 = v["correlationId"]
-      if (v13 !== undefined) {
-        e_common_defs_id(v13, p + "/correlationId", x)
-      }
-    }
-    {
-      const v14 = v["causedByEventId"]
-      if (v14 !== undefined) {
-        e_common_defs_id(v14, p + "/causedByEventId", x)
-      }
-    }
-    {
-      const v15 = v["issuedAt"]
-      if (v15 !== undefined) {
-        e_common_defs_timestamp(v15, p + "/issuedAt", x)
-      }
-    }
-    {
-      const v16 = v["payload"]
-      if (v16 !== undefined) {
-        L17: {
-          if (!((typeof v16 === 'object' && v16 !== null && !Array.isArray(v16)))) { x.add(p + "/payload", "type", "must be object", "#/properties/payload/type"); break L17 }
-        }
-      }
-    }
-    {
-      const v17 = v["extensions"]
-      if (v17 !== undefined) {
-        e_common_defs_extensions(v17, p + "/extensions", x)
-      }
-    }
-    {
-      const v18 = v["signature"]
-      if (v18 !== undefined) {
-        e_common_defs_signature(v18, p + "/signature", x)
-      }
-    }
-    for (const v19 in v) {
-      if (!(typeof v19 === 'string' && set9.has(v19))) x.add(p + '/' + pointerToken(v19), 'additionalProperties', 'unknown member is not allowed', "#/additionalProperties")
-    }
-    if (c_command_allOf_0_if(v)) {
-      if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-        {
-          const v20 = v["actor"]
-          if (v20 !== undefined) {
-            if ((typeof v20 === 'object' && v20 !== null && !Array.isArray(v20))) {
-              if (v20["type"] === undefined) x.add(p + "/actor", "required", "must have required property 'type'", "#/allOf/0/then/properties/actor/required")
-              {
-                const v21 = v20["type"]
-                if (v21 !== undefined) {
-                  if (!(v21 === "agent" || v21 === "service")) x.add(p + "/actor" + "/type", "enum", "must be one of the allowed values: \"agent\", \"service\"", "#/allOf/0/then/properties/actor/properties/type/enum")
-                }
-              }
-            }
-          }
-        }
-      }
-    }
-    if (c_command_allOf_1_if(v)) {
-      if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-        if (v["groupId"] === undefined) x.add(p, "required", "must have required property 'groupId'", "#/allOf/1/then/required")
-        if (v["sessionEpoch"] === undefined) x.add(p, "required", "must have required property 'sessionEpoch'", "#/allOf/1/then/required")
-        if (v["membershipEpoch"] === undefined) x.add(p, "required", "must have required property 'membershipEpoch'", "#/allOf/1/then/required")
-      }
-    } else {
-      if (c_command_allOf_1_else_not(v)) x.add(p, "not", "must not have 'sessionEpoch'", "#/allOf/1/else/not")
-    }
-    if (c_command_allOf_2_if(v)) {
-      if (c_command_allOf_2_then_not(v)) x.add(p, "not", "must not have any of 'membershipEpoch', 'coordinatorEpoch'", "#/allOf/2/then/not")
-    }
-    if (c_command_allOf_3_if(v)) {
-      if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-        if (v["groupId"] === undefined) x.add(p, "required", "must have required property 'groupId'", "#/allOf/3/then/required")
-      }
-    }
-    if (c_command_allOf_4_if(v)) {
-      if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-        if (v["groupId"] === undefined) x.add(p, "required", "must have required property 'groupId'", "#/allOf/4/then/required")
-        if (v["membershipEpoch"] === undefined) x.add(p, "required", "must have required property 'membershipEpoch'", "#/allOf/4/then/required")
-      }
-    }
-    if (c_command_allOf_5_if(v)) {
-      if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-        {
-          const v22 = v["actor"]
-          if (v22 !== undefined) {
-            e_common_defs_humanActor(v22, p + "/actor", x)
-          }
-        }
-      }
-      if (c_command_allOf_5_then_not(v)) x.add(p, "not", "must not have any of 'membershipEpoch', 'coordinatorEpoch'", "#/allOf/5/then/not")
-    }
-    if (c_command_allOf_6_if(v)) {
-      if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-        {
-          const v23 = v["actor"]
-          if (v23 !== undefined) {
-            e_common_defs_humanActor(v23, p + "/actor", x)
-          }
-        }
-      }
-      if (c_command_allOf_6_then_not(v)) x.add(p, "not", "must not have any of 'membershipEpoch', 'coordinatorEpoch'", "#/allOf/6/then/not")
-    }
-    if (c_command_allOf_7_if(v)) {
-      if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-        {
-          const v24 = v["actor"]
-          if (v24 !== undefined) {
-            if ((typeof v24 === 'object' && v24 !== null && !Array.isArray(v24))) {
-              if (v24["type"] === undefined) x.add(p + "/actor", "required", "must have required property 'type'", "#/allOf/7/then/properties/actor/required")
-              {
-                const v25 = v24["type"]
-                if (v25 !== undefined) {
-                  if (!(v25 === "service")) x.add(p + "/actor" + "/type", "const", "must be \"service\"", "#/allOf/7/then/properties/actor/properties/type/const")
-                }
-              }
-            }
-          }
-        }
-      }
-      if (c_command_allOf_7_then_not(v)) x.add(p, "not", "must not have any of 'groupId', 'sessionEpoch', 'membershipEpoch', 'coordinatorEpoch'", "#/allOf/7/then/not")
-    }
-    if (c_command_allOf_8_if(v)) {
-      if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-        if (v["coordinatorEpoch"] === undefined) x.add(p, "required", "must have required property 'coordinatorEpoch'", "#/allOf/8/then/required")
-        {
-          const v26 = v["actor"]
-          if (v26 !== undefined) {
-            e_common_defs_agentActor(v26, p + "/actor", x)
-          }
-        }
-      }
-    }
-    if (c_command_allOf_9_if(v)) {
-      if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-        if (v["coordinatorEpoch"] === undefined) x.add(p, "required", "must have required property 'coordinatorEpoch'", "#/allOf/9/then/required")
-      }
-    }
-  }
+function c_common_defs_capabilityRef_properties_id(v: any): boolean {
+  if (!(typeof v === 'string')) return false
+  if (!(v.length <= 200 || codePoints(v) <= 200)) return false
+  if (!re8.test(v)) return false
+  return true
 }
 
-/** Reports every issue of the value, up to the collector bound, against `common.schema.json#/$defs/protocolVersion`, from the common.schema.json definition of @weft/spec (§21). */
-export function e_common_defs_protocolVersion(v: any, p: string, x: Collector): void {
-  if (!(v === "0.1")) x.add(p, "const", "must be \"0.1\"", "#/$defs/protocolVersion/const")
+/** Validates the value against `common.schema.json#/$defs/protocolVersion`, from the common.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_common_defs_protocolVersion(v: any, p: string = '', x?: Collector): boolean {
+  if (!(v === "0.1")) { if (!x) return false; x.add(p, "const", "must be \"0.1\"", "#/$defs/protocolVersion/const") }
+  return true
 }
 
-/** Reports every issue of the value, up to the collector bound, against `common.schema.json#/$defs/id`, from the common.schema.json definition of @weft/spec (§21). */
-export function e_common_defs_id(v: any, p: string, x: Collector): void {
+/** Validates the value against `common.schema.json#/$defs/id`, from the common.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_common_defs_id(v: any, p: string = '', x?: Collector): boolean {
   L1: {
-    if (!(typeof v === 'string')) { x.add(p, "type", "must be string", "#/$defs/id/type"); break L1 }
-    if (!(v.length <= 512 || codePoints(v) <= 512)) x.add(p, "maxLength", "must have at most 512 characters", "#/$defs/id/maxLength")
-    if (!isAbsoluteUri(v)) x.add(p, "format", "must be a valid uri (§2)", "#/$defs/id/format")
-    if (!re10.test(v)) x.add(p, "pattern", "must match the pattern ^[A-Za-z][A-Za-z0-9+.-]*:", "#/$defs/id/pattern")
-    if (c_common_defs_id_not(v)) x.add(p, "not", "must not contain characters matching [^A-Za-z0-9._~:/?#\\[\\]@!$&'()*+,;=%-]", "#/$defs/id/not")
+    if (!(typeof v === 'string')) { if (!x) return false; x.add(p, "type", "must be string", "#/$defs/id/type"); break L1 }
+    if (!(v.length <= 512 || codePoints(v) <= 512)) { if (!x) return false; x.add(p, "maxLength", "must have at most 512 characters", "#/$defs/id/maxLength") }
+    if (!isAbsoluteUri(v)) { if (!x) return false; x.add(p, "format", "must be a valid uri (§2)", "#/$defs/id/format") }
+    if (x && !re9.test(v)) x.add(p, "pattern", "must match the pattern ^[A-Za-z][A-Za-z0-9+.-]*:", "#/$defs/id/pattern")
+    if (x && c_common_defs_id_not(v)) x.add(p, "not", "must not contain characters matching [^A-Za-z0-9._~:/?#\\[\\]@!$&'()*+,;=%-]", "#/$defs/id/not")
   }
+  return true
 }
 
-/** Reports every issue of the value, up to the collector bound, against `common.schema.json#/$defs/actor`, from the common.schema.json definition of @weft/spec (§21). */
-export function e_common_defs_actor(v: any, p: string, x: Collector): void {
+/** Validates the value against `common.schema.json#/$defs/positiveInteger`, from the common.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_common_defs_positiveInteger(v: any, p: string = '', x?: Collector): boolean {
   L1: {
-    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { x.add(p, "type", "must be object", "#/$defs/actor/type"); break L1 }
-    if (v["type"] === undefined) x.add(p, "required", "must have required property 'type'", "#/$defs/actor/required")
-    if (v["id"] === undefined) x.add(p, "required", "must have required property 'id'", "#/$defs/actor/required")
-    {
-      const v1 = v["type"]
-      if (v1 !== undefined) {
-        if (!(v1 === "agent" || v1 === "human" || v1 === "service")) x.add(p + "/type", "enum", "must be one of the allowed values: \"agent\", \"human\", \"service\"", "#/$defs/actor/properties/type/enum")
-      }
-    }
-    {
-      const v2 = v["id"]
-      if (v2 !== undefined) {
-        e_common_defs_id(v2, p + "/id", x)
-      }
-    }
-    for (const v3 in v) {
-      if (!(v3 === "type" || v3 === "id")) x.add(p + '/' + pointerToken(v3), 'additionalProperties', 'unknown member is not allowed', "#/$defs/actor/additionalProperties")
-    }
+    if (!(Number.isInteger(v))) { if (!x) return false; x.add(p, "type", "must be integer", "#/$defs/positiveInteger/type"); break L1 }
+    if (v < 1) { if (!x) return false; x.add(p, "minimum", "must be at least 1", "#/$defs/positiveInteger/minimum") }
+    if (v > 9007199254740991) { if (!x) return false; x.add(p, "maximum", "must be at most 9007199254740991", "#/$defs/positiveInteger/maximum") }
   }
+  return true
 }
 
-/** Reports every issue of the value, up to the collector bound, against `common.schema.json#/$defs/positiveInteger`, from the common.schema.json definition of @weft/spec (§21). */
-export function e_common_defs_positiveInteger(v: any, p: string, x: Collector): void {
+/** Validates the value against `common.schema.json#/$defs/safeInteger`, from the common.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_common_defs_safeInteger(v: any, p: string = '', x?: Collector): boolean {
   L1: {
-    if (!(Number.isInteger(v))) { x.add(p, "type", "must be integer", "#/$defs/positiveInteger/type"); break L1 }
-    if (v < 1) x.add(p, "minimum", "must be at least 1", "#/$defs/positiveInteger/minimum")
-    if (v > 9007199254740991) x.add(p, "maximum", "must be at most 9007199254740991", "#/$defs/positiveInteger/maximum")
+    if (!(Number.isInteger(v))) { if (!x) return false; x.add(p, "type", "must be integer", "#/$defs/safeInteger/type"); break L1 }
+    if (v < 0) { if (!x) return false; x.add(p, "minimum", "must be at least 0", "#/$defs/safeInteger/minimum") }
+    if (v > 9007199254740991) { if (!x) return false; x.add(p, "maximum", "must be at most 9007199254740991", "#/$defs/safeInteger/maximum") }
   }
+  return true
 }
 
-/** Reports every issue of the value, up to the collector bound, against `common.schema.json#/$defs/safeInteger`, from the common.schema.json definition of @weft/spec (§21). */
-export function e_common_defs_safeInteger(v: any, p: string, x: Collector): void {
+/** Validates the value against `common.schema.json#/$defs/timestamp`, from the common.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_common_defs_timestamp(v: any, p: string = '', x?: Collector): boolean {
   L1: {
-    if (!(Number.isInteger(v))) { x.add(p, "type", "must be integer", "#/$defs/safeInteger/type"); break L1 }
-    if (v < 0) x.add(p, "minimum", "must be at least 0", "#/$defs/safeInteger/minimum")
-    if (v > 9007199254740991) x.add(p, "maximum", "must be at most 9007199254740991", "#/$defs/safeInteger/maximum")
+    if (!(typeof v === 'string')) { if (!x) return false; x.add(p, "type", "must be string", "#/$defs/timestamp/type"); break L1 }
+    if (!isProtocolTimestamp(v)) { if (!x) return false; x.add(p, "format", "must be a valid date-time (§2)", "#/$defs/timestamp/format") }
   }
-}
-
-/** Reports every issue of the value, up to the collector bound, against `common.schema.json#/$defs/timestamp`, from the common.schema.json definition of @weft/spec (§21). */
-export function e_common_defs_timestamp(v: any, p: string, x: Collector): void {
-  L1: {
-    if (!(typeof v === 'string')) { x.add(p, "type", "must be string", "#/$defs/timestamp/type"); break L1 }
-    if (!isProtocolTimestamp(v)) x.add(p, "format", "must be a valid date-time (§2)", "#/$defs/timestamp/format")
-  }
-}
-
-/** Reports every issue of the value, up to the collector bound, against `common.schema.json#/$defs/extensions`, from the common.schema.json definition of @weft/spec (§21). */
-export function e_common_defs_extensions(v: any, p: string, x: Collector): void {
-  L1: {
-    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { x.add(p, "type", "must be object", "#/$defs/extensions/type"); break L1 }
-    for (const v1 in v) {
-      if (!c_common_defs_extensions_propertyNames(v1)) x.add(p + '/' + pointerToken(v1), 'propertyNames', 'member name is not allowed here', "#/$defs/extensions/propertyNames")
-      const v2 = v[v1]
-      L2: {
-        if (!((typeof v2 === 'object' && v2 !== null && !Array.isArray(v2)))) { x.add(p + '/' + pointerToken(v1), "type", "must be object", "#/$defs/extensions/additionalProperties/type"); break L2 }
-        if (v2["version"] === undefined) x.add(p + '/' + pointerToken(v1), "required", "must have required property 'version'", "#/$defs/extensions/additionalProperties/required")
-        if (v2["critical"] === undefined) x.add(p + '/' + pointerToken(v1), "required", "must have required property 'critical'", "#/$defs/extensions/additionalProperties/required")
-        if (v2["data"] === undefined) x.add(p + '/' + pointerToken(v1), "required", "must have required property 'data'", "#/$defs/extensions/additionalProperties/required")
-        {
-          const v3 = v2["version"]
-          if (v3 !== undefined) {
-            e_common_defs_semver(v3, p + '/' + pointerToken(v1) + "/version", x)
-          }
-        }
-        {
-          const v4 = v2["critical"]
-          if (v4 !== undefined) {
-            L4: {
-              if (!(typeof v4 === 'boolean')) { x.add(p + '/' + pointerToken(v1) + "/critical", "type", "must be boolean", "#/$defs/extensions/additionalProperties/properties/critical/type"); break L4 }
-            }
-          }
-        }
-        for (const v6 in v2) {
-          if (!(v6 === "version" || v6 === "critical" || v6 === "data")) x.add(p + '/' + pointerToken(v1) + '/' + pointerToken(v6), 'additionalProperties', 'unknown member is not allowed', "#/$defs/extensions/additionalProperties/additionalProperties")
-        }
-      }
-    }
-  }
-}
-
-/** Reports every issue of the value, up to the collector bound, against `common.schema.json#/$defs/signature`, from the common.schema.json definition of @weft/spec (§21). */
-export function e_common_defs_signature(v: any, p: string, x: Collector): void {
-  L1: {
-    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { x.add(p, "type", "must be object", "#/$defs/signature/type"); break L1 }
-    if (v["algorithm"] === undefined) x.add(p, "required", "must have required property 'algorithm'", "#/$defs/signature/required")
-    if (v["keyId"] === undefined) x.add(p, "required", "must have required property 'keyId'", "#/$defs/signature/required")
-    if (v["createdAt"] === undefined) x.add(p, "required", "must have required property 'createdAt'", "#/$defs/signature/required")
-    if (v["value"] === undefined) x.add(p, "required", "must have required property 'value'", "#/$defs/signature/required")
-    {
-      const v1 = v["algorithm"]
-      if (v1 !== undefined) {
-        if (!(v1 === "Ed25519")) x.add(p + "/algorithm", "const", "must be \"Ed25519\"", "#/$defs/signature/properties/algorithm/const")
-      }
-    }
-    {
-      const v2 = v["keyId"]
-      if (v2 !== undefined) {
-        e_common_defs_id(v2, p + "/keyId", x)
-      }
-    }
-    {
-      const v3 = v["createdAt"]
-      if (v3 !== undefined) {
-        e_common_defs_timestamp(v3, p + "/createdAt", x)
-      }
-    }
-    {
-      const v4 = v["value"]
-      if (v4 !== undefined) {
-        e_common_defs_base64url(v4, p + "/value", x)
-      }
-    }
-    for (const v5 in v) {
-      if (!(v5 === "algorithm" || v5 === "keyId" || v5 === "createdAt" || v5 === "value")) x.add(p + '/' + pointerToken(v5), 'additionalProperties', 'unknown member is not allowed', "#/$defs/signature/additionalProperties")
-    }
-  }
-}
-
-/** Reports every issue of the value, up to the collector bound, against `common.schema.json#/$defs/humanActor`, from the common.schema.json definition of @weft/spec (§21). */
-export function e_common_defs_humanActor(v: any, p: string, x: Collector): void {
-  L1: {
-    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { x.add(p, "type", "must be object", "#/$defs/humanActor/type"); break L1 }
-    if (v["type"] === undefined) x.add(p, "required", "must have required property 'type'", "#/$defs/humanActor/required")
-    if (v["id"] === undefined) x.add(p, "required", "must have required property 'id'", "#/$defs/humanActor/required")
-    {
-      const v1 = v["type"]
-      if (v1 !== undefined) {
-        if (!(v1 === "human")) x.add(p + "/type", "const", "must be \"human\"", "#/$defs/humanActor/properties/type/const")
-      }
-    }
-    {
-      const v2 = v["id"]
-      if (v2 !== undefined) {
-        e_common_defs_id(v2, p + "/id", x)
-      }
-    }
-    for (const v3 in v) {
-      if (!(v3 === "type" || v3 === "id")) x.add(p + '/' + pointerToken(v3), 'additionalProperties', 'unknown member is not allowed', "#/$defs/humanActor/additionalProperties")
-    }
-  }
-}
-
-/** Reports every issue of the value, up to the collector bound, against `common.schema.json#/$defs/agentActor`, from the common.schema.json definition of @weft/spec (§21). */
-export function e_common_defs_agentActor(v: any, p: string, x: Collector): void {
-  L1: {
-    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { x.add(p, "type", "must be object", "#/$defs/agentActor/type"); break L1 }
-    if (v["type"] === undefined) x.add(p, "required", "must have required property 'type'", "#/$defs/agentActor/required")
-    if (v["id"] === undefined) x.add(p, "required", "must have required property 'id'", "#/$defs/agentActor/required")
-    {
-      const v1 = v["type"]
-      if (v1 !== undefined) {
-        if (!(v1 === "agent")) x.add(p + "/type", "const", "must be \"agent\"", "#/$defs/agentActor/properties/type/const")
-      }
-    }
-    {
-      const v2 = v["id"]
-      if (v2 !== undefined) {
-        e_common_defs_id(v2, p + "/id", x)
-      }
-    }
-    for (const v3 in v) {
-      if (!(v3 === "type" || v3 === "id")) x.add(p + '/' + pointerToken(v3), 'additionalProperties', 'unknown member is not allowed', "#/$defs/agentActor/additionalProperties")
-    }
-  }
+  return true
 }
 
 function c_common_defs_id_not(v: any): boolean {
   if (typeof v === 'string') {
-    if (!re11.test(v)) return false
+    if (!re10.test(v)) return false
   }
   return true
 }
 
-/** Reports every issue of the value, up to the collector bound, against `common.schema.json#/$defs/semver`, from the common.schema.json definition of @weft/spec (§21). */
-export function e_common_defs_semver(v: any, p: string, x: Collector): void {
+/** Validates the value against `common.schema.json#/$defs/semver`, from the common.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_common_defs_semver(v: any, p: string = '', x?: Collector): boolean {
   L1: {
-    if (!(typeof v === 'string')) { x.add(p, "type", "must be string", "#/$defs/semver/type"); break L1 }
-    if (!(v.length <= 128 || codePoints(v) <= 128)) x.add(p, "maxLength", "must have at most 128 characters", "#/$defs/semver/maxLength")
-    if (!re8.test(v)) x.add(p, "pattern", "must match the pattern ^(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)(?:-[0-9A-Za-z.-]+)?(?:\\+[0-9A-Za-z.-]+)?$", "#/$defs/semver/pattern")
-  }
-}
-
-/** Reports every issue of the value, up to the collector bound, against `common.schema.json#/$defs/base64url`, from the common.schema.json definition of @weft/spec (§21). */
-export function e_common_defs_base64url(v: any, p: string, x: Collector): void {
-  L1: {
-    if (!(typeof v === 'string')) { x.add(p, "type", "must be string", "#/$defs/base64url/type"); break L1 }
-    if (!(v.length <= 4096 || codePoints(v) <= 4096)) x.add(p, "maxLength", "must have at most 4096 characters", "#/$defs/base64url/maxLength")
-    if (!(v.length >= 4 || (v.length >= 2 && codePoints(v) >= 2))) x.add(p, "minLength", "must have at least 2 characters", "#/$defs/base64url/minLength")
-    if (!re0.test(v)) x.add(p, "pattern", "must match the pattern ^[A-Za-z0-9_-]+$", "#/$defs/base64url/pattern")
-  }
-}
-
-/** Reports every issue of the value, up to the collector bound, against `event.schema.json#`, from the event.schema.json definition of @weft/spec (§21). */
-export function e_event(v: any, p: string, x: Collector): void {
-  L1: {
-    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { x.add(p, "type", "must be object", "#/type"); break L1 }
-    if (v["protocolVersion"] === undefined) x.add(p, "required", "must have required property 'protocolVersion'", "#/required")
-    if (v["eventId"] === undefined) x.add(p, "required", "must have required property 'eventId'", "#/required")
-    if (v["kind"] === undefined) x.add(p, "required", "must have required property 'kind'", "#/required")
-    if (v["actor"] === undefined) x.add(p, "required", "must have required property 'actor'", "#/required")
-    if (v["cause"] === undefined) x.add(p, "required", "must have required property 'cause'", "#/required")
-    if (v["correlationId"] === undefined) x.add(p, "required", "must have required property 'correlationId'", "#/required")
-    if (v["occurredAt"] === undefined) x.add(p, "required", "must have required property 'occurredAt'", "#/required")
-    if (v["payload"] === undefined) x.add(p, "required", "must have required property 'payload'", "#/required")
-    if (v["acceptedBy"] === undefined) x.add(p, "required", "must have required property 'acceptedBy'", "#/required")
-    if (v["signature"] === undefined) x.add(p, "required", "must have required property 'signature'", "#/required")
-    {
-      const v1 = v["protocolVersion"]
-      if (v1 !== undefined) {
-        e_common_defs_protocolVersion(v1, p + "/protocolVersion", x)
-      }
-    }
-    {
-      const v2 = v["eventId"]
-      if (v2 !== undefined) {
-        e_common_defs_id(v2, p + "/eventId", x)
-      }
-    }
-    {
-      const v3 = v["groupId"]
-      if (v3 !== undefined) {
-        e_common_defs_id(v3, p + "/groupId", x)
-      }
-    }
-    {
-      const v4 = v["sequence"]
-      if (v4 !== undefined) {
-        e_common_defs_positiveInteger(v4, p + "/sequence", x)
-      }
-    }
-    {
-      const v5 = v["aggregateRevision"]
-      if (v5 !== undefined) {
-        e_common_defs_safeInteger(v5, p + "/aggregateRevision", x)
-      }
-    }
-    {
-      const v6 = v["kind"]
-      if (v6 !== undefined) {
-        if (!(c_event_properties_kind_anyOf_0(v6) || c_event_properties_kind_anyOf_1(v6))) x.add(p + "/kind", "anyOf", "must match at least one of 2 alternatives", "#/properties/kind/anyOf")
-      }
-    }
-    {
-      const v7 = v["actor"]
-      if (v7 !== undefined) {
-        e_common_defs_actor(v7, p + "/actor", x)
-      }
-    }
-    {
-      const v8 = v["cause"]
-      if (v8 !== undefined) {
-        L9: {
-          if (!((typeof v8 === 'object' && v8 !== null && !Array.isArray(v8)))) { x.add(p + "/cause", "type", "must be object", "#/properties/cause/type"); break L9 }
-          if (v8["type"] === undefined) x.add(p + "/cause", "required", "must have required property 'type'", "#/properties/cause/required")
-          if (v8["id"] === undefined) x.add(p + "/cause", "required", "must have required property 'id'", "#/properties/cause/required")
-          {
-            const v9 = v8["type"]
-            if (v9 !== undefined) {
-              if (!(v9 === "command" || v9 === "event" || v9 === "timer" || v9 === "policy")) x.add(p + "/cause" + "/type", "enum", "must be one of the allowed values: \"command\", \"event\", \"timer\", \"policy\"", "#/properties/cause/properties/type/enum")
-            }
-          }
-          {
-            const v10 = v8["id"]
-            if (v10 !== undefined) {
-              e_common_defs_id(v10, p + "/cause" + "/id", x)
-            }
-          }
-          for (const v11 in v8) {
-            if (!(v11 === "type" || v11 === "id")) x.add(p + "/cause" + '/' + pointerToken(v11), 'additionalProperties', 'unknown member is not allowed', "#/properties/cause/additionalProperties")
-          }
-        }
-      }
-    }
-    {
-      const v12 = v["correlationId"]
-      if (v12 !== undefined) {
-        e_common_defs_id(v12, p + "/correlationId", x)
-      }
-    }
-    {
-      const v13 = v["conversationId"]
-      if (v13 !== undefined) {
-        e_common_defs_id(v13, p + "/conversationId", x)
-      }
-    }
-    {
-      const v14 = v["workItemId"]
-      if (v14 !== undefined) {
-        e_common_defs_id(v14, p + "/workItemId", x)
-      }
-    }
-    {
-      const v15 = v["occurredAt"]
-      if (v15 !== undefined) {
-        e_common_defs_timestamp(v15, p + "/occurredAt", x)
-      }
-    }
-    {
-      const v16 = v["payload"]
-      if (v16 !== undefined) {
-        L16: {
-          if (!((typeof v16 === 'object' && v16 !== null && !Array.isArray(v16)))) { x.add(p + "/payload", "type", "must be object", "#/properties/payload/type"); break L16 }
-        }
-      }
-    }
-    {
-      const v17 = v["acceptedBy"]
-      if (v17 !== undefined) {
-        e_common_defs_actor(v17, p + "/acceptedBy", x)
-      }
-    }
-    {
-      const v18 = v["commandHash"]
-      if (v18 !== undefined) {
-        e_common_defs_sha256(v18, p + "/commandHash", x)
-      }
-    }
-    {
-      const v19 = v["extensions"]
-      if (v19 !== undefined) {
-        e_common_defs_extensions(v19, p + "/extensions", x)
-      }
-    }
-    {
-      const v20 = v["signature"]
-      if (v20 !== undefined) {
-        e_common_defs_signature(v20, p + "/signature", x)
-      }
-    }
-    for (const v21 in v) {
-      if (!(typeof v21 === 'string' && set12.has(v21))) x.add(p + '/' + pointerToken(v21), 'additionalProperties', 'unknown member is not allowed', "#/additionalProperties")
-    }
-    if (c_event_allOf_0_if(v)) {
-      if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-        {
-          const v22 = v["actor"]
-          if (v22 !== undefined) {
-            if ((typeof v22 === 'object' && v22 !== null && !Array.isArray(v22))) {
-              if (v22["type"] === undefined) x.add(p + "/actor", "required", "must have required property 'type'", "#/allOf/0/then/properties/actor/required")
-              {
-                const v23 = v22["type"]
-                if (v23 !== undefined) {
-                  if (!(v23 === "service")) x.add(p + "/actor" + "/type", "const", "must be \"service\"", "#/allOf/0/then/properties/actor/properties/type/const")
-                }
-              }
-            }
-          }
-        }
-      }
-      if (c_event_allOf_0_then_not(v)) x.add(p, "not", "must not have any of 'groupId', 'sequence', 'aggregateRevision'", "#/allOf/0/then/not")
-    } else {
-      if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-        if (v["groupId"] === undefined) x.add(p, "required", "must have required property 'groupId'", "#/allOf/0/else/required")
-        if (v["sequence"] === undefined) x.add(p, "required", "must have required property 'sequence'", "#/allOf/0/else/required")
-        if (v["aggregateRevision"] === undefined) x.add(p, "required", "must have required property 'aggregateRevision'", "#/allOf/0/else/required")
-      }
-    }
-  }
-}
-
-/** Reports every issue of the value, up to the collector bound, against `common.schema.json#/$defs/sha256`, from the common.schema.json definition of @weft/spec (§21). */
-export function e_common_defs_sha256(v: any, p: string, x: Collector): void {
-  L1: {
-    if (!(typeof v === 'string')) { x.add(p, "type", "must be string", "#/$defs/sha256/type"); break L1 }
-    if (!re5.test(v)) x.add(p, "pattern", "must match the pattern ^sha256:[0-9a-f]{64}$", "#/$defs/sha256/pattern")
-  }
-}
-
-/** Returns whether the value is valid against `agent-card.schema.json#`, from the agent-card.schema.json definition of @weft/spec (§21). */
-export function c_agentCard(v: any): boolean {
-  if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) return false
-  if (v["agentId"] === undefined || v["organizationId"] === undefined || v["cardVersion"] === undefined || v["displayName"] === undefined || v["owner"] === undefined || v["status"] === undefined || v["protocolVersions"] === undefined || v["endpoints"] === undefined || v["publicKeys"] === undefined || v["capabilities"] === undefined || v["maxConcurrency"] === undefined || v["issuedAt"] === undefined || v["signature"] === undefined) return false
-  for (const v1 in v) {
-    switch (v1) {
-      case "agentId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "organizationId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "cardVersion": {
-        const v2 = v[v1]
-        if (!c_common_defs_positiveInteger(v2)) return false
-        break
-      }
-      case "displayName": {
-        const v2 = v[v1]
-        if (!(typeof v2 === 'string')) return false
-        if (!(v2.length <= 200 || codePoints(v2) <= 200)) return false
-        if (!(v2.length >= 2 || (v2.length >= 1 && codePoints(v2) >= 1))) return false
-        break
-      }
-      case "description": {
-        const v2 = v[v1]
-        if (!(typeof v2 === 'string')) return false
-        if (!(v2.length <= 4000 || codePoints(v2) <= 4000)) return false
-        break
-      }
-      case "owner": {
-        const v2 = v[v1]
-        if (!c_common_defs_actor(v2)) return false
-        break
-      }
-      case "status": {
-        const v2 = v[v1]
-        if (!(v2 === "active" || v2 === "deprecated" || v2 === "revoked")) return false
-        break
-      }
-      case "protocolVersions": {
-        const v2 = v[v1]
-        if (!(Array.isArray(v2))) return false
-        if (v2.length < 1) return false
-        for (let v11 = 0; v11 < v2.length; v11++) {
-          const v12 = v2[v11]
-          if (!c_common_defs_protocolVersion(v12)) return false
-        }
-        if (!unique(v2)) return false
-        break
-      }
-      case "endpoints": {
-        const v2 = v[v1]
-        if (!(Array.isArray(v2))) return false
-        if (v2.length < 1) return false
-        for (let v15 = 0; v15 < v2.length; v15++) {
-          const v16 = v2[v15]
-          if (!((typeof v16 === 'object' && v16 !== null && !Array.isArray(v16)))) return false
-          if (v16["transport"] === undefined || v16["uri"] === undefined) return false
-          for (const v17 in v16) {
-            switch (v17) {
-              case "transport": {
-                const v18 = v16[v17]
-                if (!(v18 === "wss")) return false
-                break
-              }
-              case "uri": {
-                const v18 = v16[v17]
-                if (!(typeof v18 === 'string')) return false
-                if (!isAbsoluteUri(v18)) return false
-                if (!re13.test(v18)) return false
-                break
-              }
-              default: {
-                return false
-              }
-            }
-          }
-        }
-        break
-      }
-      case "publicKeys": {
-        const v2 = v[v1]
-        if (!(Array.isArray(v2))) return false
-        if (v2.length < 1) return false
-        for (let v22 = 0; v22 < v2.length; v22++) {
-          const v23 = v2[v22]
-          if (!c_common_defs_publicKey(v23)) return false
-        }
-        break
-      }
-      case "capabilities": {
-        const v2 = v[v1]
-        if (!(Array.isArray(v2))) return false
-        if (v2.length < 1) return false
-        for (let v26 = 0; v26 < v2.length; v26++) {
-          const v27 = v2[v26]
-          if (!((typeof v27 === 'object' && v27 !== null && !Array.isArray(v27)))) return false
-          if (v27["id"] === undefined || v27["version"] === undefined || v27["inputSchema"] === undefined || v27["inputSchemaHash"] === undefined || v27["outputSchema"] === undefined || v27["outputSchemaHash"] === undefined || v27["constraints"] === undefined || v27["verifiedEvidence"] === undefined) return false
-          for (const v28 in v27) {
-            switch (v28) {
-              case "id": {
-                const v29 = v27[v28]
-                if (!(typeof v29 === 'string')) return false
-                if (!(v29.length <= 200 || codePoints(v29) <= 200)) return false
-                if (!re6.test(v29)) return false
-                break
-              }
-              case "version": {
-                const v29 = v27[v28]
-                if (!c_common_defs_semver(v29)) return false
-                break
-              }
-              case "inputSchema": {
-                const v29 = v27[v28]
-                if (!(typeof v29 === 'string')) return false
-                if (!isAbsoluteUri(v29)) return false
-                break
-              }
-              case "inputSchemaHash": {
-                const v29 = v27[v28]
-                if (!c_common_defs_sha256(v29)) return false
-                break
-              }
-              case "outputSchema": {
-                const v29 = v27[v28]
-                if (!(typeof v29 === 'string')) return false
-                if (!isAbsoluteUri(v29)) return false
-                break
-              }
-              case "outputSchemaHash": {
-                const v29 = v27[v28]
-                if (!c_common_defs_sha256(v29)) return false
-                break
-              }
-              case "constraints": {
-                const v29 = v27[v28]
-                if (!((typeof v29 === 'object' && v29 !== null && !Array.isArray(v29)))) return false
-                break
-              }
-              case "verifiedEvidence": {
-                const v29 = v27[v28]
-                if (!(Array.isArray(v29))) return false
-                if (v29.length < 1) return false
-                for (let v38 = 0; v38 < v29.length; v38++) {
-                  const v39 = v29[v38]
-                  if (!c_common_defs_id(v39)) return false
-                }
-                if (!unique(v29)) return false
-                break
-              }
-              default: {
-                return false
-              }
-            }
-          }
-        }
-        break
-      }
-      case "maxConcurrency": {
-        const v2 = v[v1]
-        if (!c_common_defs_positiveInteger(v2)) return false
-        break
-      }
-      case "issuedAt": {
-        const v2 = v[v1]
-        if (!c_common_defs_timestamp(v2)) return false
-        break
-      }
-      case "validUntil": {
-        const v2 = v[v1]
-        if (!c_common_defs_timestamp(v2)) return false
-        break
-      }
-      case "extensions": {
-        const v2 = v[v1]
-        if (!c_common_defs_extensions(v2)) return false
-        break
-      }
-      case "signature": {
-        const v2 = v[v1]
-        if (!c_common_defs_signature(v2)) return false
-        break
-      }
-      default: {
-        return false
-      }
-    }
+    if (!(typeof v === 'string')) { if (!x) return false; x.add(p, "type", "must be string", "#/$defs/semver/type"); break L1 }
+    if (!(v.length <= 128 || codePoints(v) <= 128)) { if (!x) return false; x.add(p, "maxLength", "must have at most 128 characters", "#/$defs/semver/maxLength") }
+    if (!re7.test(v)) { if (!x) return false; x.add(p, "pattern", "must match the pattern ^(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)(?:-[0-9A-Za-z.-]+)?(?:\\+[0-9A-Za-z.-]+)?$", "#/$defs/semver/pattern") }
   }
   return true
 }
 
-/** Reports every issue of the value, up to the collector bound, against `agent-card.schema.json#`, from the agent-card.schema.json definition of @weft/spec (§21). */
-export function e_agentCard(v: any, p: string, x: Collector): void {
+/** Validates the value against `common.schema.json#/$defs/base64url`, from the common.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_common_defs_base64url(v: any, p: string = '', x?: Collector): boolean {
   L1: {
-    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { x.add(p, "type", "must be object", "#/type"); break L1 }
-    if (v["agentId"] === undefined) x.add(p, "required", "must have required property 'agentId'", "#/required")
-    if (v["organizationId"] === undefined) x.add(p, "required", "must have required property 'organizationId'", "#/required")
-    if (v["cardVersion"] === undefined) x.add(p, "required", "must have required property 'cardVersion'", "#/required")
-    if (v["displayName"] === undefined) x.add(p, "required", "must have required property 'displayName'", "#/required")
-    if (v["owner"] === undefined) x.add(p, "required", "must have required property 'owner'", "#/required")
-    if (v["status"] === undefined) x.add(p, "required", "must have required property 'status'", "#/required")
-    if (v["protocolVersions"] === undefined) x.add(p, "required", "must have required property 'protocolVersions'", "#/required")
-    if (v["endpoints"] === undefined) x.add(p, "required", "must have required property 'endpoints'", "#/required")
-    if (v["publicKeys"] === undefined) x.add(p, "required", "must have required property 'publicKeys'", "#/required")
-    if (v["capabilities"] === undefined) x.add(p, "required", "must have required property 'capabilities'", "#/required")
-    if (v["maxConcurrency"] === undefined) x.add(p, "required", "must have required property 'maxConcurrency'", "#/required")
-    if (v["issuedAt"] === undefined) x.add(p, "required", "must have required property 'issuedAt'", "#/required")
-    if (v["signature"] === undefined) x.add(p, "required", "must have required property 'signature'", "#/required")
-    {
-      const v1 = v["agentId"]
-      if (v1 !== undefined) {
-        e_common_defs_id(v1, p + "/agentId", x)
-      }
-    }
-    {
-      const v2 = v["organizationId"]
-      if (v2 !== undefined) {
-        e_common_defs_id(v2, p + "/organizationId", x)
-      }
-    }
-    {
-      const v3 = v["cardVersion"]
-      if (v3 !== undefined) {
-        e_common_defs_positiveInteger(v3, p + "/cardVersion", x)
-      }
-    }
-    {
-      const v4 = v["displayName"]
-      if (v4 !== undefined) {
-        L5: {
-          if (!(typeof v4 === 'string')) { x.add(p + "/displayName", "type", "must be string", "#/properties/displayName/type"); break L5 }
-          if (!(v4.length <= 200 || codePoints(v4) <= 200)) x.add(p + "/displayName", "maxLength", "must have at most 200 characters", "#/properties/displayName/maxLength")
-          if (!(v4.length >= 2 || (v4.length >= 1 && codePoints(v4) >= 1))) x.add(p + "/displayName", "minLength", "must have at least 1 characters", "#/properties/displayName/minLength")
-        }
-      }
-    }
-    {
-      const v5 = v["description"]
-      if (v5 !== undefined) {
-        L6: {
-          if (!(typeof v5 === 'string')) { x.add(p + "/description", "type", "must be string", "#/properties/description/type"); break L6 }
-          if (!(v5.length <= 4000 || codePoints(v5) <= 4000)) x.add(p + "/description", "maxLength", "must have at most 4000 characters", "#/properties/description/maxLength")
-        }
-      }
-    }
-    {
-      const v6 = v["owner"]
-      if (v6 !== undefined) {
-        e_common_defs_actor(v6, p + "/owner", x)
-      }
-    }
-    {
-      const v7 = v["status"]
-      if (v7 !== undefined) {
-        if (!(v7 === "active" || v7 === "deprecated" || v7 === "revoked")) x.add(p + "/status", "enum", "must be one of the allowed values: \"active\", \"deprecated\", \"revoked\"", "#/properties/status/enum")
-      }
-    }
-    {
-      const v8 = v["protocolVersions"]
-      if (v8 !== undefined) {
-        L9: {
-          if (!(Array.isArray(v8))) { x.add(p + "/protocolVersions", "type", "must be array", "#/properties/protocolVersions/type"); break L9 }
-          if (v8.length < 1) x.add(p + "/protocolVersions", "minItems", "must have at least 1 items", "#/properties/protocolVersions/minItems")
-          for (let v9 = 0; v9 < v8.length; v9++) {
-            const v10 = v8[v9]
-            e_common_defs_protocolVersion(v10, p + "/protocolVersions" + '/' + v9, x)
-          }
-          if (!unique(v8)) x.add(p + "/protocolVersions", "uniqueItems", "must not contain duplicate items", "#/properties/protocolVersions/uniqueItems")
-        }
-      }
-    }
-    {
-      const v11 = v["endpoints"]
-      if (v11 !== undefined) {
-        L11: {
-          if (!(Array.isArray(v11))) { x.add(p + "/endpoints", "type", "must be array", "#/properties/endpoints/type"); break L11 }
-          if (v11.length < 1) x.add(p + "/endpoints", "minItems", "must have at least 1 items", "#/properties/endpoints/minItems")
-          for (let v12 = 0; v12 < v11.length; v12++) {
-            const v13 = v11[v12]
-            L12: {
-              if (!((typeof v13 === 'object' && v13 !== null && !Array.isArray(v13)))) { x.add(p + "/endpoints" + '/' + v12, "type", "must be object", "#/properties/endpoints/items/type"); break L12 }
-              if (v13["transport"] === undefined) x.add(p + "/endpoints" + '/' + v12, "required", "must have required property 'transport'", "#/properties/endpoints/items/required")
-              if (v13["uri"] === undefined) x.add(p + "/endpoints" + '/' + v12, "required", "must have required property 'uri'", "#/properties/endpoints/items/required")
-              {
-                const v14 = v13["transport"]
-                if (v14 !== undefined) {
-                  if (!(v14 === "wss")) x.add(p + "/endpoints" + '/' + v12 + "/transport", "const", "must be \"wss\"", "#/properties/endpoints/items/properties/transport/const")
-                }
-              }
-              {
-                const v15 = v13["uri"]
-                if (v15 !== undefined) {
-                  L14: {
-                    if (!(typeof v15 === 'string')) { x.add(p + "/endpoints" + '/' + v12 + "/uri", "type", "must be string", "#/properties/endpoints/items/properties/uri/type"); break L14 }
-                    if (!isAbsoluteUri(v15)) x.add(p + "/endpoints" + '/' + v12 + "/uri", "format", "must be a valid uri (§2)", "#/properties/endpoints/items/properties/uri/format")
-                    if (!re13.test(v15)) x.add(p + "/endpoints" + '/' + v12 + "/uri", "pattern", "must match the pattern ^wss://", "#/properties/endpoints/items/properties/uri/pattern")
-                  }
-                }
-              }
-              for (const v16 in v13) {
-                if (!(v16 === "transport" || v16 === "uri")) x.add(p + "/endpoints" + '/' + v12 + '/' + pointerToken(v16), 'additionalProperties', 'unknown member is not allowed', "#/properties/endpoints/items/additionalProperties")
-              }
-            }
-          }
-        }
-      }
-    }
-    {
-      const v17 = v["publicKeys"]
-      if (v17 !== undefined) {
-        L15: {
-          if (!(Array.isArray(v17))) { x.add(p + "/publicKeys", "type", "must be array", "#/properties/publicKeys/type"); break L15 }
-          if (v17.length < 1) x.add(p + "/publicKeys", "minItems", "must have at least 1 items", "#/properties/publicKeys/minItems")
-          for (let v18 = 0; v18 < v17.length; v18++) {
-            const v19 = v17[v18]
-            e_common_defs_publicKey(v19, p + "/publicKeys" + '/' + v18, x)
-          }
-        }
-      }
-    }
-    {
-      const v20 = v["capabilities"]
-      if (v20 !== undefined) {
-        L17: {
-          if (!(Array.isArray(v20))) { x.add(p + "/capabilities", "type", "must be array", "#/properties/capabilities/type"); break L17 }
-          if (v20.length < 1) x.add(p + "/capabilities", "minItems", "must have at least 1 items", "#/properties/capabilities/minItems")
-          for (let v21 = 0; v21 < v20.length; v21++) {
-            const v22 = v20[v21]
-            L18: {
-              if (!((typeof v22 === 'object' && v22 !== null && !Array.isArray(v22)))) { x.add(p + "/capabilities" + '/' + v21, "type", "must be object", "#/properties/capabilities/items/type"); break L18 }
-              if (v22["id"] === undefined) x.add(p + "/capabilities" + '/' + v21, "required", "must have required property 'id'", "#/properties/capabilities/items/required")
-              if (v22["version"] === undefined) x.add(p + "/capabilities" + '/' + v21, "required", "must have required property 'version'", "#/properties/capabilities/items/required")
-              if (v22["inputSchema"] === undefined) x.add(p + "/capabilities" + '/' + v21, "required", "must have required property 'inputSchema'", "#/properties/capabilities/items/required")
-              if (v22["inputSchemaHash"] === undefined) x.add(p + "/capabilities" + '/' + v21, "required", "must have required property 'inputSchemaHash'", "#/properties/capabilities/items/required")
-              if (v22["outputSchema"] === undefined) x.add(p + "/capabilities" + '/' + v21, "required", "must have required property 'outputSchema'", "#/properties/capabilities/items/required")
-              if (v22["outputSchemaHash"] === undefined) x.add(p + "/capabilities" + '/' + v21, "required", "must have required property 'outputSchemaHash'", "#/properties/capabilities/items/required")
-              if (v22["constraints"] === undefined) x.add(p + "/capabilities" + '/' + v21, "required", "must have required property 'constraints'", "#/properties/capabilities/items/required")
-              if (v22["verifiedEvidence"] === undefined) x.add(p + "/capabilities" + '/' + v21, "required", "must have required property 'verifiedEvidence'", "#/properties/capabilities/items/required")
-              {
-                const v23 = v22["id"]
-                if (v23 !== undefined) {
-                  L19: {
-                    if (!(typeof v23 === 'string')) { x.add(p + "/capabilities" + '/' + v21 + "/id", "type", "must be string", "#/properties/capabilities/items/properties/id/type"); break L19 }
-                    if (!(v23.length <= 200 || codePoints(v23) <= 200)) x.add(p + "/capabilities" + '/' + v21 + "/id", "maxLength", "must have at most 200 characters", "#/properties/capabilities/items/properties/id/maxLength")
-                    if (!re6.test(v23)) x.add(p + "/capabilities" + '/' + v21 + "/id", "pattern", "must match the pattern ^[a-z0-9]+(?:[.-][a-z0-9]+)+$", "#/properties/capabilities/items/properties/id/pattern")
-                  }
-                }
-              }
-              {
-                const v24 = v22["version"]
-                if (v24 !== undefined) {
-                  e_common_defs_semver(v24, p + "/capabilities" + '/' + v21 + "/version", x)
-                }
-              }
-              {
-                const v25 = v22["inputSchema"]
-                if (v25 !== undefined) {
-                  L21: {
-                    if (!(typeof v25 === 'string')) { x.add(p + "/capabilities" + '/' + v21 + "/inputSchema", "type", "must be string", "#/properties/capabilities/items/properties/inputSchema/type"); break L21 }
-                    if (!isAbsoluteUri(v25)) x.add(p + "/capabilities" + '/' + v21 + "/inputSchema", "format", "must be a valid uri (§2)", "#/properties/capabilities/items/properties/inputSchema/format")
-                  }
-                }
-              }
-              {
-                const v26 = v22["inputSchemaHash"]
-                if (v26 !== undefined) {
-                  e_common_defs_sha256(v26, p + "/capabilities" + '/' + v21 + "/inputSchemaHash", x)
-                }
-              }
-              {
-                const v27 = v22["outputSchema"]
-                if (v27 !== undefined) {
-                  L23: {
-                    if (!(typeof v27 === 'string')) { x.add(p + "/capabilities" + '/' + v21 + "/outputSchema", "type", "must be string", "#/properties/capabilities/items/properties/outputSchema/type"); break L23 }
-                    if (!isAbsoluteUri(v27)) x.add(p + "/capabilities" + '/' + v21 + "/outputSchema", "format", "must be a valid uri (§2)", "#/properties/capabilities/items/properties/outputSchema/format")
-                  }
-                }
-              }
-              {
-                const v28 = v22["outputSchemaHash"]
-                if (v28 !== undefined) {
-                  e_common_defs_sha256(v28, p + "/capabilities" + '/' + v21 + "/outputSchemaHash", x)
-                }
-              }
-              {
-                const v29 = v22["constraints"]
-                if (v29 !== undefined) {
-                  L25: {
-                    if (!((typeof v29 === 'object' && v29 !== null && !Array.isArray(v29)))) { x.add(p + "/capabilities" + '/' + v21 + "/constraints", "type", "must be object", "#/properties/capabilities/items/properties/constraints/type"); break L25 }
-                  }
-                }
-              }
-              {
-                const v30 = v22["verifiedEvidence"]
-                if (v30 !== undefined) {
-                  L26: {
-                    if (!(Array.isArray(v30))) { x.add(p + "/capabilities" + '/' + v21 + "/verifiedEvidence", "type", "must be array", "#/properties/capabilities/items/properties/verifiedEvidence/type"); break L26 }
-                    if (v30.length < 1) x.add(p + "/capabilities" + '/' + v21 + "/verifiedEvidence", "minItems", "must have at least 1 items", "#/properties/capabilities/items/properties/verifiedEvidence/minItems")
-                    for (let v31 = 0; v31 < v30.length; v31++) {
-                      const v32 = v30[v31]
-                      e_common_defs_id(v32, p + "/capabilities" + '/' + v21 + "/verifiedEvidence" + '/' + v31, x)
-                    }
-                    if (!unique(v30)) x.add(p + "/capabilities" + '/' + v21 + "/verifiedEvidence", "uniqueItems", "must not contain duplicate items", "#/properties/capabilities/items/properties/verifiedEvidence/uniqueItems")
-                  }
-                }
-              }
-              for (const v33 in v22) {
-                if (!(typeof v33 === 'string' && set14.has(v33))) x.add(p + "/capabilities" + '/' + v21 + '/' + pointerToken(v33), 'additionalProperties', 'unknown member is not allowed', "#/properties/capabilities/items/additionalProperties")
-              }
-            }
-          }
-        }
-      }
-    }
-    {
-      const v34 = v["maxConcurrency"]
-      if (v34 !== undefined) {
-        e_common_defs_positiveInteger(v34, p + "/maxConcurrency", x)
-      }
-    }
-    {
-      const v35 = v["issuedAt"]
-      if (v35 !== undefined) {
-        e_common_defs_timestamp(v35, p + "/issuedAt", x)
-      }
-    }
-    {
-      const v36 = v["validUntil"]
-      if (v36 !== undefined) {
-        e_common_defs_timestamp(v36, p + "/validUntil", x)
-      }
-    }
-    {
-      const v37 = v["extensions"]
-      if (v37 !== undefined) {
-        e_common_defs_extensions(v37, p + "/extensions", x)
-      }
-    }
-    {
-      const v38 = v["signature"]
-      if (v38 !== undefined) {
-        e_common_defs_signature(v38, p + "/signature", x)
-      }
-    }
-    for (const v39 in v) {
-      if (!(typeof v39 === 'string' && set15.has(v39))) x.add(p + '/' + pointerToken(v39), 'additionalProperties', 'unknown member is not allowed', "#/additionalProperties")
-    }
-  }
-}
-
-/** Returns whether the value is valid against `common.schema.json#/$defs/publicKey`, from the common.schema.json definition of @weft/spec (§21). */
-export function c_common_defs_publicKey(v: any): boolean {
-  if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) return false
-  if (v["keyId"] === undefined || v["algorithm"] === undefined || v["publicKey"] === undefined || v["validFrom"] === undefined) return false
-  for (const v1 in v) {
-    switch (v1) {
-      case "keyId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "algorithm": {
-        const v2 = v[v1]
-        if (!(v2 === "Ed25519")) return false
-        break
-      }
-      case "publicKey": {
-        const v2 = v[v1]
-        if (!c_common_defs_base64url(v2)) return false
-        break
-      }
-      case "validFrom": {
-        const v2 = v[v1]
-        if (!c_common_defs_timestamp(v2)) return false
-        break
-      }
-      case "validUntil": {
-        const v2 = v[v1]
-        if (!c_common_defs_timestamp(v2)) return false
-        break
-      }
-      case "revokedAt": {
-        const v2 = v[v1]
-        if (!c_common_defs_timestamp(v2)) return false
-        break
-      }
-      default: {
-        return false
-      }
-    }
+    if (!(typeof v === 'string')) { if (!x) return false; x.add(p, "type", "must be string", "#/$defs/base64url/type"); break L1 }
+    if (!(v.length <= 4096 || codePoints(v) <= 4096)) { if (!x) return false; x.add(p, "maxLength", "must have at most 4096 characters", "#/$defs/base64url/maxLength") }
+    if (!(v.length >= 4 || (v.length >= 2 && codePoints(v) >= 2))) { if (!x) return false; x.add(p, "minLength", "must have at least 2 characters", "#/$defs/base64url/minLength") }
+    if (!re0.test(v)) { if (!x) return false; x.add(p, "pattern", "must match the pattern ^[A-Za-z0-9_-]+$", "#/$defs/base64url/pattern") }
   }
   return true
 }
 
-/** Reports every issue of the value, up to the collector bound, against `common.schema.json#/$defs/publicKey`, from the common.schema.json definition of @weft/spec (§21). */
-export function e_common_defs_publicKey(v: any, p: string, x: Collector): void {
+/** Validates the value against `common.schema.json#/$defs/sha256`, from the common.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_common_defs_sha256(v: any, p: string = '', x?: Collector): boolean {
   L1: {
-    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { x.add(p, "type", "must be object", "#/$defs/publicKey/type"); break L1 }
-    if (v["keyId"] === undefined) x.add(p, "required", "must have required property 'keyId'", "#/$defs/publicKey/required")
-    if (v["algorithm"] === undefined) x.add(p, "required", "must have required property 'algorithm'", "#/$defs/publicKey/required")
-    if (v["publicKey"] === undefined) x.add(p, "required", "must have required property 'publicKey'", "#/$defs/publicKey/required")
-    if (v["validFrom"] === undefined) x.add(p, "required", "must have required property 'validFrom'", "#/$defs/publicKey/required")
-    {
-      const v1 = v["keyId"]
-      if (v1 !== undefined) {
-        e_common_defs_id(v1, p + "/keyId", x)
-      }
-    }
-    {
-      const v2 = v["algorithm"]
-      if (v2 !== undefined) {
-        if (!(v2 === "Ed25519")) x.add(p + "/algorithm", "const", "must be \"Ed25519\"", "#/$defs/publicKey/properties/algorithm/const")
-      }
-    }
-    {
-      const v3 = v["publicKey"]
-      if (v3 !== undefined) {
-        e_common_defs_base64url(v3, p + "/publicKey", x)
-      }
-    }
-    {
-      const v4 = v["validFrom"]
-      if (v4 !== undefined) {
-        e_common_defs_timestamp(v4, p + "/validFrom", x)
-      }
-    }
-    {
-      const v5 = v["validUntil"]
-      if (v5 !== undefined) {
-        e_common_defs_timestamp(v5, p + "/validUntil", x)
-      }
-    }
-    {
-      const v6 = v["revokedAt"]
-      if (v6 !== undefined) {
-        e_common_defs_timestamp(v6, p + "/revokedAt", x)
-      }
-    }
-    for (const v7 in v) {
-      if (!(v7 === "keyId" || v7 === "algorithm" || v7 === "publicKey" || v7 === "validFrom" || v7 === "validUntil" || v7 === "revokedAt")) x.add(p + '/' + pointerToken(v7), 'additionalProperties', 'unknown member is not allowed', "#/$defs/publicKey/additionalProperties")
-    }
-  }
-}
-
-/** Reports every issue of the value, up to the collector bound, against `presence-record.schema.json#`, from the presence-record.schema.json definition of @weft/spec (§21). */
-export function e_presenceRecord(v: any, p: string, x: Collector): void {
-  L1: {
-    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { x.add(p, "type", "must be object", "#/type"); break L1 }
-    if (v["agentId"] === undefined) x.add(p, "required", "must have required property 'agentId'", "#/required")
-    if (v["sessionEpoch"] === undefined) x.add(p, "required", "must have required property 'sessionEpoch'", "#/required")
-    if (v["status"] === undefined) x.add(p, "required", "must have required property 'status'", "#/required")
-    if (v["capacity"] === undefined) x.add(p, "required", "must have required property 'capacity'", "#/required")
-    if (v["capabilityAvailability"] === undefined) x.add(p, "required", "must have required property 'capabilityAvailability'", "#/required")
-    if (v["lastHeartbeat"] === undefined) x.add(p, "required", "must have required property 'lastHeartbeat'", "#/required")
-    if (v["expiresAt"] === undefined) x.add(p, "required", "must have required property 'expiresAt'", "#/required")
-    {
-      const v1 = v["agentId"]
-      if (v1 !== undefined) {
-        e_common_defs_id(v1, p + "/agentId", x)
-      }
-    }
-    {
-      const v2 = v["sessionEpoch"]
-      if (v2 !== undefined) {
-        e_common_defs_positiveInteger(v2, p + "/sessionEpoch", x)
-      }
-    }
-    {
-      const v3 = v["status"]
-      if (v3 !== undefined) {
-        if (!(v3 === "online" || v3 === "busy" || v3 === "away" || v3 === "draining" || v3 === "offline")) x.add(p + "/status", "enum", "must be one of the allowed values: \"online\", \"busy\", \"away\", \"draining\", \"offline\"", "#/properties/status/enum")
-      }
-    }
-    {
-      const v4 = v["capacity"]
-      if (v4 !== undefined) {
-        L5: {
-          if (!((typeof v4 === 'object' && v4 !== null && !Array.isArray(v4)))) { x.add(p + "/capacity", "type", "must be object", "#/properties/capacity/type"); break L5 }
-          if (v4["maxSlots"] === undefined) x.add(p + "/capacity", "required", "must have required property 'maxSlots'", "#/properties/capacity/required")
-          if (v4["activeSlots"] === undefined) x.add(p + "/capacity", "required", "must have required property 'activeSlots'", "#/properties/capacity/required")
-          if (v4["availableSlots"] === undefined) x.add(p + "/capacity", "required", "must have required property 'availableSlots'", "#/properties/capacity/required")
-          if (v4["queuedItems"] === undefined) x.add(p + "/capacity", "required", "must have required property 'queuedItems'", "#/properties/capacity/required")
-          {
-            const v5 = v4["maxSlots"]
-            if (v5 !== undefined) {
-              e_common_defs_positiveInteger(v5, p + "/capacity" + "/maxSlots", x)
-            }
-          }
-          {
-            const v6 = v4["activeSlots"]
-            if (v6 !== undefined) {
-              e_common_defs_safeInteger(v6, p + "/capacity" + "/activeSlots", x)
-            }
-          }
-          {
-            const v7 = v4["availableSlots"]
-            if (v7 !== undefined) {
-              e_common_defs_safeInteger(v7, p + "/capacity" + "/availableSlots", x)
-            }
-          }
-          {
-            const v8 = v4["queuedItems"]
-            if (v8 !== undefined) {
-              e_common_defs_safeInteger(v8, p + "/capacity" + "/queuedItems", x)
-            }
-          }
-          for (const v9 in v4) {
-            if (!(v9 === "maxSlots" || v9 === "activeSlots" || v9 === "availableSlots" || v9 === "queuedItems")) x.add(p + "/capacity" + '/' + pointerToken(v9), 'additionalProperties', 'unknown member is not allowed', "#/properties/capacity/additionalProperties")
-          }
-        }
-      }
-    }
-    {
-      const v10 = v["capabilityAvailability"]
-      if (v10 !== undefined) {
-        L10: {
-          if (!(Array.isArray(v10))) { x.add(p + "/capabilityAvailability", "type", "must be array", "#/properties/capabilityAvailability/type"); break L10 }
-          for (let v11 = 0; v11 < v10.length; v11++) {
-            const v12 = v10[v11]
-            L11: {
-              if (!((typeof v12 === 'object' && v12 !== null && !Array.isArray(v12)))) { x.add(p + "/capabilityAvailability" + '/' + v11, "type", "must be object", "#/properties/capabilityAvailability/items/type"); break L11 }
-              if (v12["capability"] === undefined) x.add(p + "/capabilityAvailability" + '/' + v11, "required", "must have required property 'capability'", "#/properties/capabilityAvailability/items/required")
-              if (v12["status"] === undefined) x.add(p + "/capabilityAvailability" + '/' + v11, "required", "must have required property 'status'", "#/properties/capabilityAvailability/items/required")
-              {
-                const v13 = v12["capability"]
-                if (v13 !== undefined) {
-                  e_common_defs_capabilityRef(v13, p + "/capabilityAvailability" + '/' + v11 + "/capability", x)
-                }
-              }
-              {
-                const v14 = v12["status"]
-                if (v14 !== undefined) {
-                  if (!(v14 === "available" || v14 === "degraded" || v14 === "unavailable")) x.add(p + "/capabilityAvailability" + '/' + v11 + "/status", "enum", "must be one of the allowed values: \"available\", \"degraded\", \"unavailable\"", "#/properties/capabilityAvailability/items/properties/status/enum")
-                }
-              }
-              for (const v15 in v12) {
-                if (!(v15 === "capability" || v15 === "status")) x.add(p + "/capabilityAvailability" + '/' + v11 + '/' + pointerToken(v15), 'additionalProperties', 'unknown member is not allowed', "#/properties/capabilityAvailability/items/additionalProperties")
-              }
-            }
-          }
-        }
-      }
-    }
-    {
-      const v16 = v["estimatedResponseMs"]
-      if (v16 !== undefined) {
-        e_common_defs_safeInteger(v16, p + "/estimatedResponseMs", x)
-      }
-    }
-    {
-      const v17 = v["lastHeartbeat"]
-      if (v17 !== undefined) {
-        e_common_defs_timestamp(v17, p + "/lastHeartbeat", x)
-      }
-    }
-    {
-      const v18 = v["expiresAt"]
-      if (v18 !== undefined) {
-        e_common_defs_timestamp(v18, p + "/expiresAt", x)
-      }
-    }
-    for (const v19 in v) {
-      if (!(typeof v19 === 'string' && set16.has(v19))) x.add(p + '/' + pointerToken(v19), 'additionalProperties', 'unknown member is not allowed', "#/additionalProperties")
-    }
-  }
-}
-
-/** Reports every issue of the value, up to the collector bound, against `common.schema.json#/$defs/capabilityRef`, from the common.schema.json definition of @weft/spec (§21). */
-export function e_common_defs_capabilityRef(v: any, p: string, x: Collector): void {
-  L1: {
-    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { x.add(p, "type", "must be object", "#/$defs/capabilityRef/type"); break L1 }
-    if (v["id"] === undefined) x.add(p, "required", "must have required property 'id'", "#/$defs/capabilityRef/required")
-    if (v["version"] === undefined) x.add(p, "required", "must have required property 'version'", "#/$defs/capabilityRef/required")
-    {
-      const v1 = v["id"]
-      if (v1 !== undefined) {
-        L2: {
-          if (!(typeof v1 === 'string')) { x.add(p + "/id", "type", "must be string", "#/$defs/capabilityRef/properties/id/type"); break L2 }
-          if (!(v1.length <= 200 || codePoints(v1) <= 200)) x.add(p + "/id", "maxLength", "must have at most 200 characters", "#/$defs/capabilityRef/properties/id/maxLength")
-          if (!re6.test(v1)) x.add(p + "/id", "pattern", "must match the pattern ^[a-z0-9]+(?:[.-][a-z0-9]+)+$", "#/$defs/capabilityRef/properties/id/pattern")
-        }
-      }
-    }
-    {
-      const v2 = v["version"]
-      if (v2 !== undefined) {
-        e_common_defs_semver(v2, p + "/version", x)
-      }
-    }
-    for (const v3 in v) {
-      if (!(v3 === "id" || v3 === "version")) x.add(p + '/' + pointerToken(v3), 'additionalProperties', 'unknown member is not allowed', "#/$defs/capabilityRef/additionalProperties")
-    }
-  }
-}
-
-/** Returns whether the value is valid against `mission.schema.json#`, from the mission.schema.json definition of @weft/spec (§21). */
-export function c_mission(v: any): boolean {
-  if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) return false
-  if (v["missionId"] === undefined || v["groupId"] === undefined || v["revision"] === undefined || v["objective"] === undefined || v["definitionOfDone"] === undefined || v["missionOwner"] === undefined || v["coordinator"] === undefined || v["state"] === undefined || v["budget"] === undefined || v["deadline"] === undefined || v["approvalPolicy"] === undefined || v["createdAt"] === undefined) return false
-  for (const v1 in v) {
-    switch (v1) {
-      case "missionId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "groupId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "revision": {
-        const v2 = v[v1]
-        if (!c_common_defs_safeInteger(v2)) return false
-        break
-      }
-      case "objective": {
-        const v2 = v[v1]
-        if (!(typeof v2 === 'string')) return false
-        if (!(v2.length <= 10000 || codePoints(v2) <= 10000)) return false
-        if (!(v2.length >= 2 || (v2.length >= 1 && codePoints(v2) >= 1))) return false
-        break
-      }
-      case "definitionOfDone": {
-        const v2 = v[v1]
-        if (!(Array.isArray(v2))) return false
-        if (v2.length < 1) return false
-        for (let v8 = 0; v8 < v2.length; v8++) {
-          const v9 = v2[v8]
-          if (!c_common_defs_acceptanceCriterion(v9)) return false
-        }
-        break
-      }
-      case "missionOwner": {
-        const v2 = v[v1]
-        if (!c_common_defs_actor(v2)) return false
-        break
-      }
-      case "coordinator": {
-        const v2 = v[v1]
-        if (!((typeof v2 === 'object' && v2 !== null && !Array.isArray(v2)))) return false
-        if (v2["agentId"] === undefined || v2["agentCardVersion"] === undefined || v2["coordinatorEpoch"] === undefined || v2["leaseId"] === undefined) return false
-        for (const v12 in v2) {
-          switch (v12) {
-            case "agentId": {
-              const v13 = v2[v12]
-              if (!c_common_defs_id(v13)) return false
-              break
-            }
-            case "agentCardVersion": {
-              const v13 = v2[v12]
-              if (!c_common_defs_positiveInteger(v13)) return false
-              break
-            }
-            case "coordinatorEpoch": {
-              const v13 = v2[v12]
-              if (!c_common_defs_positiveInteger(v13)) return false
-              break
-            }
-            case "leaseId": {
-              const v13 = v2[v12]
-              if (!c_common_defs_id(v13)) return false
-              break
-            }
-            default: {
-              return false
-            }
-          }
-        }
-        break
-      }
-      case "state": {
-        const v2 = v[v1]
-        if (!(v2 === "active" || v2 === "awaiting_approval" || v2 === "approved" || v2 === "failed" || v2 === "cancelled")) return false
-        break
-      }
-      case "budget": {
-        const v2 = v[v1]
-        if (!c_common_defs_budget(v2)) return false
-        break
-      }
-      case "deadline": {
-        const v2 = v[v1]
-        if (!c_common_defs_timestamp(v2)) return false
-        break
-      }
-      case "approvalPolicy": {
-        const v2 = v[v1]
-        if (!((typeof v2 === 'object' && v2 !== null && !Array.isArray(v2)))) return false
-        if (v2["finalHumanApproval"] === undefined || v2["highRiskExecutionApproval"] === undefined) return false
-        for (const v21 in v2) {
-          switch (v21) {
-            case "finalHumanApproval": {
-              const v22 = v2[v21]
-              if (!(typeof v22 === 'boolean')) return false
-              break
-            }
-            case "highRiskExecutionApproval": {
-              const v22 = v2[v21]
-              if (!(typeof v22 === 'boolean')) return false
-              break
-            }
-            case "policyVersion": {
-              const v22 = v2[v21]
-              if (!c_common_defs_semver(v22)) return false
-              break
-            }
-            default: {
-              return false
-            }
-          }
-        }
-        break
-      }
-      case "parent": {
-        const v2 = v[v1]
-        if (!((typeof v2 === 'object' && v2 !== null && !Array.isArray(v2)))) return false
-        if (v2["missionId"] === undefined || v2["workItemId"] === undefined || v2["depth"] === undefined) return false
-        for (const v26 in v2) {
-          switch (v26) {
-            case "missionId": {
-              const v27 = v2[v26]
-              if (!c_common_defs_id(v27)) return false
-              break
-            }
-            case "workItemId": {
-              const v27 = v2[v26]
-              if (!c_common_defs_id(v27)) return false
-              break
-            }
-            case "depth": {
-              const v27 = v2[v26]
-              if (!c_common_defs_positiveInteger(v27)) return false
-              break
-            }
-            default: {
-              return false
-            }
-          }
-        }
-        break
-      }
-      case "followUpToMissionId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "pinnedProfiles": {
-        const v2 = v[v1]
-        if (!(Array.isArray(v2))) return false
-        for (let v33 = 0; v33 < v2.length; v33++) {
-          const v34 = v2[v33]
-          if (!((typeof v34 === 'object' && v34 !== null && !Array.isArray(v34)))) return false
-          if (v34["profileUri"] === undefined || v34["majorVersion"] === undefined) return false
-          for (const v35 in v34) {
-            switch (v35) {
-              case "profileUri": {
-                const v36 = v34[v35]
-                if (!c_common_defs_id(v36)) return false
-                break
-              }
-              case "majorVersion": {
-                const v36 = v34[v35]
-                if (!c_common_defs_safeInteger(v36)) return false
-                break
-              }
-              default: {
-                return false
-              }
-            }
-          }
-        }
-        if (!unique(v2)) return false
-        break
-      }
-      case "createdAt": {
-        const v2 = v[v1]
-        if (!c_common_defs_timestamp(v2)) return false
-        break
-      }
-      case "extensions": {
-        const v2 = v[v1]
-        if (!c_common_defs_extensions(v2)) return false
-        break
-      }
-      default: {
-        return false
-      }
-    }
-  }
-  {
-    if (c_mission_allOf_0_if(v)) {
-      if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-        {
-          const v43 = v["missionOwner"]
-          if (v43 !== undefined) {
-            if (!c_common_defs_humanActor(v43)) return false
-          }
-        }
-        {
-          const v45 = v["approvalPolicy"]
-          if (v45 !== undefined) {
-            if ((typeof v45 === 'object' && v45 !== null && !Array.isArray(v45))) {
-              {
-                const v47 = v45["finalHumanApproval"]
-                if (v47 !== undefined) {
-                  if (!(v47 === true)) return false
-                }
-              }
-            }
-          }
-        }
-      }
-    } else {
-      if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-        {
-          const v50 = v["missionOwner"]
-          if (v50 !== undefined) {
-            if (!c_common_defs_agentActor(v50)) return false
-          }
-        }
-      }
-    }
+    if (!(typeof v === 'string')) { if (!x) return false; x.add(p, "type", "must be string", "#/$defs/sha256/type"); break L1 }
+    if (!re5.test(v)) { if (!x) return false; x.add(p, "pattern", "must match the pattern ^sha256:[0-9a-f]{64}$", "#/$defs/sha256/pattern") }
   }
   return true
 }
 
-/** Reports every issue of the value, up to the collector bound, against `mission.schema.json#`, from the mission.schema.json definition of @weft/spec (§21). */
-export function e_mission(v: any, p: string, x: Collector): void {
+/** Validates the value against `agent-card.schema.json#`, from the agent-card.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_agentCard(v: any, p: string = '', x?: Collector): boolean {
   L1: {
-    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { x.add(p, "type", "must be object", "#/type"); break L1 }
-    if (v["missionId"] === undefined) x.add(p, "required", "must have required property 'missionId'", "#/required")
-    if (v["groupId"] === undefined) x.add(p, "required", "must have required property 'groupId'", "#/required")
-    if (v["revision"] === undefined) x.add(p, "required", "must have required property 'revision'", "#/required")
-    if (v["objective"] === undefined) x.add(p, "required", "must have required property 'objective'", "#/required")
-    if (v["definitionOfDone"] === undefined) x.add(p, "required", "must have required property 'definitionOfDone'", "#/required")
-    if (v["missionOwner"] === undefined) x.add(p, "required", "must have required property 'missionOwner'", "#/required")
-    if (v["coordinator"] === undefined) x.add(p, "required", "must have required property 'coordinator'", "#/required")
-    if (v["state"] === undefined) x.add(p, "required", "must have required property 'state'", "#/required")
-    if (v["budget"] === undefined) x.add(p, "required", "must have required property 'budget'", "#/required")
-    if (v["deadline"] === undefined) x.add(p, "required", "must have required property 'deadline'", "#/required")
-    if (v["approvalPolicy"] === undefined) x.add(p, "required", "must have required property 'approvalPolicy'", "#/required")
-    if (v["createdAt"] === undefined) x.add(p, "required", "must have required property 'createdAt'", "#/required")
-    {
-      const v1 = v["missionId"]
-      if (v1 !== undefined) {
-        e_common_defs_id(v1, p + "/missionId", x)
+    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { if (!x) return false; x.add(p, "type", "must be object", "#/type"); break L1 }
+    const v1 = v["agentId"]
+    const v2 = v["organizationId"]
+    const v3 = v["cardVersion"]
+    const v4 = v["displayName"]
+    const v5 = v["description"]
+    const v6 = v["owner"]
+    const v7 = v["status"]
+    const v8 = v["protocolVersions"]
+    const v9 = v["endpoints"]
+    const v16 = v["publicKeys"]
+    const v19 = v["capabilities"]
+    const v32 = v["maxConcurrency"]
+    const v33 = v["issuedAt"]
+    const v34 = v["validUntil"]
+    const v35 = v["extensions"]
+    const v36 = v["signature"]
+    if (v1 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'agentId'", "#/required") }
+    if (v2 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'organizationId'", "#/required") }
+    if (v3 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'cardVersion'", "#/required") }
+    if (v4 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'displayName'", "#/required") }
+    if (v6 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'owner'", "#/required") }
+    if (v7 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'status'", "#/required") }
+    if (v8 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'protocolVersions'", "#/required") }
+    if (v9 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'endpoints'", "#/required") }
+    if (v16 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'publicKeys'", "#/required") }
+    if (v19 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'capabilities'", "#/required") }
+    if (v32 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'maxConcurrency'", "#/required") }
+    if (v33 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'issuedAt'", "#/required") }
+    if (v36 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'signature'", "#/required") }
+    if (!x) {
+      let v38 = 0
+      for (const v37 in v) v38++
+      if (v38 !== (v1 === undefined ? 0 : 1) + (v2 === undefined ? 0 : 1) + (v3 === undefined ? 0 : 1) + (v4 === undefined ? 0 : 1) + (v5 === undefined ? 0 : 1) + (v6 === undefined ? 0 : 1) + (v7 === undefined ? 0 : 1) + (v8 === undefined ? 0 : 1) + (v9 === undefined ? 0 : 1) + (v16 === undefined ? 0 : 1) + (v19 === undefined ? 0 : 1) + (v32 === undefined ? 0 : 1) + (v33 === undefined ? 0 : 1) + (v34 === undefined ? 0 : 1) + (v35 === undefined ? 0 : 1) + (v36 === undefined ? 0 : 1)) for (const v37 in v) switch (v37) { case "agentId": case "organizationId": case "cardVersion": case "displayName": case "description": case "owner": case "status": case "protocolVersions": case "endpoints": case "publicKeys": case "capabilities": case "maxConcurrency": case "issuedAt": case "validUntil": case "extensions": case "signature": if (v[v37] === undefined) return false; break; default: return false }
+    }
+    if (v1 !== undefined && !(c_common_defs_id(v1) || x !== undefined && v_common_defs_id(v1, p + "/agentId", x))) return false
+    if (v2 !== undefined && !(c_common_defs_id(v2) || x !== undefined && v_common_defs_id(v2, p + "/organizationId", x))) return false
+    if (v3 !== undefined && !(c_common_defs_positiveInteger(v3) || x !== undefined && v_common_defs_positiveInteger(v3, p + "/cardVersion", x))) return false
+    if (v4 !== undefined && !(c_agentCard_properties_displayName(v4) || x !== undefined && v_agentCard_properties_displayName(v4, p + "/displayName", x, "#/properties/displayName"))) return false
+    if (v5 !== undefined) {
+      L2: {
+        if (!(typeof v5 === 'string')) { if (!x) return false; x.add(p + "/description", "type", "must be string", "#/properties/description/type"); break L2 }
+        if (!(v5.length <= 4000 || codePoints(v5) <= 4000)) { if (!x) return false; x.add(p + "/description", "maxLength", "must have at most 4000 characters", "#/properties/description/maxLength") }
       }
     }
-    {
-      const v2 = v["groupId"]
-      if (v2 !== undefined) {
-        e_common_defs_id(v2, p + "/groupId", x)
-      }
+    if (v6 !== undefined && !v_common_defs_actor(v6, x && p + "/owner", x)) return false
+    if (v7 !== undefined) {
+      if (!(v7 === "active" || v7 === "deprecated" || v7 === "revoked")) { if (!x) return false; x.add(p + "/status", "enum", "must be one of the allowed values: \"active\", \"deprecated\", \"revoked\"", "#/properties/status/enum") }
     }
-    {
-      const v3 = v["revision"]
-      if (v3 !== undefined) {
-        e_common_defs_safeInteger(v3, p + "/revision", x)
-      }
-    }
-    {
-      const v4 = v["objective"]
-      if (v4 !== undefined) {
-        L5: {
-          if (!(typeof v4 === 'string')) { x.add(p + "/objective", "type", "must be string", "#/properties/objective/type"); break L5 }
-          if (!(v4.length <= 10000 || codePoints(v4) <= 10000)) x.add(p + "/objective", "maxLength", "must have at most 10000 characters", "#/properties/objective/maxLength")
-          if (!(v4.length >= 2 || (v4.length >= 1 && codePoints(v4) >= 1))) x.add(p + "/objective", "minLength", "must have at least 1 characters", "#/properties/objective/minLength")
-        }
-      }
-    }
-    {
-      const v5 = v["definitionOfDone"]
-      if (v5 !== undefined) {
-        L6: {
-          if (!(Array.isArray(v5))) { x.add(p + "/definitionOfDone", "type", "must be array", "#/properties/definitionOfDone/type"); break L6 }
-          if (v5.length < 1) x.add(p + "/definitionOfDone", "minItems", "must have at least 1 items", "#/properties/definitionOfDone/minItems")
-          for (let v6 = 0; v6 < v5.length; v6++) {
-            const v7 = v5[v6]
-            e_common_defs_acceptanceCriterion(v7, p + "/definitionOfDone" + '/' + v6, x)
-          }
-        }
-      }
-    }
-    {
-      const v8 = v["missionOwner"]
-      if (v8 !== undefined) {
-        e_common_defs_actor(v8, p + "/missionOwner", x)
-      }
-    }
-    {
-      const v9 = v["coordinator"]
-      if (v9 !== undefined) {
-        L9: {
-          if (!((typeof v9 === 'object' && v9 !== null && !Array.isArray(v9)))) { x.add(p + "/coordinator", "type", "must be object", "#/properties/coordinator/type"); break L9 }
-          if (v9["agentId"] === undefined) x.add(p + "/coordinator", "required", "must have required property 'agentId'", "#/properties/coordinator/required")
-          if (v9["agentCardVersion"] === undefined) x.add(p + "/coordinator", "required", "must have required property 'agentCardVersion'", "#/properties/coordinator/required")
-          if (v9["coordinatorEpoch"] === undefined) x.add(p + "/coordinator", "required", "must have required property 'coordinatorEpoch'", "#/properties/coordinator/required")
-          if (v9["leaseId"] === undefined) x.add(p + "/coordinator", "required", "must have required property 'leaseId'", "#/properties/coordinator/required")
-          {
-            const v10 = v9["agentId"]
-            if (v10 !== undefined) {
-              e_common_defs_id(v10, p + "/coordinator" + "/agentId", x)
+    if (v8 !== undefined && !v_websocketFrame_defs_helloClientInit_properties_supportedVersions(v8, x && p + "/protocolVersions", x, "#/properties/protocolVersions")) return false
+    if (v9 !== undefined) {
+      L4: {
+        if (!(Array.isArray(v9))) { if (!x) return false; x.add(p + "/endpoints", "type", "must be array", "#/properties/endpoints/type"); break L4 }
+        if (v9.length < 1) { if (!x) return false; x.add(p + "/endpoints", "minItems", "must have at least 1 items", "#/properties/endpoints/minItems") }
+        for (let v10 = 0; v10 < v9.length; v10++) {
+          const v11 = v9[v10]
+          L5: {
+            if (!((typeof v11 === 'object' && v11 !== null && !Array.isArray(v11)))) { if (!x) return false; x.add(p + "/endpoints" + '/' + v10, "type", "must be object", "#/properties/endpoints/items/type"); break L5 }
+            const v12 = v11["transport"]
+            const v13 = v11["uri"]
+            if (v12 === undefined) { if (!x) return false; x.add(p + "/endpoints" + '/' + v10, "required", "must have required property 'transport'", "#/properties/endpoints/items/required") }
+            if (v13 === undefined) { if (!x) return false; x.add(p + "/endpoints" + '/' + v10, "required", "must have required property 'uri'", "#/properties/endpoints/items/required") }
+            if (!x) {
+              let v15 = 0
+              for (const v14 in v11) v15++
+              if (v15 !== (v12 === undefined ? 0 : 1) + (v13 === undefined ? 0 : 1)) for (const v14 in v11) switch (v14) { case "transport": case "uri": if (v11[v14] === undefined) return false; break; default: return false }
             }
-          }
-          {
-            const v11 = v9["agentCardVersion"]
-            if (v11 !== undefined) {
-              e_common_defs_positiveInteger(v11, p + "/coordinator" + "/agentCardVersion", x)
-            }
-          }
-          {
-            const v12 = v9["coordinatorEpoch"]
             if (v12 !== undefined) {
-              e_common_defs_positiveInteger(v12, p + "/coordinator" + "/coordinatorEpoch", x)
+              if (!(v12 === "wss")) { if (!x) return false; x.add(p + "/endpoints" + '/' + v10 + "/transport", "const", "must be \"wss\"", "#/properties/endpoints/items/properties/transport/const") }
             }
-          }
-          {
-            const v13 = v9["leaseId"]
             if (v13 !== undefined) {
-              e_common_defs_id(v13, p + "/coordinator" + "/leaseId", x)
+              L7: {
+                if (!(typeof v13 === 'string')) { if (!x) return false; x.add(p + "/endpoints" + '/' + v10 + "/uri", "type", "must be string", "#/properties/endpoints/items/properties/uri/type"); break L7 }
+                if (!isAbsoluteUri(v13)) { if (!x) return false; x.add(p + "/endpoints" + '/' + v10 + "/uri", "format", "must be a valid uri (§2)", "#/properties/endpoints/items/properties/uri/format") }
+                if (!re11.test(v13)) { if (!x) return false; x.add(p + "/endpoints" + '/' + v10 + "/uri", "pattern", "must match the pattern ^wss://", "#/properties/endpoints/items/properties/uri/pattern") }
+              }
             }
-          }
-          for (const v14 in v9) {
-            if (!(v14 === "agentId" || v14 === "agentCardVersion" || v14 === "coordinatorEpoch" || v14 === "leaseId")) x.add(p + "/coordinator" + '/' + pointerToken(v14), 'additionalProperties', 'unknown member is not allowed', "#/properties/coordinator/additionalProperties")
+            if (x) for (const v14 in v11) switch (v14) { case "transport": case "uri": break; default: x.add(p + "/endpoints" + '/' + v10 + '/' + pointerToken(v14), "additionalProperties", "unknown member is not allowed", "#/properties/endpoints/items/additionalProperties") }
           }
         }
       }
     }
-    {
-      const v15 = v["state"]
-      if (v15 !== undefined) {
-        if (!(v15 === "active" || v15 === "awaiting_approval" || v15 === "approved" || v15 === "failed" || v15 === "cancelled")) x.add(p + "/state", "enum", "must be one of the allowed values: \"active\", \"awaiting_approval\", \"approved\", \"failed\", \"cancelled\"", "#/properties/state/enum")
+    if (v16 !== undefined) {
+      L8: {
+        if (!(Array.isArray(v16))) { if (!x) return false; x.add(p + "/publicKeys", "type", "must be array", "#/properties/publicKeys/type"); break L8 }
+        if (v16.length < 1) { if (!x) return false; x.add(p + "/publicKeys", "minItems", "must have at least 1 items", "#/properties/publicKeys/minItems") }
+        for (let v17 = 0; v17 < v16.length; v17++) {
+          const v18 = v16[v17]
+          if (!v_common_defs_publicKey(v18, x && p + "/publicKeys" + '/' + v17, x)) return false
+        }
       }
     }
-    {
-      const v16 = v["budget"]
-      if (v16 !== undefined) {
-        e_common_defs_budget(v16, p + "/budget", x)
-      }
-    }
-    {
-      const v17 = v["deadline"]
-      if (v17 !== undefined) {
-        e_common_defs_timestamp(v17, p + "/deadline", x)
-      }
-    }
-    {
-      const v18 = v["approvalPolicy"]
-      if (v18 !== undefined) {
-        L17: {
-          if (!((typeof v18 === 'object' && v18 !== null && !Array.isArray(v18)))) { x.add(p + "/approvalPolicy", "type", "must be object", "#/properties/approvalPolicy/type"); break L17 }
-          if (v18["finalHumanApproval"] === undefined) x.add(p + "/approvalPolicy", "required", "must have required property 'finalHumanApproval'", "#/properties/approvalPolicy/required")
-          if (v18["highRiskExecutionApproval"] === undefined) x.add(p + "/approvalPolicy", "required", "must have required property 'highRiskExecutionApproval'", "#/properties/approvalPolicy/required")
-          {
-            const v19 = v18["finalHumanApproval"]
-            if (v19 !== undefined) {
-              L18: {
-                if (!(typeof v19 === 'boolean')) { x.add(p + "/approvalPolicy" + "/finalHumanApproval", "type", "must be boolean", "#/properties/approvalPolicy/properties/finalHumanApproval/type"); break L18 }
+    if (v19 !== undefined) {
+      L9: {
+        if (!(Array.isArray(v19))) { if (!x) return false; x.add(p + "/capabilities", "type", "must be array", "#/properties/capabilities/type"); break L9 }
+        if (v19.length < 1) { if (!x) return false; x.add(p + "/capabilities", "minItems", "must have at least 1 items", "#/properties/capabilities/minItems") }
+        for (let v20 = 0; v20 < v19.length; v20++) {
+          const v21 = v19[v20]
+          L10: {
+            if (!((typeof v21 === 'object' && v21 !== null && !Array.isArray(v21)))) { if (!x) return false; x.add(p + "/capabilities" + '/' + v20, "type", "must be object", "#/properties/capabilities/items/type"); break L10 }
+            const v22 = v21["id"]
+            const v23 = v21["version"]
+            const v24 = v21["inputSchema"]
+            const v25 = v21["inputSchemaHash"]
+            const v26 = v21["outputSchema"]
+            const v27 = v21["outputSchemaHash"]
+            const v28 = v21["constraints"]
+            const v29 = v21["verifiedEvidence"]
+            if (v22 === undefined) { if (!x) return false; x.add(p + "/capabilities" + '/' + v20, "required", "must have required property 'id'", "#/properties/capabilities/items/required") }
+            if (v23 === undefined) { if (!x) return false; x.add(p + "/capabilities" + '/' + v20, "required", "must have required property 'version'", "#/properties/capabilities/items/required") }
+            if (v24 === undefined) { if (!x) return false; x.add(p + "/capabilities" + '/' + v20, "required", "must have required property 'inputSchema'", "#/properties/capabilities/items/required") }
+            if (v25 === undefined) { if (!x) return false; x.add(p + "/capabilities" + '/' + v20, "required", "must have required property 'inputSchemaHash'", "#/properties/capabilities/items/required") }
+            if (v26 === undefined) { if (!x) return false; x.add(p + "/capabilities" + '/' + v20, "required", "must have required property 'outputSchema'", "#/properties/capabilities/items/required") }
+            if (v27 === undefined) { if (!x) return false; x.add(p + "/capabilities" + '/' + v20, "required", "must have required property 'outputSchemaHash'", "#/properties/capabilities/items/required") }
+            if (v28 === undefined) { if (!x) return false; x.add(p + "/capabilities" + '/' + v20, "required", "must have required property 'constraints'", "#/properties/capabilities/items/required") }
+            if (v29 === undefined) { if (!x) return false; x.add(p + "/capabilities" + '/' + v20, "required", "must have required property 'verifiedEvidence'", "#/properties/capabilities/items/required") }
+            if (!x) {
+              let v31 = 0
+              for (const v30 in v21) v31++
+              if (v31 !== (v22 === undefined ? 0 : 1) + (v23 === undefined ? 0 : 1) + (v24 === undefined ? 0 : 1) + (v25 === undefined ? 0 : 1) + (v26 === undefined ? 0 : 1) + (v27 === undefined ? 0 : 1) + (v28 === undefined ? 0 : 1) + (v29 === undefined ? 0 : 1)) for (const v30 in v21) switch (v30) { case "id": case "version": case "inputSchema": case "inputSchemaHash": case "outputSchema": case "outputSchemaHash": case "constraints": case "verifiedEvidence": if (v21[v30] === undefined) return false; break; default: return false }
+            }
+            if (v22 !== undefined && !(c_common_defs_capabilityRef_properties_id(v22) || x !== undefined && v_common_defs_capabilityRef_properties_id(v22, p + "/capabilities" + '/' + v20 + "/id", x, "#/properties/capabilities/items/properties/id"))) return false
+            if (v23 !== undefined && !(c_common_defs_semver(v23) || x !== undefined && v_common_defs_semver(v23, p + "/capabilities" + '/' + v20 + "/version", x))) return false
+            if (v24 !== undefined && !(c_agentCard_properties_capabilities_items_properties_inputSchema(v24) || x !== undefined && v_agentCard_properties_capabilities_items_properties_inputSchema(v24, p + "/capabilities" + '/' + v20 + "/inputSchema", x, "#/properties/capabilities/items/properties/inputSchema"))) return false
+            if (v25 !== undefined && !(c_common_defs_sha256(v25) || x !== undefined && v_common_defs_sha256(v25, p + "/capabilities" + '/' + v20 + "/inputSchemaHash", x))) return false
+            if (v26 !== undefined && !(c_agentCard_properties_capabilities_items_properties_inputSchema(v26) || x !== undefined && v_agentCard_properties_capabilities_items_properties_inputSchema(v26, p + "/capabilities" + '/' + v20 + "/outputSchema", x, "#/properties/capabilities/items/properties/outputSchema"))) return false
+            if (v27 !== undefined && !(c_common_defs_sha256(v27) || x !== undefined && v_common_defs_sha256(v27, p + "/capabilities" + '/' + v20 + "/outputSchemaHash", x))) return false
+            if (v28 !== undefined) {
+              L11: {
+                if (!((typeof v28 === 'object' && v28 !== null && !Array.isArray(v28)))) { if (!x) return false; x.add(p + "/capabilities" + '/' + v20 + "/constraints", "type", "must be object", "#/properties/capabilities/items/properties/constraints/type"); break L11 }
               }
             }
-          }
-          {
-            const v20 = v18["highRiskExecutionApproval"]
-            if (v20 !== undefined) {
-              L19: {
-                if (!(typeof v20 === 'boolean')) { x.add(p + "/approvalPolicy" + "/highRiskExecutionApproval", "type", "must be boolean", "#/properties/approvalPolicy/properties/highRiskExecutionApproval/type"); break L19 }
-              }
-            }
-          }
-          {
-            const v21 = v18["policyVersion"]
-            if (v21 !== undefined) {
-              e_common_defs_semver(v21, p + "/approvalPolicy" + "/policyVersion", x)
-            }
-          }
-          for (const v22 in v18) {
-            if (!(v22 === "finalHumanApproval" || v22 === "highRiskExecutionApproval" || v22 === "policyVersion")) x.add(p + "/approvalPolicy" + '/' + pointerToken(v22), 'additionalProperties', 'unknown member is not allowed', "#/properties/approvalPolicy/additionalProperties")
+            if (v29 !== undefined && !v_agentCard_properties_capabilities_items_properties_verifiedEvidence(v29, x && p + "/capabilities" + '/' + v20 + "/verifiedEvidence", x, "#/properties/capabilities/items/properties/verifiedEvidence")) return false
+            if (x) for (const v30 in v21) switch (v30) { case "id": case "version": case "inputSchema": case "inputSchemaHash": case "outputSchema": case "outputSchemaHash": case "constraints": case "verifiedEvidence": break; default: x.add(p + "/capabilities" + '/' + v20 + '/' + pointerToken(v30), "additionalProperties", "unknown member is not allowed", "#/properties/capabilities/items/additionalProperties") }
           }
         }
       }
     }
-    {
-      const v23 = v["parent"]
-      if (v23 !== undefined) {
-        L21: {
-          if (!((typeof v23 === 'object' && v23 !== null && !Array.isArray(v23)))) { x.add(p + "/parent", "type", "must be object", "#/properties/parent/type"); break L21 }
-          if (v23["missionId"] === undefined) x.add(p + "/parent", "required", "must have required property 'missionId'", "#/properties/parent/required")
-          if (v23["workItemId"] === undefined) x.add(p + "/parent", "required", "must have required property 'workItemId'", "#/properties/parent/required")
-          if (v23["depth"] === undefined) x.add(p + "/parent", "required", "must have required property 'depth'", "#/properties/parent/required")
-          {
-            const v24 = v23["missionId"]
-            if (v24 !== undefined) {
-              e_common_defs_id(v24, p + "/parent" + "/missionId", x)
-            }
-          }
-          {
-            const v25 = v23["workItemId"]
-            if (v25 !== undefined) {
-              e_common_defs_id(v25, p + "/parent" + "/workItemId", x)
-            }
-          }
-          {
-            const v26 = v23["depth"]
-            if (v26 !== undefined) {
-              e_common_defs_positiveInteger(v26, p + "/parent" + "/depth", x)
-            }
-          }
-          for (const v27 in v23) {
-            if (!(v27 === "missionId" || v27 === "workItemId" || v27 === "depth")) x.add(p + "/parent" + '/' + pointerToken(v27), 'additionalProperties', 'unknown member is not allowed', "#/properties/parent/additionalProperties")
-          }
+    if (v32 !== undefined && !(c_common_defs_positiveInteger(v32) || x !== undefined && v_common_defs_positiveInteger(v32, p + "/maxConcurrency", x))) return false
+    if (v33 !== undefined && !(c_common_defs_timestamp(v33) || x !== undefined && v_common_defs_timestamp(v33, p + "/issuedAt", x))) return false
+    if (v34 !== undefined && !(c_common_defs_timestamp(v34) || x !== undefined && v_common_defs_timestamp(v34, p + "/validUntil", x))) return false
+    if (v35 !== undefined && !v_common_defs_extensions(v35, x && p + "/extensions", x)) return false
+    if (v36 !== undefined && !v_common_defs_signature(v36, x && p + "/signature", x)) return false
+    if (x) for (const v37 in v) switch (v37) { case "agentId": case "organizationId": case "cardVersion": case "displayName": case "description": case "owner": case "status": case "protocolVersions": case "endpoints": case "publicKeys": case "capabilities": case "maxConcurrency": case "issuedAt": case "validUntil": case "extensions": case "signature": break; default: x.add(p + '/' + pointerToken(v37), "additionalProperties", "unknown member is not allowed", "#/additionalProperties") }
+  }
+  return true
+}
+
+function v_agentCard_properties_displayName(v: any, p: string = '', x?: Collector, s: string = "#/properties/displayName"): boolean {
+  L1: {
+    if (!(typeof v === 'string')) { if (!x) return false; x.add(p, "type", "must be string", s + "/type"); break L1 }
+    if (!(v.length <= 200 || codePoints(v) <= 200)) { if (!x) return false; x.add(p, "maxLength", "must have at most 200 characters", s + "/maxLength") }
+    if (!(v.length >= 2 || (v.length >= 1 && codePoints(v) >= 1))) { if (!x) return false; x.add(p, "minLength", "must have at least 1 characters", s + "/minLength") }
+  }
+  return true
+}
+
+function c_agentCard_properties_displayName(v: any): boolean {
+  if (!(typeof v === 'string')) return false
+  if (!(v.length <= 200 || codePoints(v) <= 200)) return false
+  if (!(v.length >= 2 || (v.length >= 1 && codePoints(v) >= 1))) return false
+  return true
+}
+
+/** Validates the value against `common.schema.json#/$defs/publicKey`, from the common.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_common_defs_publicKey(v: any, p: string = '', x?: Collector): boolean {
+  L1: {
+    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { if (!x) return false; x.add(p, "type", "must be object", "#/$defs/publicKey/type"); break L1 }
+    const v1 = v["keyId"]
+    const v2 = v["algorithm"]
+    const v3 = v["publicKey"]
+    const v4 = v["validFrom"]
+    const v5 = v["validUntil"]
+    const v6 = v["revokedAt"]
+    if (v1 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'keyId'", "#/$defs/publicKey/required") }
+    if (v2 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'algorithm'", "#/$defs/publicKey/required") }
+    if (v3 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'publicKey'", "#/$defs/publicKey/required") }
+    if (v4 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'validFrom'", "#/$defs/publicKey/required") }
+    if (!x) {
+      let v8 = 0
+      for (const v7 in v) v8++
+      if (v8 !== (v1 === undefined ? 0 : 1) + (v2 === undefined ? 0 : 1) + (v3 === undefined ? 0 : 1) + (v4 === undefined ? 0 : 1) + (v5 === undefined ? 0 : 1) + (v6 === undefined ? 0 : 1)) for (const v7 in v) switch (v7) { case "keyId": case "algorithm": case "publicKey": case "validFrom": case "validUntil": case "revokedAt": if (v[v7] === undefined) return false; break; default: return false }
+    }
+    if (v1 !== undefined && !(c_common_defs_id(v1) || x !== undefined && v_common_defs_id(v1, p + "/keyId", x))) return false
+    if (v2 !== undefined) {
+      if (!(v2 === "Ed25519")) { if (!x) return false; x.add(p + "/algorithm", "const", "must be \"Ed25519\"", "#/$defs/publicKey/properties/algorithm/const") }
+    }
+    if (v3 !== undefined && !(c_common_defs_base64url(v3) || x !== undefined && v_common_defs_base64url(v3, p + "/publicKey", x))) return false
+    if (v4 !== undefined && !(c_common_defs_timestamp(v4) || x !== undefined && v_common_defs_timestamp(v4, p + "/validFrom", x))) return false
+    if (v5 !== undefined && !(c_common_defs_timestamp(v5) || x !== undefined && v_common_defs_timestamp(v5, p + "/validUntil", x))) return false
+    if (v6 !== undefined && !(c_common_defs_timestamp(v6) || x !== undefined && v_common_defs_timestamp(v6, p + "/revokedAt", x))) return false
+    if (x) for (const v7 in v) switch (v7) { case "keyId": case "algorithm": case "publicKey": case "validFrom": case "validUntil": case "revokedAt": break; default: x.add(p + '/' + pointerToken(v7), "additionalProperties", "unknown member is not allowed", "#/$defs/publicKey/additionalProperties") }
+  }
+  return true
+}
+
+function v_common_defs_capabilityRef_properties_id(v: any, p: string = '', x?: Collector, s: string = "#/$defs/capabilityRef/properties/id"): boolean {
+  L1: {
+    if (!(typeof v === 'string')) { if (!x) return false; x.add(p, "type", "must be string", s + "/type"); break L1 }
+    if (!(v.length <= 200 || codePoints(v) <= 200)) { if (!x) return false; x.add(p, "maxLength", "must have at most 200 characters", s + "/maxLength") }
+    if (!re8.test(v)) { if (!x) return false; x.add(p, "pattern", "must match the pattern ^[a-z0-9]+(?:[.-][a-z0-9]+)+$", s + "/pattern") }
+  }
+  return true
+}
+
+function v_agentCard_properties_capabilities_items_properties_inputSchema(v: any, p: string = '', x?: Collector, s: string = "#/properties/capabilities/items/properties/inputSchema"): boolean {
+  L1: {
+    if (!(typeof v === 'string')) { if (!x) return false; x.add(p, "type", "must be string", s + "/type"); break L1 }
+    if (!isAbsoluteUri(v)) { if (!x) return false; x.add(p, "format", "must be a valid uri (§2)", s + "/format") }
+  }
+  return true
+}
+
+function c_agentCard_properties_capabilities_items_properties_inputSchema(v: any): boolean {
+  if (!(typeof v === 'string')) return false
+  if (!isAbsoluteUri(v)) return false
+  return true
+}
+
+/** Validates the value against `agent-card.schema.json#/properties/capabilities/items/properties/verifiedEvidence`, from the agent-card.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_agentCard_properties_capabilities_items_properties_verifiedEvidence(v: any, p: string = '', x?: Collector, s: string = "#/properties/capabilities/items/properties/verifiedEvidence"): boolean {
+  L1: {
+    if (!(Array.isArray(v))) { if (!x) return false; x.add(p, "type", "must be array", s + "/type"); break L1 }
+    if (v.length < 1) { if (!x) return false; x.add(p, "minItems", "must have at least 1 items", s + "/minItems") }
+    for (let v1 = 0; v1 < v.length; v1++) {
+      const v2 = v[v1]
+      if (!(c_common_defs_id(v2) || x !== undefined && v_common_defs_id(v2, p + '/' + v1, x))) return false
+    }
+    if (!unique(v)) { if (!x) return false; x.add(p, "uniqueItems", "must not contain duplicate items", s + "/uniqueItems") }
+  }
+  return true
+}
+
+/** Validates the value against `mission.schema.json#`, from the mission.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_mission(v: any, p: string = '', x?: Collector): boolean {
+  L1: {
+    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { if (!x) return false; x.add(p, "type", "must be object", "#/type"); break L1 }
+    const v1 = v["missionId"]
+    const v2 = v["groupId"]
+    const v3 = v["revision"]
+    const v4 = v["objective"]
+    const v5 = v["definitionOfDone"]
+    const v6 = v["missionOwner"]
+    const v7 = v["coordinator"]
+    const v8 = v["state"]
+    const v9 = v["budget"]
+    const v10 = v["deadline"]
+    const v11 = v["approvalPolicy"]
+    const v12 = v["parent"]
+    const v18 = v["followUpToMissionId"]
+    const v19 = v["pinnedProfiles"]
+    const v22 = v["createdAt"]
+    const v23 = v["extensions"]
+    if (v1 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'missionId'", "#/required") }
+    if (v2 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'groupId'", "#/required") }
+    if (v3 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'revision'", "#/required") }
+    if (v4 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'objective'", "#/required") }
+    if (v5 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'definitionOfDone'", "#/required") }
+    if (v6 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'missionOwner'", "#/required") }
+    if (v7 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'coordinator'", "#/required") }
+    if (v8 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'state'", "#/required") }
+    if (v9 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'budget'", "#/required") }
+    if (v10 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'deadline'", "#/required") }
+    if (v11 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'approvalPolicy'", "#/required") }
+    if (v22 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'createdAt'", "#/required") }
+    if (!x) {
+      let v25 = 0
+      for (const v24 in v) v25++
+      if (v25 !== (v1 === undefined ? 0 : 1) + (v2 === undefined ? 0 : 1) + (v3 === undefined ? 0 : 1) + (v4 === undefined ? 0 : 1) + (v5 === undefined ? 0 : 1) + (v6 === undefined ? 0 : 1) + (v7 === undefined ? 0 : 1) + (v8 === undefined ? 0 : 1) + (v9 === undefined ? 0 : 1) + (v10 === undefined ? 0 : 1) + (v11 === undefined ? 0 : 1) + (v12 === undefined ? 0 : 1) + (v18 === undefined ? 0 : 1) + (v19 === undefined ? 0 : 1) + (v22 === undefined ? 0 : 1) + (v23 === undefined ? 0 : 1)) for (const v24 in v) switch (v24) { case "missionId": case "groupId": case "revision": case "objective": case "definitionOfDone": case "missionOwner": case "coordinator": case "state": case "budget": case "deadline": case "approvalPolicy": case "parent": case "followUpToMissionId": case "pinnedProfiles": case "createdAt": case "extensions": if (v[v24] === undefined) return false; break; default: return false }
+    }
+    if (v1 !== undefined && !(c_common_defs_id(v1) || x !== undefined && v_common_defs_id(v1, p + "/missionId", x))) return false
+    if (v2 !== undefined && !(c_common_defs_id(v2) || x !== undefined && v_common_defs_id(v2, p + "/groupId", x))) return false
+    if (v3 !== undefined && !(c_common_defs_safeInteger(v3) || x !== undefined && v_common_defs_safeInteger(v3, p + "/revision", x))) return false
+    if (v4 !== undefined && !(c_mission_properties_objective(v4) || x !== undefined && v_mission_properties_objective(v4, p + "/objective", x, "#/properties/objective"))) return false
+    if (v5 !== undefined && !v_mission_properties_definitionOfDone(v5, x && p + "/definitionOfDone", x, "#/properties/definitionOfDone")) return false
+    if (v6 !== undefined && !v_common_defs_actor(v6, x && p + "/missionOwner", x)) return false
+    if (v7 !== undefined && !v_mission_properties_coordinator(v7, x && p + "/coordinator", x)) return false
+    if (v8 !== undefined) {
+      if (!(v8 === "active" || v8 === "awaiting_approval" || v8 === "approved" || v8 === "failed" || v8 === "cancelled")) { if (!x) return false; x.add(p + "/state", "enum", "must be one of the allowed values: \"active\", \"awaiting_approval\", \"approved\", \"failed\", \"cancelled\"", "#/properties/state/enum") }
+    }
+    if (v9 !== undefined && !v_common_defs_budget(v9, x && p + "/budget", x)) return false
+    if (v10 !== undefined && !(c_common_defs_timestamp(v10) || x !== undefined && v_common_defs_timestamp(v10, p + "/deadline", x))) return false
+    if (v11 !== undefined && !v_mission_properties_approvalPolicy(v11, x && p + "/approvalPolicy", x)) return false
+    if (v12 !== undefined) {
+      L3: {
+        if (!((typeof v12 === 'object' && v12 !== null && !Array.isArray(v12)))) { if (!x) return false; x.add(p + "/parent", "type", "must be object", "#/properties/parent/type"); break L3 }
+        const v13 = v12["missionId"]
+        const v14 = v12["workItemId"]
+        const v15 = v12["depth"]
+        if (v13 === undefined) { if (!x) return false; x.add(p + "/parent", "required", "must have required property 'missionId'", "#/properties/parent/required") }
+        if (v14 === undefined) { if (!x) return false; x.add(p + "/parent", "required", "must have required property 'workItemId'", "#/properties/parent/required") }
+        if (v15 === undefined) { if (!x) return false; x.add(p + "/parent", "required", "must have required property 'depth'", "#/properties/parent/required") }
+        if (!x) {
+          let v17 = 0
+          for (const v16 in v12) v17++
+          if (v17 !== (v13 === undefined ? 0 : 1) + (v14 === undefined ? 0 : 1) + (v15 === undefined ? 0 : 1)) for (const v16 in v12) switch (v16) { case "missionId": case "workItemId": case "depth": if (v12[v16] === undefined) return false; break; default: return false }
         }
+        if (v13 !== undefined && !(c_common_defs_id(v13) || x !== undefined && v_common_defs_id(v13, p + "/parent" + "/missionId", x))) return false
+        if (v14 !== undefined && !(c_common_defs_id(v14) || x !== undefined && v_common_defs_id(v14, p + "/parent" + "/workItemId", x))) return false
+        if (v15 !== undefined && !(c_common_defs_positiveInteger(v15) || x !== undefined && v_common_defs_positiveInteger(v15, p + "/parent" + "/depth", x))) return false
+        if (x) for (const v16 in v12) switch (v16) { case "missionId": case "workItemId": case "depth": break; default: x.add(p + "/parent" + '/' + pointerToken(v16), "additionalProperties", "unknown member is not allowed", "#/properties/parent/additionalProperties") }
       }
     }
-    {
-      const v28 = v["followUpToMissionId"]
-      if (v28 !== undefined) {
-        e_common_defs_id(v28, p + "/followUpToMissionId", x)
-      }
-    }
-    {
-      const v29 = v["pinnedProfiles"]
-      if (v29 !== undefined) {
-        L26: {
-          if (!(Array.isArray(v29))) { x.add(p + "/pinnedProfiles", "type", "must be array", "#/properties/pinnedProfiles/type"); break L26 }
-          for (let v30 = 0; v30 < v29.length; v30++) {
-            const v31 = v29[v30]
-            L27: {
-              if (!((typeof v31 === 'object' && v31 !== null && !Array.isArray(v31)))) { x.add(p + "/pinnedProfiles" + '/' + v30, "type", "must be object", "#/properties/pinnedProfiles/items/type"); break L27 }
-              if (v31["profileUri"] === undefined) x.add(p + "/pinnedProfiles" + '/' + v30, "required", "must have required property 'profileUri'", "#/properties/pinnedProfiles/items/required")
-              if (v31["majorVersion"] === undefined) x.add(p + "/pinnedProfiles" + '/' + v30, "required", "must have required property 'majorVersion'", "#/properties/pinnedProfiles/items/required")
-              {
-                const v32 = v31["profileUri"]
-                if (v32 !== undefined) {
-                  e_common_defs_id(v32, p + "/pinnedProfiles" + '/' + v30 + "/profileUri", x)
-                }
-              }
-              {
-                const v33 = v31["majorVersion"]
-                if (v33 !== undefined) {
-                  e_common_defs_safeInteger(v33, p + "/pinnedProfiles" + '/' + v30 + "/majorVersion", x)
-                }
-              }
-              for (const v34 in v31) {
-                if (!(v34 === "profileUri" || v34 === "majorVersion")) x.add(p + "/pinnedProfiles" + '/' + v30 + '/' + pointerToken(v34), 'additionalProperties', 'unknown member is not allowed', "#/properties/pinnedProfiles/items/additionalProperties")
-              }
-            }
-          }
-          if (!unique(v29)) x.add(p + "/pinnedProfiles", "uniqueItems", "must not contain duplicate items", "#/properties/pinnedProfiles/uniqueItems")
+    if (v18 !== undefined && !(c_common_defs_id(v18) || x !== undefined && v_common_defs_id(v18, p + "/followUpToMissionId", x))) return false
+    if (v19 !== undefined) {
+      L4: {
+        if (!(Array.isArray(v19))) { if (!x) return false; x.add(p + "/pinnedProfiles", "type", "must be array", "#/properties/pinnedProfiles/type"); break L4 }
+        for (let v20 = 0; v20 < v19.length; v20++) {
+          const v21 = v19[v20]
+          if (!v_mission_properties_pinnedProfiles_items(v21, x && p + "/pinnedProfiles" + '/' + v20, x)) return false
         }
+        if (!unique(v19)) { if (!x) return false; x.add(p + "/pinnedProfiles", "uniqueItems", "must not contain duplicate items", "#/properties/pinnedProfiles/uniqueItems") }
       }
     }
-    {
-      const v35 = v["createdAt"]
-      if (v35 !== undefined) {
-        e_common_defs_timestamp(v35, p + "/createdAt", x)
-      }
-    }
-    {
-      const v36 = v["extensions"]
-      if (v36 !== undefined) {
-        e_common_defs_extensions(v36, p + "/extensions", x)
-      }
-    }
-    for (const v37 in v) {
-      if (!(typeof v37 === 'string' && set17.has(v37))) x.add(p + '/' + pointerToken(v37), 'additionalProperties', 'unknown member is not allowed', "#/additionalProperties")
-    }
+    if (v22 !== undefined && !(c_common_defs_timestamp(v22) || x !== undefined && v_common_defs_timestamp(v22, p + "/createdAt", x))) return false
+    if (v23 !== undefined && !v_common_defs_extensions(v23, x && p + "/extensions", x)) return false
+    if (x) for (const v24 in v) switch (v24) { case "missionId": case "groupId": case "revision": case "objective": case "definitionOfDone": case "missionOwner": case "coordinator": case "state": case "budget": case "deadline": case "approvalPolicy": case "parent": case "followUpToMissionId": case "pinnedProfiles": case "createdAt": case "extensions": break; default: x.add(p + '/' + pointerToken(v24), "additionalProperties", "unknown member is not allowed", "#/additionalProperties") }
     if (c_mission_allOf_0_if(v)) {
       if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-        {
-          const v38 = v["missionOwner"]
-          if (v38 !== undefined) {
-            e_common_defs_humanActor(v38, p + "/missionOwner", x)
-          }
-        }
-        {
-          const v39 = v["approvalPolicy"]
-          if (v39 !== undefined) {
-            if ((typeof v39 === 'object' && v39 !== null && !Array.isArray(v39))) {
-              {
-                const v40 = v39["finalHumanApproval"]
-                if (v40 !== undefined) {
-                  if (!(v40 === true)) x.add(p + "/approvalPolicy" + "/finalHumanApproval", "const", "must be true", "#/allOf/0/then/properties/approvalPolicy/properties/finalHumanApproval/const")
-                }
-              }
+        const v26 = v["missionOwner"]
+        const v27 = v["approvalPolicy"]
+        if (v26 !== undefined && !v_common_defs_humanActor(v26, x && p + "/missionOwner", x)) return false
+        if (v27 !== undefined) {
+          if ((typeof v27 === 'object' && v27 !== null && !Array.isArray(v27))) {
+            const v28 = v27["finalHumanApproval"]
+            if (v28 !== undefined) {
+              if (!(v28 === true)) { if (!x) return false; x.add(p + "/approvalPolicy" + "/finalHumanApproval", "const", "must be true", "#/allOf/0/then/properties/approvalPolicy/properties/finalHumanApproval/const") }
             }
           }
         }
       }
     } else {
       if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-        {
-          const v41 = v["missionOwner"]
-          if (v41 !== undefined) {
-            e_common_defs_agentActor(v41, p + "/missionOwner", x)
-          }
-        }
-      }
-    }
-  }
-}
-
-/** Returns whether the value is valid against `common.schema.json#/$defs/acceptanceCriterion`, from the common.schema.json definition of @weft/spec (§21). */
-export function c_common_defs_acceptanceCriterion(v: any): boolean {
-  if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) return false
-  if (v["criterionId"] === undefined || v["description"] === undefined || v["evidenceRequired"] === undefined) return false
-  for (const v1 in v) {
-    switch (v1) {
-      case "criterionId": {
-        const v2 = v[v1]
-        if (!(typeof v2 === 'string')) return false
-        if (!re18.test(v2)) return false
-        break
-      }
-      case "description": {
-        const v2 = v[v1]
-        if (!(typeof v2 === 'string')) return false
-        if (!(v2.length <= 4000 || codePoints(v2) <= 4000)) return false
-        if (!(v2.length >= 2 || (v2.length >= 1 && codePoints(v2) >= 1))) return false
-        break
-      }
-      case "evidenceRequired": {
-        const v2 = v[v1]
-        if (!(Array.isArray(v2))) return false
-        if (v2.length < 1) return false
-        for (let v6 = 0; v6 < v2.length; v6++) {
-          const v7 = v2[v6]
-          if (!(typeof v7 === 'string' && set19.has(v7))) return false
-        }
-        if (!unique(v2)) return false
-        break
-      }
-      default: {
-        return false
+        const v29 = v["missionOwner"]
+        if (v29 !== undefined && !v_common_defs_agentActor(v29, x && p + "/missionOwner", x)) return false
       }
     }
   }
   return true
 }
 
-/** Returns whether the value is valid against `common.schema.json#/$defs/budget`, from the common.schema.json definition of @weft/spec (§21). */
-export function c_common_defs_budget(v: any): boolean {
-  if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) return false
-  for (const v1 in v) {
-    switch (v1) {
-      case "currency": {
-        const v2 = v[v1]
-        if (!(typeof v2 === 'string')) return false
-        if (!re20.test(v2)) return false
-        break
-      }
-      case "financialLimit": {
-        const v2 = v[v1]
-        if (!((typeof v2 === 'number' && Number.isFinite(v2)))) return false
-        if (v2 < 0) return false
-        break
-      }
-      case "modelTokenLimit": {
-        const v2 = v[v1]
-        if (!c_common_defs_safeInteger(v2)) return false
-        break
-      }
-      case "toolCallLimit": {
-        const v2 = v[v1]
-        if (!c_common_defs_safeInteger(v2)) return false
-        break
-      }
-      case "computeSecondsLimit": {
-        const v2 = v[v1]
-        if (!c_common_defs_safeInteger(v2)) return false
-        break
-      }
-      case "wallClockSecondsLimit": {
-        const v2 = v[v1]
-        if (!c_common_defs_safeInteger(v2)) return false
-        break
-      }
-      case "externalSideEffectLimit": {
-        const v2 = v[v1]
-        if (!c_common_defs_safeInteger(v2)) return false
-        break
-      }
-      default: {
-        return false
-      }
+/** Validates the value against `mission.schema.json#/properties/objective`, from the mission.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_mission_properties_objective(v: any, p: string = '', x?: Collector, s: string = "#/properties/objective"): boolean {
+  L1: {
+    if (!(typeof v === 'string')) { if (!x) return false; x.add(p, "type", "must be string", s + "/type"); break L1 }
+    if (!(v.length <= 10000 || codePoints(v) <= 10000)) { if (!x) return false; x.add(p, "maxLength", "must have at most 10000 characters", s + "/maxLength") }
+    if (!(v.length >= 2 || (v.length >= 1 && codePoints(v) >= 1))) { if (!x) return false; x.add(p, "minLength", "must have at least 1 characters", s + "/minLength") }
+  }
+  return true
+}
+
+/** Returns whether the value is valid against `mission.schema.json#/properties/objective`, from the mission.schema.json definition of @weft/spec (§21). */
+export function c_mission_properties_objective(v: any): boolean {
+  if (!(typeof v === 'string')) return false
+  if (!(v.length <= 10000 || codePoints(v) <= 10000)) return false
+  if (!(v.length >= 2 || (v.length >= 1 && codePoints(v) >= 1))) return false
+  return true
+}
+
+/** Validates the value against `mission.schema.json#/properties/definitionOfDone`, from the mission.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_mission_properties_definitionOfDone(v: any, p: string = '', x?: Collector, s: string = "#/properties/definitionOfDone"): boolean {
+  L1: {
+    if (!(Array.isArray(v))) { if (!x) return false; x.add(p, "type", "must be array", s + "/type"); break L1 }
+    if (v.length < 1) { if (!x) return false; x.add(p, "minItems", "must have at least 1 items", s + "/minItems") }
+    for (let v1 = 0; v1 < v.length; v1++) {
+      const v2 = v[v1]
+      if (!v_common_defs_acceptanceCriterion(v2, x && p + '/' + v1, x)) return false
     }
   }
-  if (!(c_common_defs_budget_anyOf_0(v) || c_common_defs_budget_anyOf_1(v) || c_common_defs_budget_anyOf_2(v) || c_common_defs_budget_anyOf_3(v) || c_common_defs_budget_anyOf_4(v) || c_common_defs_budget_anyOf_5(v))) return false
+  return true
+}
+
+/** Validates the value against `mission.schema.json#/properties/coordinator`, from the mission.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_mission_properties_coordinator(v: any, p: string = '', x?: Collector): boolean {
+  L1: {
+    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { if (!x) return false; x.add(p, "type", "must be object", "#/properties/coordinator/type"); break L1 }
+    const v1 = v["agentId"]
+    const v2 = v["agentCardVersion"]
+    const v3 = v["coordinatorEpoch"]
+    const v4 = v["leaseId"]
+    if (v1 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'agentId'", "#/properties/coordinator/required") }
+    if (v2 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'agentCardVersion'", "#/properties/coordinator/required") }
+    if (v3 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'coordinatorEpoch'", "#/properties/coordinator/required") }
+    if (v4 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'leaseId'", "#/properties/coordinator/required") }
+    if (!x) {
+      let v6 = 0
+      for (const v5 in v) v6++
+      if (v6 !== (v1 === undefined ? 0 : 1) + (v2 === undefined ? 0 : 1) + (v3 === undefined ? 0 : 1) + (v4 === undefined ? 0 : 1)) for (const v5 in v) switch (v5) { case "agentId": case "agentCardVersion": case "coordinatorEpoch": case "leaseId": if (v[v5] === undefined) return false; break; default: return false }
+    }
+    if (v1 !== undefined && !(c_common_defs_id(v1) || x !== undefined && v_common_defs_id(v1, p + "/agentId", x))) return false
+    if (v2 !== undefined && !(c_common_defs_positiveInteger(v2) || x !== undefined && v_common_defs_positiveInteger(v2, p + "/agentCardVersion", x))) return false
+    if (v3 !== undefined && !(c_common_defs_positiveInteger(v3) || x !== undefined && v_common_defs_positiveInteger(v3, p + "/coordinatorEpoch", x))) return false
+    if (v4 !== undefined && !(c_common_defs_id(v4) || x !== undefined && v_common_defs_id(v4, p + "/leaseId", x))) return false
+    if (x) for (const v5 in v) switch (v5) { case "agentId": case "agentCardVersion": case "coordinatorEpoch": case "leaseId": break; default: x.add(p + '/' + pointerToken(v5), "additionalProperties", "unknown member is not allowed", "#/properties/coordinator/additionalProperties") }
+  }
+  return true
+}
+
+/** Validates the value against `common.schema.json#/$defs/budget`, from the common.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_common_defs_budget(v: any, p: string = '', x?: Collector): boolean {
+  L1: {
+    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { if (!x) return false; x.add(p, "type", "must be object", "#/$defs/budget/type"); break L1 }
+    const v1 = v["currency"]
+    const v2 = v["financialLimit"]
+    const v3 = v["modelTokenLimit"]
+    const v4 = v["toolCallLimit"]
+    const v5 = v["computeSecondsLimit"]
+    const v6 = v["wallClockSecondsLimit"]
+    const v7 = v["externalSideEffectLimit"]
+    if (!x) {
+      let v9 = 0
+      for (const v8 in v) v9++
+      if (v9 !== (v1 === undefined ? 0 : 1) + (v2 === undefined ? 0 : 1) + (v3 === undefined ? 0 : 1) + (v4 === undefined ? 0 : 1) + (v5 === undefined ? 0 : 1) + (v6 === undefined ? 0 : 1) + (v7 === undefined ? 0 : 1)) for (const v8 in v) switch (v8) { case "currency": case "financialLimit": case "modelTokenLimit": case "toolCallLimit": case "computeSecondsLimit": case "wallClockSecondsLimit": case "externalSideEffectLimit": if (v[v8] === undefined) return false; break; default: return false }
+    }
+    if (v1 !== undefined) {
+      L2: {
+        if (!(typeof v1 === 'string')) { if (!x) return false; x.add(p + "/currency", "type", "must be string", "#/$defs/budget/properties/currency/type"); break L2 }
+        if (!re12.test(v1)) { if (!x) return false; x.add(p + "/currency", "pattern", "must match the pattern ^[A-Z]{3}$", "#/$defs/budget/properties/currency/pattern") }
+      }
+    }
+    if (v2 !== undefined && !(c_common_defs_budget_properties_financialLimit(v2) || x !== undefined && v_common_defs_budget_properties_financialLimit(v2, p + "/financialLimit", x, "#/$defs/budget/properties/financialLimit"))) return false
+    if (v3 !== undefined && !(c_common_defs_safeInteger(v3) || x !== undefined && v_common_defs_safeInteger(v3, p + "/modelTokenLimit", x))) return false
+    if (v4 !== undefined && !(c_common_defs_safeInteger(v4) || x !== undefined && v_common_defs_safeInteger(v4, p + "/toolCallLimit", x))) return false
+    if (v5 !== undefined && !(c_common_defs_safeInteger(v5) || x !== undefined && v_common_defs_safeInteger(v5, p + "/computeSecondsLimit", x))) return false
+    if (v6 !== undefined && !(c_common_defs_safeInteger(v6) || x !== undefined && v_common_defs_safeInteger(v6, p + "/wallClockSecondsLimit", x))) return false
+    if (v7 !== undefined && !(c_common_defs_safeInteger(v7) || x !== undefined && v_common_defs_safeInteger(v7, p + "/externalSideEffectLimit", x))) return false
+    if (x) for (const v8 in v) switch (v8) { case "currency": case "financialLimit": case "modelTokenLimit": case "toolCallLimit": case "computeSecondsLimit": case "wallClockSecondsLimit": case "externalSideEffectLimit": break; default: x.add(p + '/' + pointerToken(v8), "additionalProperties", "unknown member is not allowed", "#/$defs/budget/additionalProperties") }
+    if (!(v_common_defs_budget_anyOf_0(v) || v_common_defs_budget_anyOf_1(v) || v_common_defs_budget_anyOf_2(v) || v_common_defs_budget_anyOf_3(v) || v_common_defs_budget_anyOf_4(v) || v_common_defs_budget_anyOf_5(v))) { if (!x) return false; x.add(p, "anyOf", "must match at least one of 6 alternatives", "#/$defs/budget/anyOf") }
+  }
+  return true
+}
+
+/** Validates the value against `mission.schema.json#/properties/approvalPolicy`, from the mission.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_mission_properties_approvalPolicy(v: any, p: string = '', x?: Collector): boolean {
+  L1: {
+    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { if (!x) return false; x.add(p, "type", "must be object", "#/properties/approvalPolicy/type"); break L1 }
+    const v1 = v["finalHumanApproval"]
+    const v2 = v["highRiskExecutionApproval"]
+    const v3 = v["policyVersion"]
+    if (v1 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'finalHumanApproval'", "#/properties/approvalPolicy/required") }
+    if (v2 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'highRiskExecutionApproval'", "#/properties/approvalPolicy/required") }
+    if (!x) {
+      let v5 = 0
+      for (const v4 in v) v5++
+      if (v5 !== (v1 === undefined ? 0 : 1) + (v2 === undefined ? 0 : 1) + (v3 === undefined ? 0 : 1)) for (const v4 in v) switch (v4) { case "finalHumanApproval": case "highRiskExecutionApproval": case "policyVersion": if (v[v4] === undefined) return false; break; default: return false }
+    }
+    if (v1 !== undefined) {
+      L2: {
+        if (!(typeof v1 === 'boolean')) { if (!x) return false; x.add(p + "/finalHumanApproval", "type", "must be boolean", "#/properties/approvalPolicy/properties/finalHumanApproval/type"); break L2 }
+      }
+    }
+    if (v2 !== undefined) {
+      L3: {
+        if (!(typeof v2 === 'boolean')) { if (!x) return false; x.add(p + "/highRiskExecutionApproval", "type", "must be boolean", "#/properties/approvalPolicy/properties/highRiskExecutionApproval/type"); break L3 }
+      }
+    }
+    if (v3 !== undefined && !(c_common_defs_semver(v3) || x !== undefined && v_common_defs_semver(v3, p + "/policyVersion", x))) return false
+    if (x) for (const v4 in v) switch (v4) { case "finalHumanApproval": case "highRiskExecutionApproval": case "policyVersion": break; default: x.add(p + '/' + pointerToken(v4), "additionalProperties", "unknown member is not allowed", "#/properties/approvalPolicy/additionalProperties") }
+  }
+  return true
+}
+
+/** Validates the value against `mission.schema.json#/properties/pinnedProfiles/items`, from the mission.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_mission_properties_pinnedProfiles_items(v: any, p: string = '', x?: Collector): boolean {
+  L1: {
+    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { if (!x) return false; x.add(p, "type", "must be object", "#/properties/pinnedProfiles/items/type"); break L1 }
+    const v1 = v["profileUri"]
+    const v2 = v["majorVersion"]
+    if (v1 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'profileUri'", "#/properties/pinnedProfiles/items/required") }
+    if (v2 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'majorVersion'", "#/properties/pinnedProfiles/items/required") }
+    if (!x) {
+      let v4 = 0
+      for (const v3 in v) v4++
+      if (v4 !== (v1 === undefined ? 0 : 1) + (v2 === undefined ? 0 : 1)) for (const v3 in v) switch (v3) { case "profileUri": case "majorVersion": if (v[v3] === undefined) return false; break; default: return false }
+    }
+    if (v1 !== undefined && !(c_common_defs_id(v1) || x !== undefined && v_common_defs_id(v1, p + "/profileUri", x))) return false
+    if (v2 !== undefined && !(c_common_defs_safeInteger(v2) || x !== undefined && v_common_defs_safeInteger(v2, p + "/majorVersion", x))) return false
+    if (x) for (const v3 in v) switch (v3) { case "profileUri": case "majorVersion": break; default: x.add(p + '/' + pointerToken(v3), "additionalProperties", "unknown member is not allowed", "#/properties/pinnedProfiles/items/additionalProperties") }
+  }
   return true
 }
 
 function c_mission_allOf_0_if(v: any): boolean {
-  if (c_mission_allOf_0_if_not(v)) return false
+  if (v_mission_allOf_0_if_not(v)) return false
   return true
 }
 
-/** Reports every issue of the value, up to the collector bound, against `common.schema.json#/$defs/acceptanceCriterion`, from the common.schema.json definition of @weft/spec (§21). */
-export function e_common_defs_acceptanceCriterion(v: any, p: string, x: Collector): void {
+/** Validates the value against `common.schema.json#/$defs/acceptanceCriterion`, from the common.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_common_defs_acceptanceCriterion(v: any, p: string = '', x?: Collector): boolean {
   L1: {
-    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { x.add(p, "type", "must be object", "#/$defs/acceptanceCriterion/type"); break L1 }
-    if (v["criterionId"] === undefined) x.add(p, "required", "must have required property 'criterionId'", "#/$defs/acceptanceCriterion/required")
-    if (v["description"] === undefined) x.add(p, "required", "must have required property 'description'", "#/$defs/acceptanceCriterion/required")
-    if (v["evidenceRequired"] === undefined) x.add(p, "required", "must have required property 'evidenceRequired'", "#/$defs/acceptanceCriterion/required")
-    {
-      const v1 = v["criterionId"]
-      if (v1 !== undefined) {
-        L2: {
-          if (!(typeof v1 === 'string')) { x.add(p + "/criterionId", "type", "must be string", "#/$defs/acceptanceCriterion/properties/criterionId/type"); break L2 }
-          if (!re18.test(v1)) x.add(p + "/criterionId", "pattern", "must match the pattern ^[a-zA-Z0-9][a-zA-Z0-9._-]{0,127}$", "#/$defs/acceptanceCriterion/properties/criterionId/pattern")
+    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { if (!x) return false; x.add(p, "type", "must be object", "#/$defs/acceptanceCriterion/type"); break L1 }
+    const v1 = v["criterionId"]
+    const v2 = v["description"]
+    const v3 = v["evidenceRequired"]
+    if (v1 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'criterionId'", "#/$defs/acceptanceCriterion/required") }
+    if (v2 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'description'", "#/$defs/acceptanceCriterion/required") }
+    if (v3 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'evidenceRequired'", "#/$defs/acceptanceCriterion/required") }
+    if (!x) {
+      let v7 = 0
+      for (const v6 in v) v7++
+      if (v7 !== (v1 === undefined ? 0 : 1) + (v2 === undefined ? 0 : 1) + (v3 === undefined ? 0 : 1)) for (const v6 in v) switch (v6) { case "criterionId": case "description": case "evidenceRequired": if (v[v6] === undefined) return false; break; default: return false }
+    }
+    if (v1 !== undefined && !(c_common_defs_acceptanceCriterion_properties_criterionId(v1) || x !== undefined && v_common_defs_acceptanceCriterion_properties_criterionId(v1, p + "/criterionId", x, "#/$defs/acceptanceCriterion/properties/criterionId"))) return false
+    if (v2 !== undefined && !(c_common_defs_acceptanceCriterion_properties_description(v2) || x !== undefined && v_common_defs_acceptanceCriterion_properties_description(v2, p + "/description", x, "#/$defs/acceptanceCriterion/properties/description"))) return false
+    if (v3 !== undefined) {
+      L2: {
+        if (!(Array.isArray(v3))) { if (!x) return false; x.add(p + "/evidenceRequired", "type", "must be array", "#/$defs/acceptanceCriterion/properties/evidenceRequired/type"); break L2 }
+        if (v3.length < 1) { if (!x) return false; x.add(p + "/evidenceRequired", "minItems", "must have at least 1 items", "#/$defs/acceptanceCriterion/properties/evidenceRequired/minItems") }
+        for (let v4 = 0; v4 < v3.length; v4++) {
+          const v5 = v3[v4]
+          if (!(typeof v5 === 'string' && set13.has(v5))) { if (!x) return false; x.add(p + "/evidenceRequired" + '/' + v4, "enum", "must be one of the allowed values: \"artifact_integrity\", \"schema_validation\", \"deterministic_test\", \"business_rule\", \"reviewer_assessment\", \"human_review\", \"policy_check\"", "#/$defs/acceptanceCriterion/properties/evidenceRequired/items/enum") }
         }
+        if (!unique(v3)) { if (!x) return false; x.add(p + "/evidenceRequired", "uniqueItems", "must not contain duplicate items", "#/$defs/acceptanceCriterion/properties/evidenceRequired/uniqueItems") }
       }
     }
-    {
-      const v2 = v["description"]
-      if (v2 !== undefined) {
-        L3: {
-          if (!(typeof v2 === 'string')) { x.add(p + "/description", "type", "must be string", "#/$defs/acceptanceCriterion/properties/description/type"); break L3 }
-          if (!(v2.length <= 4000 || codePoints(v2) <= 4000)) x.add(p + "/description", "maxLength", "must have at most 4000 characters", "#/$defs/acceptanceCriterion/properties/description/maxLength")
-          if (!(v2.length >= 2 || (v2.length >= 1 && codePoints(v2) >= 1))) x.add(p + "/description", "minLength", "must have at least 1 characters", "#/$defs/acceptanceCriterion/properties/description/minLength")
-        }
-      }
-    }
-    {
-      const v3 = v["evidenceRequired"]
-      if (v3 !== undefined) {
-        L4: {
-          if (!(Array.isArray(v3))) { x.add(p + "/evidenceRequired", "type", "must be array", "#/$defs/acceptanceCriterion/properties/evidenceRequired/type"); break L4 }
-          if (v3.length < 1) x.add(p + "/evidenceRequired", "minItems", "must have at least 1 items", "#/$defs/acceptanceCriterion/properties/evidenceRequired/minItems")
-          for (let v4 = 0; v4 < v3.length; v4++) {
-            const v5 = v3[v4]
-            if (!(typeof v5 === 'string' && set19.has(v5))) x.add(p + "/evidenceRequired" + '/' + v4, "enum", "must be one of the allowed values: \"artifact_integrity\", \"schema_validation\", \"deterministic_test\", \"business_rule\", \"reviewer_assessment\", \"human_review\", \"policy_check\"", "#/$defs/acceptanceCriterion/properties/evidenceRequired/items/enum")
-          }
-          if (!unique(v3)) x.add(p + "/evidenceRequired", "uniqueItems", "must not contain duplicate items", "#/$defs/acceptanceCriterion/properties/evidenceRequired/uniqueItems")
-        }
-      }
-    }
-    for (const v6 in v) {
-      if (!(v6 === "criterionId" || v6 === "description" || v6 === "evidenceRequired")) x.add(p + '/' + pointerToken(v6), 'additionalProperties', 'unknown member is not allowed', "#/$defs/acceptanceCriterion/additionalProperties")
-    }
+    if (x) for (const v6 in v) switch (v6) { case "criterionId": case "description": case "evidenceRequired": break; default: x.add(p + '/' + pointerToken(v6), "additionalProperties", "unknown member is not allowed", "#/$defs/acceptanceCriterion/additionalProperties") }
   }
+  return true
 }
 
-/** Reports every issue of the value, up to the collector bound, against `common.schema.json#/$defs/budget`, from the common.schema.json definition of @weft/spec (§21). */
-export function e_common_defs_budget(v: any, p: string, x: Collector): void {
+function v_common_defs_budget_properties_financialLimit(v: any, p: string = '', x?: Collector, s: string = "#/$defs/budget/properties/financialLimit"): boolean {
   L1: {
-    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { x.add(p, "type", "must be object", "#/$defs/budget/type"); break L1 }
-    {
-      const v1 = v["currency"]
-      if (v1 !== undefined) {
-        L2: {
-          if (!(typeof v1 === 'string')) { x.add(p + "/currency", "type", "must be string", "#/$defs/budget/properties/currency/type"); break L2 }
-          if (!re20.test(v1)) x.add(p + "/currency", "pattern", "must match the pattern ^[A-Z]{3}$", "#/$defs/budget/properties/currency/pattern")
-        }
-      }
-    }
-    {
-      const v2 = v["financialLimit"]
-      if (v2 !== undefined) {
-        L3: {
-          if (!((typeof v2 === 'number' && Number.isFinite(v2)))) { x.add(p + "/financialLimit", "type", "must be number", "#/$defs/budget/properties/financialLimit/type"); break L3 }
-          if (v2 < 0) x.add(p + "/financialLimit", "minimum", "must be at least 0", "#/$defs/budget/properties/financialLimit/minimum")
-        }
-      }
-    }
-    {
-      const v3 = v["modelTokenLimit"]
-      if (v3 !== undefined) {
-        e_common_defs_safeInteger(v3, p + "/modelTokenLimit", x)
-      }
-    }
-    {
-      const v4 = v["toolCallLimit"]
-      if (v4 !== undefined) {
-        e_common_defs_safeInteger(v4, p + "/toolCallLimit", x)
-      }
-    }
-    {
-      const v5 = v["computeSecondsLimit"]
-      if (v5 !== undefined) {
-        e_common_defs_safeInteger(v5, p + "/computeSecondsLimit", x)
-      }
-    }
-    {
-      const v6 = v["wallClockSecondsLimit"]
-      if (v6 !== undefined) {
-        e_common_defs_safeInteger(v6, p + "/wallClockSecondsLimit", x)
-      }
-    }
-    {
-      const v7 = v["externalSideEffectLimit"]
-      if (v7 !== undefined) {
-        e_common_defs_safeInteger(v7, p + "/externalSideEffectLimit", x)
-      }
-    }
-    for (const v8 in v) {
-      if (!(typeof v8 === 'string' && set21.has(v8))) x.add(p + '/' + pointerToken(v8), 'additionalProperties', 'unknown member is not allowed', "#/$defs/budget/additionalProperties")
-    }
-    if (!(c_common_defs_budget_anyOf_0(v) || c_common_defs_budget_anyOf_1(v) || c_common_defs_budget_anyOf_2(v) || c_common_defs_budget_anyOf_3(v) || c_common_defs_budget_anyOf_4(v) || c_common_defs_budget_anyOf_5(v))) x.add(p, "anyOf", "must match at least one of 6 alternatives", "#/$defs/budget/anyOf")
+    if (!((typeof v === 'number' && Number.isFinite(v)))) { if (!x) return false; x.add(p, "type", "must be number", s + "/type"); break L1 }
+    if (v < 0) { if (!x) return false; x.add(p, "minimum", "must be at least 0", s + "/minimum") }
   }
+  return true
 }
 
-function c_common_defs_budget_anyOf_0(v: any): boolean {
+function c_common_defs_budget_properties_financialLimit(v: any): boolean {
+  if (!((typeof v === 'number' && Number.isFinite(v)))) return false
+  if (v < 0) return false
+  return true
+}
+
+function v_common_defs_budget_anyOf_0(v: any): boolean {
   if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
     if (v["financialLimit"] === undefined || v["currency"] === undefined) return false
   }
   return true
 }
 
-function c_common_defs_budget_anyOf_1(v: any): boolean {
+function v_common_defs_budget_anyOf_1(v: any): boolean {
   if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
     if (v["modelTokenLimit"] === undefined) return false
   }
   return true
 }
 
-function c_common_defs_budget_anyOf_2(v: any): boolean {
+function v_common_defs_budget_anyOf_2(v: any): boolean {
   if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
     if (v["toolCallLimit"] === undefined) return false
   }
   return true
 }
 
-function c_common_defs_budget_anyOf_3(v: any): boolean {
+function v_common_defs_budget_anyOf_3(v: any): boolean {
   if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
     if (v["computeSecondsLimit"] === undefined) return false
   }
   return true
 }
 
-function c_common_defs_budget_anyOf_4(v: any): boolean {
+function v_common_defs_budget_anyOf_4(v: any): boolean {
   if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
     if (v["wallClockSecondsLimit"] === undefined) return false
   }
   return true
 }
 
-function c_common_defs_budget_anyOf_5(v: any): boolean {
+function v_common_defs_budget_anyOf_5(v: any): boolean {
   if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
     if (v["externalSideEffectLimit"] === undefined) return false
   }
   return true
 }
 
-function c_mission_allOf_0_if_not(v: any): boolean {
+function v_mission_allOf_0_if_not(v: any): boolean {
   if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
     if (v["parent"] === undefined) return false
   }
   return true
 }
 
-/** Returns whether the value is valid against `group.schema.json#`, from the group.schema.json definition of @weft/spec (§21). */
-export function c_group(v: any): boolean {
-  if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) return false
-  if (v["groupId"] === undefined || v["missionId"] === undefined || v["state"] === undefined || v["mainConversationId"] === undefined || v["createdAt"] === undefined) return false
-  for (const v1 in v) {
-    switch (v1) {
-      case "groupId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "missionId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "state": {
-        const v2 = v[v1]
-        if (!(v2 === "active" || v2 === "archived")) return false
-        break
-      }
-      case "mainConversationId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "createdAt": {
-        const v2 = v[v1]
-        if (!c_common_defs_timestamp(v2)) return false
-        break
-      }
-      case "archivedAt": {
-        const v2 = v[v1]
-        if (!c_common_defs_timestamp(v2)) return false
-        break
-      }
-      case "archiveSnapshotId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "extensions": {
-        const v2 = v[v1]
-        if (!c_common_defs_extensions(v2)) return false
-        break
-      }
-      default: {
-        return false
-      }
-    }
-  }
-  {
-    if (c_group_allOf_0_if(v)) {
-      if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-        if (v["archivedAt"] === undefined || v["archiveSnapshotId"] === undefined) return false
-      }
-    }
-  }
-  {
-    if (c_group_allOf_1_if(v)) {
-      if (c_group_allOf_1_then_not(v)) return false
-    }
-  }
-  return true
-}
-
-/** Reports every issue of the value, up to the collector bound, against `group.schema.json#`, from the group.schema.json definition of @weft/spec (§21). */
-export function e_group(v: any, p: string, x: Collector): void {
+function v_common_defs_acceptanceCriterion_properties_criterionId(v: any, p: string = '', x?: Collector, s: string = "#/$defs/acceptanceCriterion/properties/criterionId"): boolean {
   L1: {
-    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { x.add(p, "type", "must be object", "#/type"); break L1 }
-    if (v["groupId"] === undefined) x.add(p, "required", "must have required property 'groupId'", "#/required")
-    if (v["missionId"] === undefined) x.add(p, "required", "must have required property 'missionId'", "#/required")
-    if (v["state"] === undefined) x.add(p, "required", "must have required property 'state'", "#/required")
-    if (v["mainConversationId"] === undefined) x.add(p, "required", "must have required property 'mainConversationId'", "#/required")
-    if (v["createdAt"] === undefined) x.add(p, "required", "must have required property 'createdAt'", "#/required")
-    {
-      const v1 = v["groupId"]
-      if (v1 !== undefined) {
-        e_common_defs_id(v1, p + "/groupId", x)
-      }
+    if (!(typeof v === 'string')) { if (!x) return false; x.add(p, "type", "must be string", s + "/type"); break L1 }
+    if (!re14.test(v)) { if (!x) return false; x.add(p, "pattern", "must match the pattern ^[a-zA-Z0-9][a-zA-Z0-9._-]{0,127}$", s + "/pattern") }
+  }
+  return true
+}
+
+function c_common_defs_acceptanceCriterion_properties_criterionId(v: any): boolean {
+  if (!(typeof v === 'string')) return false
+  if (!re14.test(v)) return false
+  return true
+}
+
+/** Validates the value against `common.schema.json#/$defs/acceptanceCriterion/properties/description`, from the common.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_common_defs_acceptanceCriterion_properties_description(v: any, p: string = '', x?: Collector, s: string = "#/$defs/acceptanceCriterion/properties/description"): boolean {
+  L1: {
+    if (!(typeof v === 'string')) { if (!x) return false; x.add(p, "type", "must be string", s + "/type"); break L1 }
+    if (!(v.length <= 4000 || codePoints(v) <= 4000)) { if (!x) return false; x.add(p, "maxLength", "must have at most 4000 characters", s + "/maxLength") }
+    if (!(v.length >= 2 || (v.length >= 1 && codePoints(v) >= 1))) { if (!x) return false; x.add(p, "minLength", "must have at least 1 characters", s + "/minLength") }
+  }
+  return true
+}
+
+/** Returns whether the value is valid against `common.schema.json#/$defs/acceptanceCriterion/properties/description`, from the common.schema.json definition of @weft/spec (§21). */
+export function c_common_defs_acceptanceCriterion_properties_description(v: any): boolean {
+  if (!(typeof v === 'string')) return false
+  if (!(v.length <= 4000 || codePoints(v) <= 4000)) return false
+  if (!(v.length >= 2 || (v.length >= 1 && codePoints(v) >= 1))) return false
+  return true
+}
+
+/** Validates the value against `group.schema.json#`, from the group.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_group(v: any, p: string = '', x?: Collector): boolean {
+  L1: {
+    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { if (!x) return false; x.add(p, "type", "must be object", "#/type"); break L1 }
+    const v1 = v["groupId"]
+    const v2 = v["missionId"]
+    const v3 = v["state"]
+    const v4 = v["mainConversationId"]
+    const v5 = v["createdAt"]
+    const v6 = v["archivedAt"]
+    const v7 = v["archiveSnapshotId"]
+    const v8 = v["extensions"]
+    if (v1 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'groupId'", "#/required") }
+    if (v2 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'missionId'", "#/required") }
+    if (v3 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'state'", "#/required") }
+    if (v4 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'mainConversationId'", "#/required") }
+    if (v5 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'createdAt'", "#/required") }
+    if (!x) {
+      let v10 = 0
+      for (const v9 in v) v10++
+      if (v10 !== (v1 === undefined ? 0 : 1) + (v2 === undefined ? 0 : 1) + (v3 === undefined ? 0 : 1) + (v4 === undefined ? 0 : 1) + (v5 === undefined ? 0 : 1) + (v6 === undefined ? 0 : 1) + (v7 === undefined ? 0 : 1) + (v8 === undefined ? 0 : 1)) for (const v9 in v) switch (v9) { case "groupId": case "missionId": case "state": case "mainConversationId": case "createdAt": case "archivedAt": case "archiveSnapshotId": case "extensions": if (v[v9] === undefined) return false; break; default: return false }
     }
-    {
-      const v2 = v["missionId"]
-      if (v2 !== undefined) {
-        e_common_defs_id(v2, p + "/missionId", x)
-      }
+    if (v1 !== undefined && !(c_common_defs_id(v1) || x !== undefined && v_common_defs_id(v1, p + "/groupId", x))) return false
+    if (v2 !== undefined && !(c_common_defs_id(v2) || x !== undefined && v_common_defs_id(v2, p + "/missionId", x))) return false
+    if (v3 !== undefined) {
+      if (!(v3 === "active" || v3 === "archived")) { if (!x) return false; x.add(p + "/state", "enum", "must be one of the allowed values: \"active\", \"archived\"", "#/properties/state/enum") }
     }
-    {
-      const v3 = v["state"]
-      if (v3 !== undefined) {
-        if (!(v3 === "active" || v3 === "archived")) x.add(p + "/state", "enum", "must be one of the allowed values: \"active\", \"archived\"", "#/properties/state/enum")
-      }
-    }
-    {
-      const v4 = v["mainConversationId"]
-      if (v4 !== undefined) {
-        e_common_defs_id(v4, p + "/mainConversationId", x)
-      }
-    }
-    {
-      const v5 = v["createdAt"]
-      if (v5 !== undefined) {
-        e_common_defs_timestamp(v5, p + "/createdAt", x)
-      }
-    }
-    {
-      const v6 = v["archivedAt"]
-      if (v6 !== undefined) {
-        e_common_defs_timestamp(v6, p + "/archivedAt", x)
-      }
-    }
-    {
-      const v7 = v["archiveSnapshotId"]
-      if (v7 !== undefined) {
-        e_common_defs_id(v7, p + "/archiveSnapshotId", x)
-      }
-    }
-    {
-      const v8 = v["extensions"]
-      if (v8 !== undefined) {
-        e_common_defs_extensions(v8, p + "/extensions", x)
-      }
-    }
-    for (const v9 in v) {
-      if (!(typeof v9 === 'string' && set22.has(v9))) x.add(p + '/' + pointerToken(v9), 'additionalProperties', 'unknown member is not allowed', "#/additionalProperties")
-    }
-    if (c_group_allOf_0_if(v)) {
+    if (v4 !== undefined && !(c_common_defs_id(v4) || x !== undefined && v_common_defs_id(v4, p + "/mainConversationId", x))) return false
+    if (v5 !== undefined && !(c_common_defs_timestamp(v5) || x !== undefined && v_common_defs_timestamp(v5, p + "/createdAt", x))) return false
+    if (v6 !== undefined && !(c_common_defs_timestamp(v6) || x !== undefined && v_common_defs_timestamp(v6, p + "/archivedAt", x))) return false
+    if (v7 !== undefined && !(c_common_defs_id(v7) || x !== undefined && v_common_defs_id(v7, p + "/archiveSnapshotId", x))) return false
+    if (v8 !== undefined && !v_common_defs_extensions(v8, x && p + "/extensions", x)) return false
+    if (x) for (const v9 in v) switch (v9) { case "groupId": case "missionId": case "state": case "mainConversationId": case "createdAt": case "archivedAt": case "archiveSnapshotId": case "extensions": break; default: x.add(p + '/' + pointerToken(v9), "additionalProperties", "unknown member is not allowed", "#/additionalProperties") }
+    if (v_group_allOf_0_if(v)) {
       if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-        if (v["archivedAt"] === undefined) x.add(p, "required", "must have required property 'archivedAt'", "#/allOf/0/then/required")
-        if (v["archiveSnapshotId"] === undefined) x.add(p, "required", "must have required property 'archiveSnapshotId'", "#/allOf/0/then/required")
+        if (v["archivedAt"] === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'archivedAt'", "#/allOf/0/then/required") }
+        if (v["archiveSnapshotId"] === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'archiveSnapshotId'", "#/allOf/0/then/required") }
       }
     }
-    if (c_group_allOf_1_if(v)) {
-      if (c_group_allOf_1_then_not(v)) x.add(p, "not", "must not have any of 'archivedAt', 'archiveSnapshotId'", "#/allOf/1/then/not")
+    if (v_group_allOf_1_if(v)) {
+      if (v_group_allOf_1_then_not(v)) { if (!x) return false; x.add(p, "not", "must not have any of 'archivedAt', 'archiveSnapshotId'", "#/allOf/1/then/not") }
     }
   }
+  return true
 }
 
-function c_group_allOf_0_if(v: any): boolean {
+function v_group_allOf_0_if(v: any): boolean {
   if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-    if (v["state"] === undefined) return false
-    {
-      const v2 = v["state"]
-      if (v2 !== undefined) {
-        if (!(v2 === "archived")) return false
-      }
+    const v1 = v["state"]
+    if (v1 === undefined) return false
+    if (v1 !== undefined) {
+      if (!(v1 === "archived")) return false
     }
   }
   return true
 }
 
-function c_group_allOf_1_if(v: any): boolean {
+function v_group_allOf_1_if(v: any): boolean {
   if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-    if (v["state"] === undefined) return false
-    {
-      const v2 = v["state"]
-      if (v2 !== undefined) {
-        if (!(v2 === "active")) return false
-      }
+    const v1 = v["state"]
+    if (v1 === undefined) return false
+    if (v1 !== undefined) {
+      if (!(v1 === "active")) return false
     }
   }
   return true
 }
 
-function c_group_allOf_1_then_not(v: any): boolean {
-  if (!(c_group_allOf_1_then_not_anyOf_0(v) || c_group_allOf_1_then_not_anyOf_1(v))) return false
+function v_group_allOf_1_then_not(v: any): boolean {
+  if (!(v_group_allOf_1_then_not_anyOf_0(v) || v_group_allOf_1_then_not_anyOf_1(v))) return false
   return true
 }
 
-function c_group_allOf_1_then_not_anyOf_0(v: any): boolean {
+function v_group_allOf_1_then_not_anyOf_0(v: any): boolean {
   if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
     if (v["archivedAt"] === undefined) return false
   }
   return true
 }
 
-function c_group_allOf_1_then_not_anyOf_1(v: any): boolean {
+function v_group_allOf_1_then_not_anyOf_1(v: any): boolean {
   if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
     if (v["archiveSnapshotId"] === undefined) return false
   }
   return true
 }
 
-/** Returns whether the value is valid against `membership.schema.json#`, from the membership.schema.json definition of @weft/spec (§21). */
-export function c_membership(v: any): boolean {
-  if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) return false
-  if (v["membershipId"] === undefined || v["missionId"] === undefined || v["groupId"] === undefined || v["member"] === undefined || v["role"] === undefined || v["state"] === undefined || v["membershipEpoch"] === undefined || v["scopes"] === undefined || v["visibilityStartSequence"] === undefined || v["grantedAt"] === undefined) return false
-  for (const v1 in v) {
-    switch (v1) {
-      case "membershipId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "missionId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "groupId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "member": {
-        const v2 = v[v1]
-        if (!c_common_defs_actor(v2)) return false
-        break
-      }
-      case "role": {
-        const v2 = v[v1]
-        if (!(v2 === "mission_owner" || v2 === "coordinator" || v2 === "worker" || v2 === "reviewer" || v2 === "observer" || v2 === "work_delegate")) return false
-        break
-      }
-      case "state": {
-        const v2 = v[v1]
-        if (!(v2 === "provisional" || v2 === "active" || v2 === "ended")) return false
-        break
-      }
-      case "membershipEpoch": {
-        const v2 = v[v1]
-        if (!c_common_defs_positiveInteger(v2)) return false
-        break
-      }
-      case "scopes": {
-        const v2 = v[v1]
-        if (!(Array.isArray(v2))) return false
-        if (v2.length < 1) return false
-        for (let v11 = 0; v11 < v2.length; v11++) {
-          const v12 = v2[v11]
-          if (!(typeof v12 === 'string')) return false
-          if (!(v12.length <= 160 || codePoints(v12) <= 160)) return false
-          if (!re23.test(v12)) return false
-        }
-        if (!unique(v2)) return false
-        break
-      }
-      case "delegationGrants": {
-        const v2 = v[v1]
-        if (!(Array.isArray(v2))) return false
-        for (let v15 = 0; v15 < v2.length; v15++) {
-          const v16 = v2[v15]
-          if (!((typeof v16 === 'object' && v16 !== null && !Array.isArray(v16)))) return false
-          if (v16["grantId"] === undefined || v16["granteeAgentId"] === undefined || v16["missionId"] === undefined || v16["groupId"] === undefined || v16["targetWorkItemId"] === undefined || v16["allowedCapabilities"] === undefined || v16["budget"] === undefined || v16["maxDescendantDepth"] === undefined || v16["granteeMembershipEpoch"] === undefined || v16["coordinatorEpoch"] === undefined || v16["grantedBy"] === undefined || v16["grantedAt"] === undefined || v16["expiresAt"] === undefined) return false
-          for (const v17 in v16) {
-            switch (v17) {
-              case "grantId": {
-                const v18 = v16[v17]
-                if (!c_common_defs_id(v18)) return false
-                break
-              }
-              case "granteeAgentId": {
-                const v18 = v16[v17]
-                if (!c_common_defs_id(v18)) return false
-                break
-              }
-              case "missionId": {
-                const v18 = v16[v17]
-                if (!c_common_defs_id(v18)) return false
-                break
-              }
-              case "groupId": {
-                const v18 = v16[v17]
-                if (!c_common_defs_id(v18)) return false
-                break
-              }
-              case "targetWorkItemId": {
-                const v18 = v16[v17]
-                if (!c_common_defs_id(v18)) return false
-                break
-              }
-              case "allowedCapabilities": {
-                const v18 = v16[v17]
-                if (!(Array.isArray(v18))) return false
-                if (v18.length < 1) return false
-                for (let v25 = 0; v25 < v18.length; v25++) {
-                  const v26 = v18[v25]
-                  if (!c_common_defs_capabilityRef(v26)) return false
-                }
-                if (!unique(v18)) return false
-                break
-              }
-              case "budget": {
-                const v18 = v16[v17]
-                if ((typeof v18 === 'object' && v18 !== null && !Array.isArray(v18))) {
-                  if (v18["currency"] === undefined || v18["financialLimit"] === undefined || v18["modelTokenLimit"] === undefined || v18["toolCallLimit"] === undefined || v18["computeSecondsLimit"] === undefined || v18["wallClockSecondsLimit"] === undefined || v18["externalSideEffectLimit"] === undefined) return false
-                }
-                {
-                  if (!c_common_defs_budget(v18)) return false
-                }
-                break
-              }
-              case "maxDescendantDepth": {
-                const v18 = v16[v17]
-                if (!c_common_defs_safeInteger(v18)) return false
-                break
-              }
-              case "granteeMembershipEpoch": {
-                const v18 = v16[v17]
-                if (!c_common_defs_positiveInteger(v18)) return false
-                break
-              }
-              case "coordinatorEpoch": {
-                const v18 = v16[v17]
-                if (!c_common_defs_positiveInteger(v18)) return false
-                break
-              }
-              case "grantedBy": {
-                const v18 = v16[v17]
-                if (!c_common_defs_agentActor(v18)) return false
-                break
-              }
-              case "grantedAt": {
-                const v18 = v16[v17]
-                if (!c_common_defs_timestamp(v18)) return false
-                break
-              }
-              case "expiresAt": {
-                const v18 = v16[v17]
-                if (!c_common_defs_timestamp(v18)) return false
-                break
-              }
-              default: {
-                return false
-              }
-            }
-          }
-        }
-        if (!unique(v2)) return false
-        break
-      }
-      case "visibilityStartSequence": {
-        const v2 = v[v1]
-        if (!c_common_defs_safeInteger(v2)) return false
-        break
-      }
-      case "contextPackageId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "provisionalExpiresAt": {
-        const v2 = v[v1]
-        if (!c_common_defs_timestamp(v2)) return false
-        break
-      }
-      case "grantedAt": {
-        const v2 = v[v1]
-        if (!c_common_defs_timestamp(v2)) return false
-        break
-      }
-      case "activatedAt": {
-        const v2 = v[v1]
-        if (!c_common_defs_timestamp(v2)) return false
-        break
-      }
-      case "endedAt": {
-        const v2 = v[v1]
-        if (!c_common_defs_timestamp(v2)) return false
-        break
-      }
-      case "extensions": {
-        const v2 = v[v1]
-        if (!c_common_defs_extensions(v2)) return false
-        break
-      }
-      default: {
-        return false
-      }
-    }
-  }
-  {
-    if (c_membership_allOf_0_if(v)) {
-      if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-        if (v["provisionalExpiresAt"] === undefined || v["contextPackageId"] === undefined) return false
-      }
-    }
-  }
-  {
-    if (c_membership_allOf_1_if(v)) {
-      if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-        if (v["activatedAt"] === undefined) return false
-      }
-    }
-  }
-  {
-    if (c_membership_allOf_2_if(v)) {
-      if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-        if (v["endedAt"] === undefined) return false
-      }
-    }
-  }
-  return true
-}
-
-/** Reports every issue of the value, up to the collector bound, against `membership.schema.json#`, from the membership.schema.json definition of @weft/spec (§21). */
-export function e_membership(v: any, p: string, x: Collector): void {
+/** Validates the value against `membership.schema.json#`, from the membership.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_membership(v: any, p: string = '', x?: Collector): boolean {
   L1: {
-    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { x.add(p, "type", "must be object", "#/type"); break L1 }
-    if (v["membershipId"] === undefined) x.add(p, "required", "must have required property 'membershipId'", "#/required")
-    if (v["missionId"] === undefined) x.add(p, "required", "must have required property 'missionId'", "#/required")
-    if (v["groupId"] === undefined) x.add(p, "required", "must have required property 'groupId'", "#/required")
-    if (v["member"] === undefined) x.add(p, "required", "must have required property 'member'", "#/required")
-    if (v["role"] === undefined) x.add(p, "required", "must have required property 'role'", "#/required")
-    if (v["state"] === undefined) x.add(p, "required", "must have required property 'state'", "#/required")
-    if (v["membershipEpoch"] === undefined) x.add(p, "required", "must have required property 'membershipEpoch'", "#/required")
-    if (v["scopes"] === undefined) x.add(p, "required", "must have required property 'scopes'", "#/required")
-    if (v["visibilityStartSequence"] === undefined) x.add(p, "required", "must have required property 'visibilityStartSequence'", "#/required")
-    if (v["grantedAt"] === undefined) x.add(p, "required", "must have required property 'grantedAt'", "#/required")
-    {
-      const v1 = v["membershipId"]
-      if (v1 !== undefined) {
-        e_common_defs_id(v1, p + "/membershipId", x)
-      }
+    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { if (!x) return false; x.add(p, "type", "must be object", "#/type"); break L1 }
+    const v1 = v["membershipId"]
+    const v2 = v["missionId"]
+    const v3 = v["groupId"]
+    const v4 = v["member"]
+    const v5 = v["role"]
+    const v6 = v["state"]
+    const v7 = v["membershipEpoch"]
+    const v8 = v["scopes"]
+    const v9 = v["delegationGrants"]
+    const v12 = v["visibilityStartSequence"]
+    const v13 = v["contextPackageId"]
+    const v14 = v["provisionalExpiresAt"]
+    const v15 = v["grantedAt"]
+    const v16 = v["activatedAt"]
+    const v17 = v["endedAt"]
+    const v18 = v["extensions"]
+    if (v1 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'membershipId'", "#/required") }
+    if (v2 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'missionId'", "#/required") }
+    if (v3 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'groupId'", "#/required") }
+    if (v4 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'member'", "#/required") }
+    if (v5 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'role'", "#/required") }
+    if (v6 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'state'", "#/required") }
+    if (v7 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'membershipEpoch'", "#/required") }
+    if (v8 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'scopes'", "#/required") }
+    if (v12 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'visibilityStartSequence'", "#/required") }
+    if (v15 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'grantedAt'", "#/required") }
+    if (!x) {
+      let v20 = 0
+      for (const v19 in v) v20++
+      if (v20 !== (v1 === undefined ? 0 : 1) + (v2 === undefined ? 0 : 1) + (v3 === undefined ? 0 : 1) + (v4 === undefined ? 0 : 1) + (v5 === undefined ? 0 : 1) + (v6 === undefined ? 0 : 1) + (v7 === undefined ? 0 : 1) + (v8 === undefined ? 0 : 1) + (v9 === undefined ? 0 : 1) + (v12 === undefined ? 0 : 1) + (v13 === undefined ? 0 : 1) + (v14 === undefined ? 0 : 1) + (v15 === undefined ? 0 : 1) + (v16 === undefined ? 0 : 1) + (v17 === undefined ? 0 : 1) + (v18 === undefined ? 0 : 1)) for (const v19 in v) switch (v19) { case "membershipId": case "missionId": case "groupId": case "member": case "role": case "state": case "membershipEpoch": case "scopes": case "delegationGrants": case "visibilityStartSequence": case "contextPackageId": case "provisionalExpiresAt": case "grantedAt": case "activatedAt": case "endedAt": case "extensions": if (v[v19] === undefined) return false; break; default: return false }
     }
-    {
-      const v2 = v["missionId"]
-      if (v2 !== undefined) {
-        e_common_defs_id(v2, p + "/missionId", x)
-      }
+    if (v1 !== undefined && !(c_common_defs_id(v1) || x !== undefined && v_common_defs_id(v1, p + "/membershipId", x))) return false
+    if (v2 !== undefined && !(c_common_defs_id(v2) || x !== undefined && v_common_defs_id(v2, p + "/missionId", x))) return false
+    if (v3 !== undefined && !(c_common_defs_id(v3) || x !== undefined && v_common_defs_id(v3, p + "/groupId", x))) return false
+    if (v4 !== undefined && !v_common_defs_actor(v4, x && p + "/member", x)) return false
+    if (v5 !== undefined) {
+      if (!(v5 === "mission_owner" || v5 === "coordinator" || v5 === "worker" || v5 === "reviewer" || v5 === "observer" || v5 === "work_delegate")) { if (!x) return false; x.add(p + "/role", "enum", "must be one of the allowed values: \"mission_owner\", \"coordinator\", \"worker\", \"reviewer\", \"observer\", \"work_delegate\"", "#/properties/role/enum") }
     }
-    {
-      const v3 = v["groupId"]
-      if (v3 !== undefined) {
-        e_common_defs_id(v3, p + "/groupId", x)
-      }
+    if (v6 !== undefined) {
+      if (!(v6 === "provisional" || v6 === "active" || v6 === "ended")) { if (!x) return false; x.add(p + "/state", "enum", "must be one of the allowed values: \"provisional\", \"active\", \"ended\"", "#/properties/state/enum") }
     }
-    {
-      const v4 = v["member"]
-      if (v4 !== undefined) {
-        e_common_defs_actor(v4, p + "/member", x)
-      }
-    }
-    {
-      const v5 = v["role"]
-      if (v5 !== undefined) {
-        if (!(v5 === "mission_owner" || v5 === "coordinator" || v5 === "worker" || v5 === "reviewer" || v5 === "observer" || v5 === "work_delegate")) x.add(p + "/role", "enum", "must be one of the allowed values: \"mission_owner\", \"coordinator\", \"worker\", \"reviewer\", \"observer\", \"work_delegate\"", "#/properties/role/enum")
-      }
-    }
-    {
-      const v6 = v["state"]
-      if (v6 !== undefined) {
-        if (!(v6 === "provisional" || v6 === "active" || v6 === "ended")) x.add(p + "/state", "enum", "must be one of the allowed values: \"provisional\", \"active\", \"ended\"", "#/properties/state/enum")
-      }
-    }
-    {
-      const v7 = v["membershipEpoch"]
-      if (v7 !== undefined) {
-        e_common_defs_positiveInteger(v7, p + "/membershipEpoch", x)
-      }
-    }
-    {
-      const v8 = v["scopes"]
-      if (v8 !== undefined) {
-        L9: {
-          if (!(Array.isArray(v8))) { x.add(p + "/scopes", "type", "must be array", "#/properties/scopes/type"); break L9 }
-          if (v8.length < 1) x.add(p + "/scopes", "minItems", "must have at least 1 items", "#/properties/scopes/minItems")
-          for (let v9 = 0; v9 < v8.length; v9++) {
-            const v10 = v8[v9]
-            L10: {
-              if (!(typeof v10 === 'string')) { x.add(p + "/scopes" + '/' + v9, "type", "must be string", "#/properties/scopes/items/type"); break L10 }
-              if (!(v10.length <= 160 || codePoints(v10) <= 160)) x.add(p + "/scopes" + '/' + v9, "maxLength", "must have at most 160 characters", "#/properties/scopes/items/maxLength")
-              if (!re23.test(v10)) x.add(p + "/scopes" + '/' + v9, "pattern", "must match the pattern ^[a-z][a-z0-9._:-]*$", "#/properties/scopes/items/pattern")
-            }
-          }
-          if (!unique(v8)) x.add(p + "/scopes", "uniqueItems", "must not contain duplicate items", "#/properties/scopes/uniqueItems")
+    if (v7 !== undefined && !(c_common_defs_positiveInteger(v7) || x !== undefined && v_common_defs_positiveInteger(v7, p + "/membershipEpoch", x))) return false
+    if (v8 !== undefined && !v_membership_properties_scopes(v8, x && p + "/scopes", x)) return false
+    if (v9 !== undefined) {
+      L4: {
+        if (!(Array.isArray(v9))) { if (!x) return false; x.add(p + "/delegationGrants", "type", "must be array", "#/properties/delegationGrants/type"); break L4 }
+        for (let v10 = 0; v10 < v9.length; v10++) {
+          const v11 = v9[v10]
+          if (!v_membership_properties_delegationGrants_items(v11, x && p + "/delegationGrants" + '/' + v10, x)) return false
         }
+        if (!unique(v9)) { if (!x) return false; x.add(p + "/delegationGrants", "uniqueItems", "must not contain duplicate items", "#/properties/delegationGrants/uniqueItems") }
       }
     }
-    {
-      const v11 = v["delegationGrants"]
-      if (v11 !== undefined) {
-        L11: {
-          if (!(Array.isArray(v11))) { x.add(p + "/delegationGrants", "type", "must be array", "#/properties/delegationGrants/type"); break L11 }
-          for (let v12 = 0; v12 < v11.length; v12++) {
-            const v13 = v11[v12]
-            L12: {
-              if (!((typeof v13 === 'object' && v13 !== null && !Array.isArray(v13)))) { x.add(p + "/delegationGrants" + '/' + v12, "type", "must be object", "#/properties/delegationGrants/items/type"); break L12 }
-              if (v13["grantId"] === undefined) x.add(p + "/delegationGrants" + '/' + v12, "required", "must have required property 'grantId'", "#/properties/delegationGrants/items/required")
-              if (v13["granteeAgentId"] === undefined) x.add(p + "/delegationGrants" + '/' + v12, "required", "must have required property 'granteeAgentId'", "#/properties/delegationGrants/items/required")
-              if (v13["missionId"] === undefined) x.add(p + "/delegationGrants" + '/' + v12, "required", "must have required property 'missionId'", "#/properties/delegationGrants/items/required")
-              if (v13["groupId"] === undefined) x.add(p + "/delegationGrants" + '/' + v12, "required", "must have required property 'groupId'", "#/properties/delegationGrants/items/required")
-              if (v13["targetWorkItemId"] === undefined) x.add(p + "/delegationGrants" + '/' + v12, "required", "must have required property 'targetWorkItemId'", "#/properties/delegationGrants/items/required")
-              if (v13["allowedCapabilities"] === undefined) x.add(p + "/delegationGrants" + '/' + v12, "required", "must have required property 'allowedCapabilities'", "#/properties/delegationGrants/items/required")
-              if (v13["budget"] === undefined) x.add(p + "/delegationGrants" + '/' + v12, "required", "must have required property 'budget'", "#/properties/delegationGrants/items/required")
-              if (v13["maxDescendantDepth"] === undefined) x.add(p + "/delegationGrants" + '/' + v12, "required", "must have required property 'maxDescendantDepth'", "#/properties/delegationGrants/items/required")
-              if (v13["granteeMembershipEpoch"] === undefined) x.add(p + "/delegationGrants" + '/' + v12, "required", "must have required property 'granteeMembershipEpoch'", "#/properties/delegationGrants/items/required")
-              if (v13["coordinatorEpoch"] === undefined) x.add(p + "/delegationGrants" + '/' + v12, "required", "must have required property 'coordinatorEpoch'", "#/properties/delegationGrants/items/required")
-              if (v13["grantedBy"] === undefined) x.add(p + "/delegationGrants" + '/' + v12, "required", "must have required property 'grantedBy'", "#/properties/delegationGrants/items/required")
-              if (v13["grantedAt"] === undefined) x.add(p + "/delegationGrants" + '/' + v12, "required", "must have required property 'grantedAt'", "#/properties/delegationGrants/items/required")
-              if (v13["expiresAt"] === undefined) x.add(p + "/delegationGrants" + '/' + v12, "required", "must have required property 'expiresAt'", "#/properties/delegationGrants/items/required")
-              {
-                const v14 = v13["grantId"]
-                if (v14 !== undefined) {
-                  e_common_defs_id(v14, p + "/delegationGrants" + '/' + v12 + "/grantId", x)
-                }
-              }
-              {
-                const v15 = v13["granteeAgentId"]
-                if (v15 !== undefined) {
-                  e_common_defs_id(v15, p + "/delegationGrants" + '/' + v12 + "/granteeAgentId", x)
-                }
-              }
-              {
-                const v16 = v13["missionId"]
-                if (v16 !== undefined) {
-                  e_common_defs_id(v16, p + "/delegationGrants" + '/' + v12 + "/missionId", x)
-                }
-              }
-              {
-                const v17 = v13["groupId"]
-                if (v17 !== undefined) {
-                  e_common_defs_id(v17, p + "/delegationGrants" + '/' + v12 + "/groupId", x)
-                }
-              }
-              {
-                const v18 = v13["targetWorkItemId"]
-                if (v18 !== undefined) {
-                  e_common_defs_id(v18, p + "/delegationGrants" + '/' + v12 + "/targetWorkItemId", x)
-                }
-              }
-              {
-                const v19 = v13["allowedCapabilities"]
-                if (v19 !== undefined) {
-                  L18: {
-                    if (!(Array.isArray(v19))) { x.add(p + "/delegationGrants" + '/' + v12 + "/allowedCapabilities", "type", "must be array", "#/properties/delegationGrants/items/properties/allowedCapabilities/type"); break L18 }
-                    if (v19.length < 1) x.add(p + "/delegationGrants" + '/' + v12 + "/allowedCapabilities", "minItems", "must have at least 1 items", "#/properties/delegationGrants/items/properties/allowedCapabilities/minItems")
-                    for (let v20 = 0; v20 < v19.length; v20++) {
-                      const v21 = v19[v20]
-                      e_common_defs_capabilityRef(v21, p + "/delegationGrants" + '/' + v12 + "/allowedCapabilities" + '/' + v20, x)
-                    }
-                    if (!unique(v19)) x.add(p + "/delegationGrants" + '/' + v12 + "/allowedCapabilities", "uniqueItems", "must not contain duplicate items", "#/properties/delegationGrants/items/properties/allowedCapabilities/uniqueItems")
-                  }
-                }
-              }
-              {
-                const v22 = v13["budget"]
-                if (v22 !== undefined) {
-                  if ((typeof v22 === 'object' && v22 !== null && !Array.isArray(v22))) {
-                    if (v22["currency"] === undefined) x.add(p + "/delegationGrants" + '/' + v12 + "/budget", "required", "must have required property 'currency'", "#/properties/delegationGrants/items/properties/budget/required")
-                    if (v22["financialLimit"] === undefined) x.add(p + "/delegationGrants" + '/' + v12 + "/budget", "required", "must have required property 'financialLimit'", "#/properties/delegationGrants/items/properties/budget/required")
-                    if (v22["modelTokenLimit"] === undefined) x.add(p + "/delegationGrants" + '/' + v12 + "/budget", "required", "must have required property 'modelTokenLimit'", "#/properties/delegationGrants/items/properties/budget/required")
-                    if (v22["toolCallLimit"] === undefined) x.add(p + "/delegationGrants" + '/' + v12 + "/budget", "required", "must have required property 'toolCallLimit'", "#/properties/delegationGrants/items/properties/budget/required")
-                    if (v22["computeSecondsLimit"] === undefined) x.add(p + "/delegationGrants" + '/' + v12 + "/budget", "required", "must have required property 'computeSecondsLimit'", "#/properties/delegationGrants/items/properties/budget/required")
-                    if (v22["wallClockSecondsLimit"] === undefined) x.add(p + "/delegationGrants" + '/' + v12 + "/budget", "required", "must have required property 'wallClockSecondsLimit'", "#/properties/delegationGrants/items/properties/budget/required")
-                    if (v22["externalSideEffectLimit"] === undefined) x.add(p + "/delegationGrants" + '/' + v12 + "/budget", "required", "must have required property 'externalSideEffectLimit'", "#/properties/delegationGrants/items/properties/budget/required")
-                  }
-                  e_common_defs_budget(v22, p + "/delegationGrants" + '/' + v12 + "/budget", x)
-                }
-              }
-              {
-                const v23 = v13["maxDescendantDepth"]
-                if (v23 !== undefined) {
-                  e_common_defs_safeInteger(v23, p + "/delegationGrants" + '/' + v12 + "/maxDescendantDepth", x)
-                }
-              }
-              {
-                const v24 = v13["granteeMembershipEpoch"]
-                if (v24 !== undefined) {
-                  e_common_defs_positiveInteger(v24, p + "/delegationGrants" + '/' + v12 + "/granteeMembershipEpoch", x)
-                }
-              }
-              {
-                const v25 = v13["coordinatorEpoch"]
-                if (v25 !== undefined) {
-                  e_common_defs_positiveInteger(v25, p + "/delegationGrants" + '/' + v12 + "/coordinatorEpoch", x)
-                }
-              }
-              {
-                const v26 = v13["grantedBy"]
-                if (v26 !== undefined) {
-                  e_common_defs_agentActor(v26, p + "/delegationGrants" + '/' + v12 + "/grantedBy", x)
-                }
-              }
-              {
-                const v27 = v13["grantedAt"]
-                if (v27 !== undefined) {
-                  e_common_defs_timestamp(v27, p + "/delegationGrants" + '/' + v12 + "/grantedAt", x)
-                }
-              }
-              {
-                const v28 = v13["expiresAt"]
-                if (v28 !== undefined) {
-                  e_common_defs_timestamp(v28, p + "/delegationGrants" + '/' + v12 + "/expiresAt", x)
-                }
-              }
-              for (const v29 in v13) {
-                if (!(typeof v29 === 'string' && set24.has(v29))) x.add(p + "/delegationGrants" + '/' + v12 + '/' + pointerToken(v29), 'additionalProperties', 'unknown member is not allowed', "#/properties/delegationGrants/items/additionalProperties")
-              }
-            }
-          }
-          if (!unique(v11)) x.add(p + "/delegationGrants", "uniqueItems", "must not contain duplicate items", "#/properties/delegationGrants/uniqueItems")
-        }
-      }
-    }
-    {
-      const v30 = v["visibilityStartSequence"]
-      if (v30 !== undefined) {
-        e_common_defs_safeInteger(v30, p + "/visibilityStartSequence", x)
-      }
-    }
-    {
-      const v31 = v["contextPackageId"]
-      if (v31 !== undefined) {
-        e_common_defs_id(v31, p + "/contextPackageId", x)
-      }
-    }
-    {
-      const v32 = v["provisionalExpiresAt"]
-      if (v32 !== undefined) {
-        e_common_defs_timestamp(v32, p + "/provisionalExpiresAt", x)
-      }
-    }
-    {
-      const v33 = v["grantedAt"]
-      if (v33 !== undefined) {
-        e_common_defs_timestamp(v33, p + "/grantedAt", x)
-      }
-    }
-    {
-      const v34 = v["activatedAt"]
-      if (v34 !== undefined) {
-        e_common_defs_timestamp(v34, p + "/activatedAt", x)
-      }
-    }
-    {
-      const v35 = v["endedAt"]
-      if (v35 !== undefined) {
-        e_common_defs_timestamp(v35, p + "/endedAt", x)
-      }
-    }
-    {
-      const v36 = v["extensions"]
-      if (v36 !== undefined) {
-        e_common_defs_extensions(v36, p + "/extensions", x)
-      }
-    }
-    for (const v37 in v) {
-      if (!(typeof v37 === 'string' && set25.has(v37))) x.add(p + '/' + pointerToken(v37), 'additionalProperties', 'unknown member is not allowed', "#/additionalProperties")
-    }
-    if (c_membership_allOf_0_if(v)) {
+    if (v12 !== undefined && !(c_common_defs_safeInteger(v12) || x !== undefined && v_common_defs_safeInteger(v12, p + "/visibilityStartSequence", x))) return false
+    if (v13 !== undefined && !(c_common_defs_id(v13) || x !== undefined && v_common_defs_id(v13, p + "/contextPackageId", x))) return false
+    if (v14 !== undefined && !(c_common_defs_timestamp(v14) || x !== undefined && v_common_defs_timestamp(v14, p + "/provisionalExpiresAt", x))) return false
+    if (v15 !== undefined && !(c_common_defs_timestamp(v15) || x !== undefined && v_common_defs_timestamp(v15, p + "/grantedAt", x))) return false
+    if (v16 !== undefined && !(c_common_defs_timestamp(v16) || x !== undefined && v_common_defs_timestamp(v16, p + "/activatedAt", x))) return false
+    if (v17 !== undefined && !(c_common_defs_timestamp(v17) || x !== undefined && v_common_defs_timestamp(v17, p + "/endedAt", x))) return false
+    if (v18 !== undefined && !v_common_defs_extensions(v18, x && p + "/extensions", x)) return false
+    if (x) for (const v19 in v) switch (v19) { case "membershipId": case "missionId": case "groupId": case "member": case "role": case "state": case "membershipEpoch": case "scopes": case "delegationGrants": case "visibilityStartSequence": case "contextPackageId": case "provisionalExpiresAt": case "grantedAt": case "activatedAt": case "endedAt": case "extensions": break; default: x.add(p + '/' + pointerToken(v19), "additionalProperties", "unknown member is not allowed", "#/additionalProperties") }
+    if (v_membership_allOf_0_if(v)) {
       if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-        if (v["provisionalExpiresAt"] === undefined) x.add(p, "required", "must have required property 'provisionalExpiresAt'", "#/allOf/0/then/required")
-        if (v["contextPackageId"] === undefined) x.add(p, "required", "must have required property 'contextPackageId'", "#/allOf/0/then/required")
+        if (v["provisionalExpiresAt"] === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'provisionalExpiresAt'", "#/allOf/0/then/required") }
+        if (v["contextPackageId"] === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'contextPackageId'", "#/allOf/0/then/required") }
       }
     }
-    if (c_membership_allOf_1_if(v)) {
+    if (v_group_allOf_1_if(v)) {
       if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-        if (v["activatedAt"] === undefined) x.add(p, "required", "must have required property 'activatedAt'", "#/allOf/1/then/required")
+        if (v["activatedAt"] === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'activatedAt'", "#/allOf/1/then/required") }
       }
     }
-    if (c_membership_allOf_2_if(v)) {
+    if (v_membership_allOf_2_if(v)) {
       if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-        if (v["endedAt"] === undefined) x.add(p, "required", "must have required property 'endedAt'", "#/allOf/2/then/required")
-      }
-    }
-  }
-}
-
-function c_membership_allOf_0_if(v: any): boolean {
-  if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-    if (v["state"] === undefined) return false
-    {
-      const v2 = v["state"]
-      if (v2 !== undefined) {
-        if (!(v2 === "provisional")) return false
+        if (v["endedAt"] === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'endedAt'", "#/allOf/2/then/required") }
       }
     }
   }
   return true
 }
 
-function c_membership_allOf_1_if(v: any): boolean {
-  if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-    if (v["state"] === undefined) return false
-    {
-      const v2 = v["state"]
-      if (v2 !== undefined) {
-        if (!(v2 === "active")) return false
-      }
-    }
-  }
-  return true
-}
-
-function c_membership_allOf_2_if(v: any): boolean {
-  if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-    if (v["state"] === undefined) return false
-    {
-      const v2 = v["state"]
-      if (v2 !== undefined) {
-        if (!(v2 === "ended")) return false
-      }
-    }
-  }
-  return true
-}
-
-/** Returns whether the value is valid against `conversation.schema.json#`, from the conversation.schema.json definition of @weft/spec (§21). */
-export function c_conversation(v: any): boolean {
-  if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) return false
-  if (v["conversationId"] === undefined || v["missionId"] === undefined || v["groupId"] === undefined || v["type"] === undefined || v["title"] === undefined || v["access"] === undefined || v["createdBy"] === undefined || v["createdAt"] === undefined || v["state"] === undefined || v["revision"] === undefined) return false
-  for (const v1 in v) {
-    switch (v1) {
-      case "conversationId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "missionId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "groupId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "type": {
-        const v2 = v[v1]
-        if (!(v2 === "group" || v2 === "work_item" || v2 === "review" || v2 === "restricted")) return false
-        break
-      }
-      case "primaryWorkItemId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "title": {
-        const v2 = v[v1]
-        if (!(typeof v2 === 'string')) return false
-        if (!(v2.length <= 500 || codePoints(v2) <= 500)) return false
-        if (!(v2.length >= 2 || (v2.length >= 1 && codePoints(v2) >= 1))) return false
-        break
-      }
-      case "access": {
-        const v2 = v[v1]
-        if (!((typeof v2 === 'object' && v2 !== null && !Array.isArray(v2)))) return false
-        if (v2["mode"] === undefined) return false
-        for (const v9 in v2) {
-          switch (v9) {
-            case "mode": {
-              const v10 = v2[v9]
-              if (!(v10 === "group" || v10 === "restricted")) return false
-              break
-            }
-            case "members": {
-              const v10 = v2[v9]
-              if (!(Array.isArray(v10))) return false
-              if (v10.length < 1) return false
-              for (let v13 = 0; v13 < v10.length; v13++) {
-                const v14 = v10[v13]
-                if (!c_common_defs_actor(v14)) return false
-              }
-              break
-            }
-            default: {
-              return false
-            }
-          }
-        }
-        {
-          if (c_conversation_properties_access_allOf_0_if(v2)) {
-            if ((typeof v2 === 'object' && v2 !== null && !Array.isArray(v2))) {
-              if (v2["members"] === undefined) return false
-            }
-          }
-        }
-        break
-      }
-      case "createdBy": {
-        const v2 = v[v1]
-        if (!c_common_defs_actor(v2)) return false
-        break
-      }
-      case "createdAt": {
-        const v2 = v[v1]
-        if (!c_common_defs_timestamp(v2)) return false
-        break
-      }
-      case "state": {
-        const v2 = v[v1]
-        if (!(v2 === "active" || v2 === "closed")) return false
-        break
-      }
-      case "revision": {
-        const v2 = v[v1]
-        if (!c_common_defs_safeInteger(v2)) return false
-        break
-      }
-      case "extensions": {
-        const v2 = v[v1]
-        if (!c_common_defs_extensions(v2)) return false
-        break
-      }
-      default: {
-        return false
-      }
-    }
-  }
-  {
-    if (c_conversation_allOf_0_if(v)) {
-      if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-        if (v["primaryWorkItemId"] === undefined) return false
-      }
-    }
-  }
-  {
-    if (c_conversation_allOf_1_if(v)) {
-      if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-        {
-          const v27 = v["access"]
-          if (v27 !== undefined) {
-            if ((typeof v27 === 'object' && v27 !== null && !Array.isArray(v27))) {
-              {
-                const v29 = v27["mode"]
-                if (v29 !== undefined) {
-                  if (!(v29 === "restricted")) return false
-                }
-              }
-            }
-          }
-        }
-      }
-    }
-  }
-  return true
-}
-
-/** Reports every issue of the value, up to the collector bound, against `conversation.schema.json#`, from the conversation.schema.json definition of @weft/spec (§21). */
-export function e_conversation(v: any, p: string, x: Collector): void {
+/** Validates the value against `membership.schema.json#/properties/scopes`, from the membership.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_membership_properties_scopes(v: any, p: string = '', x?: Collector): boolean {
   L1: {
-    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { x.add(p, "type", "must be object", "#/type"); break L1 }
-    if (v["conversationId"] === undefined) x.add(p, "required", "must have required property 'conversationId'", "#/required")
-    if (v["missionId"] === undefined) x.add(p, "required", "must have required property 'missionId'", "#/required")
-    if (v["groupId"] === undefined) x.add(p, "required", "must have required property 'groupId'", "#/required")
-    if (v["type"] === undefined) x.add(p, "required", "must have required property 'type'", "#/required")
-    if (v["title"] === undefined) x.add(p, "required", "must have required property 'title'", "#/required")
-    if (v["access"] === undefined) x.add(p, "required", "must have required property 'access'", "#/required")
-    if (v["createdBy"] === undefined) x.add(p, "required", "must have required property 'createdBy'", "#/required")
-    if (v["createdAt"] === undefined) x.add(p, "required", "must have required property 'createdAt'", "#/required")
-    if (v["state"] === undefined) x.add(p, "required", "must have required property 'state'", "#/required")
-    if (v["revision"] === undefined) x.add(p, "required", "must have required property 'revision'", "#/required")
-    {
-      const v1 = v["conversationId"]
-      if (v1 !== undefined) {
-        e_common_defs_id(v1, p + "/conversationId", x)
+    if (!(Array.isArray(v))) { if (!x) return false; x.add(p, "type", "must be array", "#/properties/scopes/type"); break L1 }
+    if (v.length < 1) { if (!x) return false; x.add(p, "minItems", "must have at least 1 items", "#/properties/scopes/minItems") }
+    for (let v1 = 0; v1 < v.length; v1++) {
+      const v2 = v[v1]
+      L2: {
+        if (!(typeof v2 === 'string')) { if (!x) return false; x.add(p + '/' + v1, "type", "must be string", "#/properties/scopes/items/type"); break L2 }
+        if (!(v2.length <= 160 || codePoints(v2) <= 160)) { if (!x) return false; x.add(p + '/' + v1, "maxLength", "must have at most 160 characters", "#/properties/scopes/items/maxLength") }
+        if (!re15.test(v2)) { if (!x) return false; x.add(p + '/' + v1, "pattern", "must match the pattern ^[a-z][a-z0-9._:-]*$", "#/properties/scopes/items/pattern") }
       }
     }
-    {
-      const v2 = v["missionId"]
-      if (v2 !== undefined) {
-        e_common_defs_id(v2, p + "/missionId", x)
-      }
-    }
-    {
-      const v3 = v["groupId"]
-      if (v3 !== undefined) {
-        e_common_defs_id(v3, p + "/groupId", x)
-      }
-    }
-    {
-      const v4 = v["type"]
-      if (v4 !== undefined) {
-        if (!(v4 === "group" || v4 === "work_item" || v4 === "review" || v4 === "restricted")) x.add(p + "/type", "enum", "must be one of the allowed values: \"group\", \"work_item\", \"review\", \"restricted\"", "#/properties/type/enum")
-      }
-    }
-    {
-      const v5 = v["primaryWorkItemId"]
-      if (v5 !== undefined) {
-        e_common_defs_id(v5, p + "/primaryWorkItemId", x)
-      }
-    }
-    {
-      const v6 = v["title"]
-      if (v6 !== undefined) {
-        L7: {
-          if (!(typeof v6 === 'string')) { x.add(p + "/title", "type", "must be string", "#/properties/title/type"); break L7 }
-          if (!(v6.length <= 500 || codePoints(v6) <= 500)) x.add(p + "/title", "maxLength", "must have at most 500 characters", "#/properties/title/maxLength")
-          if (!(v6.length >= 2 || (v6.length >= 1 && codePoints(v6) >= 1))) x.add(p + "/title", "minLength", "must have at least 1 characters", "#/properties/title/minLength")
-        }
-      }
-    }
-    {
-      const v7 = v["access"]
-      if (v7 !== undefined) {
-        L8: {
-          if (!((typeof v7 === 'object' && v7 !== null && !Array.isArray(v7)))) { x.add(p + "/access", "type", "must be object", "#/properties/access/type"); break L8 }
-          if (v7["mode"] === undefined) x.add(p + "/access", "required", "must have required property 'mode'", "#/properties/access/required")
-          {
-            const v8 = v7["mode"]
-            if (v8 !== undefined) {
-              if (!(v8 === "group" || v8 === "restricted")) x.add(p + "/access" + "/mode", "enum", "must be one of the allowed values: \"group\", \"restricted\"", "#/properties/access/properties/mode/enum")
-            }
-          }
-          {
-            const v9 = v7["members"]
-            if (v9 !== undefined) {
-              L10: {
-                if (!(Array.isArray(v9))) { x.add(p + "/access" + "/members", "type", "must be array", "#/properties/access/properties/members/type"); break L10 }
-                if (v9.length < 1) x.add(p + "/access" + "/members", "minItems", "must have at least 1 items", "#/properties/access/properties/members/minItems")
-                for (let v10 = 0; v10 < v9.length; v10++) {
-                  const v11 = v9[v10]
-                  e_common_defs_actor(v11, p + "/access" + "/members" + '/' + v10, x)
-                }
-              }
-            }
-          }
-          for (const v12 in v7) {
-            if (!(v12 === "mode" || v12 === "members")) x.add(p + "/access" + '/' + pointerToken(v12), 'additionalProperties', 'unknown member is not allowed', "#/properties/access/additionalProperties")
-          }
-          if (c_conversation_properties_access_allOf_0_if(v7)) {
-            if ((typeof v7 === 'object' && v7 !== null && !Array.isArray(v7))) {
-              if (v7["members"] === undefined) x.add(p + "/access", "required", "must have required property 'members'", "#/properties/access/allOf/0/then/required")
-            }
-          }
-        }
-      }
-    }
-    {
-      const v13 = v["createdBy"]
-      if (v13 !== undefined) {
-        e_common_defs_actor(v13, p + "/createdBy", x)
-      }
-    }
-    {
-      const v14 = v["createdAt"]
-      if (v14 !== undefined) {
-        e_common_defs_timestamp(v14, p + "/createdAt", x)
-      }
-    }
-    {
-      const v15 = v["state"]
-      if (v15 !== undefined) {
-        if (!(v15 === "active" || v15 === "closed")) x.add(p + "/state", "enum", "must be one of the allowed values: \"active\", \"closed\"", "#/properties/state/enum")
-      }
-    }
-    {
-      const v16 = v["revision"]
-      if (v16 !== undefined) {
-        e_common_defs_safeInteger(v16, p + "/revision", x)
-      }
-    }
-    {
-      const v17 = v["extensions"]
-      if (v17 !== undefined) {
-        e_common_defs_extensions(v17, p + "/extensions", x)
-      }
-    }
-    for (const v18 in v) {
-      if (!(typeof v18 === 'string' && set26.has(v18))) x.add(p + '/' + pointerToken(v18), 'additionalProperties', 'unknown member is not allowed', "#/additionalProperties")
-    }
-    if (c_conversation_allOf_0_if(v)) {
-      if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-        if (v["primaryWorkItemId"] === undefined) x.add(p, "required", "must have required property 'primaryWorkItemId'", "#/allOf/0/then/required")
-      }
-    }
-    if (c_conversation_allOf_1_if(v)) {
-      if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-        {
-          const v19 = v["access"]
-          if (v19 !== undefined) {
-            if ((typeof v19 === 'object' && v19 !== null && !Array.isArray(v19))) {
-              {
-                const v20 = v19["mode"]
-                if (v20 !== undefined) {
-                  if (!(v20 === "restricted")) x.add(p + "/access" + "/mode", "const", "must be \"restricted\"", "#/allOf/1/then/properties/access/properties/mode/const")
-                }
-              }
-            }
-          }
-        }
-      }
-    }
-  }
-}
-
-function c_conversation_properties_access_allOf_0_if(v: any): boolean {
-  if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-    if (v["mode"] === undefined) return false
-    {
-      const v2 = v["mode"]
-      if (v2 !== undefined) {
-        if (!(v2 === "restricted")) return false
-      }
-    }
+    if (!unique(v)) { if (!x) return false; x.add(p, "uniqueItems", "must not contain duplicate items", "#/properties/scopes/uniqueItems") }
   }
   return true
 }
 
-function c_conversation_allOf_0_if(v: any): boolean {
-  if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-    if (v["type"] === undefined) return false
-    {
-      const v2 = v["type"]
-      if (v2 !== undefined) {
-        if (!(v2 === "work_item")) return false
-      }
-    }
-  }
-  return true
-}
-
-function c_conversation_allOf_1_if(v: any): boolean {
-  if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-    if (v["type"] === undefined) return false
-    {
-      const v2 = v["type"]
-      if (v2 !== undefined) {
-        if (!(v2 === "restricted")) return false
-      }
-    }
-  }
-  return true
-}
-
-/** Returns whether the value is valid against `message.schema.json#`, from the message.schema.json definition of @weft/spec (§21). */
-export function c_message(v: any): boolean {
-  if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) return false
-  if (v["messageId"] === undefined || v["missionId"] === undefined || v["groupId"] === undefined || v["conversationId"] === undefined || v["author"] === undefined || v["kind"] === undefined || v["authority"] === undefined || v["content"] === undefined || v["committedAt"] === undefined) return false
-  for (const v1 in v) {
-    switch (v1) {
-      case "messageId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "missionId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "groupId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "conversationId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "author": {
-        const v2 = v[v1]
-        if (!c_common_defs_actor(v2)) return false
-        break
-      }
-      case "kind": {
-        const v2 = v[v1]
-        if (!(v2 === "message" || v2 === "correction" || v2 === "retraction" || v2 === "redaction")) return false
-        break
-      }
-      case "authority": {
-        const v2 = v[v1]
-        if (!(v2 === false)) return false
-        break
-      }
-      case "targetMessageId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "content": {
-        const v2 = v[v1]
-        if (!(Array.isArray(v2))) return false
-        if (v2.length < 1) return false
-        for (let v12 = 0; v12 < v2.length; v12++) {
-          const v13 = v2[v12]
-          if ((c_message_properties_content_items_oneOf_0(v13) ? 1 : 0) + (c_message_properties_content_items_oneOf_1(v13) ? 1 : 0) + (c_message_properties_content_items_oneOf_2(v13) ? 1 : 0) !== 1) return false
-        }
-        break
-      }
-      case "mentions": {
-        const v2 = v[v1]
-        if (!(Array.isArray(v2))) return false
-        for (let v16 = 0; v16 < v2.length; v16++) {
-          const v17 = v2[v16]
-          if (!c_common_defs_actor(v17)) return false
-        }
-        if (!unique(v2)) return false
-        break
-      }
-      case "references": {
-        const v2 = v[v1]
-        if (!(Array.isArray(v2))) return false
-        for (let v20 = 0; v20 < v2.length; v20++) {
-          const v21 = v2[v20]
-          if (!c_common_defs_id(v21)) return false
-        }
-        if (!unique(v2)) return false
-        break
-      }
-      case "reason": {
-        const v2 = v[v1]
-        if (!(typeof v2 === 'string')) return false
-        if (!(v2.length <= 4000 || codePoints(v2) <= 4000)) return false
-        if (!(v2.length >= 2 || (v2.length >= 1 && codePoints(v2) >= 1))) return false
-        break
-      }
-      case "committedAt": {
-        const v2 = v[v1]
-        if (!c_common_defs_timestamp(v2)) return false
-        break
-      }
-      case "extensions": {
-        const v2 = v[v1]
-        if (!c_common_defs_extensions(v2)) return false
-        break
-      }
-      default: {
-        return false
-      }
-    }
-  }
-  {
-    if (c_message_allOf_0_if(v)) {
-      if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-        if (v["targetMessageId"] === undefined || v["reason"] === undefined) return false
-      }
-    }
-  }
-  return true
-}
-
-/** Reports every issue of the value, up to the collector bound, against `message.schema.json#`, from the message.schema.json definition of @weft/spec (§21). */
-export function e_message(v: any, p: string, x: Collector): void {
+/** Validates the value against `membership.schema.json#/properties/delegationGrants/items`, from the membership.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_membership_properties_delegationGrants_items(v: any, p: string = '', x?: Collector): boolean {
   L1: {
-    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { x.add(p, "type", "must be object", "#/type"); break L1 }
-    if (v["messageId"] === undefined) x.add(p, "required", "must have required property 'messageId'", "#/required")
-    if (v["missionId"] === undefined) x.add(p, "required", "must have required property 'missionId'", "#/required")
-    if (v["groupId"] === undefined) x.add(p, "required", "must have required property 'groupId'", "#/required")
-    if (v["conversationId"] === undefined) x.add(p, "required", "must have required property 'conversationId'", "#/required")
-    if (v["author"] === undefined) x.add(p, "required", "must have required property 'author'", "#/required")
-    if (v["kind"] === undefined) x.add(p, "required", "must have required property 'kind'", "#/required")
-    if (v["authority"] === undefined) x.add(p, "required", "must have required property 'authority'", "#/required")
-    if (v["content"] === undefined) x.add(p, "required", "must have required property 'content'", "#/required")
-    if (v["committedAt"] === undefined) x.add(p, "required", "must have required property 'committedAt'", "#/required")
-    {
-      const v1 = v["messageId"]
-      if (v1 !== undefined) {
-        e_common_defs_id(v1, p + "/messageId", x)
-      }
+    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { if (!x) return false; x.add(p, "type", "must be object", "#/properties/delegationGrants/items/type"); break L1 }
+    const v1 = v["grantId"]
+    const v2 = v["granteeAgentId"]
+    const v3 = v["missionId"]
+    const v4 = v["groupId"]
+    const v5 = v["targetWorkItemId"]
+    const v6 = v["allowedCapabilities"]
+    const v7 = v["budget"]
+    const v8 = v["maxDescendantDepth"]
+    const v9 = v["granteeMembershipEpoch"]
+    const v10 = v["coordinatorEpoch"]
+    const v11 = v["grantedBy"]
+    const v12 = v["grantedAt"]
+    const v13 = v["expiresAt"]
+    if (v1 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'grantId'", "#/properties/delegationGrants/items/required") }
+    if (v2 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'granteeAgentId'", "#/properties/delegationGrants/items/required") }
+    if (v3 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'missionId'", "#/properties/delegationGrants/items/required") }
+    if (v4 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'groupId'", "#/properties/delegationGrants/items/required") }
+    if (v5 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'targetWorkItemId'", "#/properties/delegationGrants/items/required") }
+    if (v6 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'allowedCapabilities'", "#/properties/delegationGrants/items/required") }
+    if (v7 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'budget'", "#/properties/delegationGrants/items/required") }
+    if (v8 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'maxDescendantDepth'", "#/properties/delegationGrants/items/required") }
+    if (v9 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'granteeMembershipEpoch'", "#/properties/delegationGrants/items/required") }
+    if (v10 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'coordinatorEpoch'", "#/properties/delegationGrants/items/required") }
+    if (v11 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'grantedBy'", "#/properties/delegationGrants/items/required") }
+    if (v12 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'grantedAt'", "#/properties/delegationGrants/items/required") }
+    if (v13 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'expiresAt'", "#/properties/delegationGrants/items/required") }
+    if (!x) {
+      let v15 = 0
+      for (const v14 in v) v15++
+      if (v15 !== (v1 === undefined ? 0 : 1) + (v2 === undefined ? 0 : 1) + (v3 === undefined ? 0 : 1) + (v4 === undefined ? 0 : 1) + (v5 === undefined ? 0 : 1) + (v6 === undefined ? 0 : 1) + (v7 === undefined ? 0 : 1) + (v8 === undefined ? 0 : 1) + (v9 === undefined ? 0 : 1) + (v10 === undefined ? 0 : 1) + (v11 === undefined ? 0 : 1) + (v12 === undefined ? 0 : 1) + (v13 === undefined ? 0 : 1)) for (const v14 in v) switch (v14) { case "grantId": case "granteeAgentId": case "missionId": case "groupId": case "targetWorkItemId": case "allowedCapabilities": case "budget": case "maxDescendantDepth": case "granteeMembershipEpoch": case "coordinatorEpoch": case "grantedBy": case "grantedAt": case "expiresAt": if (v[v14] === undefined) return false; break; default: return false }
     }
-    {
-      const v2 = v["missionId"]
-      if (v2 !== undefined) {
-        e_common_defs_id(v2, p + "/missionId", x)
-      }
-    }
-    {
-      const v3 = v["groupId"]
-      if (v3 !== undefined) {
-        e_common_defs_id(v3, p + "/groupId", x)
-      }
-    }
-    {
-      const v4 = v["conversationId"]
-      if (v4 !== undefined) {
-        e_common_defs_id(v4, p + "/conversationId", x)
-      }
-    }
-    {
-      const v5 = v["author"]
-      if (v5 !== undefined) {
-        e_common_defs_actor(v5, p + "/author", x)
-      }
-    }
-    {
-      const v6 = v["kind"]
-      if (v6 !== undefined) {
-        if (!(v6 === "message" || v6 === "correction" || v6 === "retraction" || v6 === "redaction")) x.add(p + "/kind", "enum", "must be one of the allowed values: \"message\", \"correction\", \"retraction\", \"redaction\"", "#/properties/kind/enum")
-      }
-    }
-    {
-      const v7 = v["authority"]
-      if (v7 !== undefined) {
-        if (!(v7 === false)) x.add(p + "/authority", "const", "must be false", "#/properties/authority/const")
-      }
-    }
-    {
-      const v8 = v["targetMessageId"]
-      if (v8 !== undefined) {
-        e_common_defs_id(v8, p + "/targetMessageId", x)
-      }
-    }
-    {
-      const v9 = v["content"]
-      if (v9 !== undefined) {
-        L10: {
-          if (!(Array.isArray(v9))) { x.add(p + "/content", "type", "must be array", "#/properties/content/type"); break L10 }
-          if (v9.length < 1) x.add(p + "/content", "minItems", "must have at least 1 items", "#/properties/content/minItems")
-          for (let v10 = 0; v10 < v9.length; v10++) {
-            const v11 = v9[v10]
-            if ((c_message_properties_content_items_oneOf_0(v11) ? 1 : 0) + (c_message_properties_content_items_oneOf_1(v11) ? 1 : 0) + (c_message_properties_content_items_oneOf_2(v11) ? 1 : 0) !== 1) x.add(p + "/content" + '/' + v10, "oneOf", "must match exactly one of 3 alternatives", "#/properties/content/items/oneOf")
-          }
-        }
-      }
-    }
-    {
-      const v12 = v["mentions"]
-      if (v12 !== undefined) {
-        L12: {
-          if (!(Array.isArray(v12))) { x.add(p + "/mentions", "type", "must be array", "#/properties/mentions/type"); break L12 }
-          for (let v13 = 0; v13 < v12.length; v13++) {
-            const v14 = v12[v13]
-            e_common_defs_actor(v14, p + "/mentions" + '/' + v13, x)
-          }
-          if (!unique(v12)) x.add(p + "/mentions", "uniqueItems", "must not contain duplicate items", "#/properties/mentions/uniqueItems")
-        }
-      }
-    }
-    {
-      const v15 = v["references"]
-      if (v15 !== undefined) {
-        L14: {
-          if (!(Array.isArray(v15))) { x.add(p + "/references", "type", "must be array", "#/properties/references/type"); break L14 }
-          for (let v16 = 0; v16 < v15.length; v16++) {
-            const v17 = v15[v16]
-            e_common_defs_id(v17, p + "/references" + '/' + v16, x)
-          }
-          if (!unique(v15)) x.add(p + "/references", "uniqueItems", "must not contain duplicate items", "#/properties/references/uniqueItems")
-        }
-      }
-    }
-    {
-      const v18 = v["reason"]
-      if (v18 !== undefined) {
-        L16: {
-          if (!(typeof v18 === 'string')) { x.add(p + "/reason", "type", "must be string", "#/properties/reason/type"); break L16 }
-          if (!(v18.length <= 4000 || codePoints(v18) <= 4000)) x.add(p + "/reason", "maxLength", "must have at most 4000 characters", "#/properties/reason/maxLength")
-          if (!(v18.length >= 2 || (v18.length >= 1 && codePoints(v18) >= 1))) x.add(p + "/reason", "minLength", "must have at least 1 characters", "#/properties/reason/minLength")
-        }
-      }
-    }
-    {
-      const v19 = v["committedAt"]
-      if (v19 !== undefined) {
-        e_common_defs_timestamp(v19, p + "/committedAt", x)
-      }
-    }
-    {
-      const v20 = v["extensions"]
-      if (v20 !== undefined) {
-        e_common_defs_extensions(v20, p + "/extensions", x)
-      }
-    }
-    for (const v21 in v) {
-      if (!(typeof v21 === 'string' && set27.has(v21))) x.add(p + '/' + pointerToken(v21), 'additionalProperties', 'unknown member is not allowed', "#/additionalProperties")
-    }
-    if (c_message_allOf_0_if(v)) {
-      if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-        if (v["targetMessageId"] === undefined) x.add(p, "required", "must have required property 'targetMessageId'", "#/allOf/0/then/required")
-        if (v["reason"] === undefined) x.add(p, "required", "must have required property 'reason'", "#/allOf/0/then/required")
-      }
-    }
-  }
-}
-
-function c_message_properties_content_items_oneOf_0(v: any): boolean {
-  if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) return false
-  if (v["type"] === undefined || v["text"] === undefined) return false
-  for (const v1 in v) {
-    switch (v1) {
-      case "type": {
-        const v2 = v[v1]
-        if (!(v2 === "text")) return false
-        break
-      }
-      case "text": {
-        const v2 = v[v1]
-        if (!(typeof v2 === 'string')) return false
-        if (!(v2.length <= 100000 || codePoints(v2) <= 100000)) return false
-        if (!(v2.length >= 2 || (v2.length >= 1 && codePoints(v2) >= 1))) return false
-        break
-      }
-      default: {
-        return false
-      }
-    }
+    if (v1 !== undefined && !(c_common_defs_id(v1) || x !== undefined && v_common_defs_id(v1, p + "/grantId", x))) return false
+    if (v2 !== undefined && !(c_common_defs_id(v2) || x !== undefined && v_common_defs_id(v2, p + "/granteeAgentId", x))) return false
+    if (v3 !== undefined && !(c_common_defs_id(v3) || x !== undefined && v_common_defs_id(v3, p + "/missionId", x))) return false
+    if (v4 !== undefined && !(c_common_defs_id(v4) || x !== undefined && v_common_defs_id(v4, p + "/groupId", x))) return false
+    if (v5 !== undefined && !(c_common_defs_id(v5) || x !== undefined && v_common_defs_id(v5, p + "/targetWorkItemId", x))) return false
+    if (v6 !== undefined && !v_membership_properties_delegationGrants_items_properties_allowedCapabilities(v6, x && p + "/allowedCapabilities", x, "#/properties/delegationGrants/items/properties/allowedCapabilities")) return false
+    if (v7 !== undefined && !v_membership_properties_delegationGrants_items_properties_budget(v7, x && p + "/budget", x, "#/properties/delegationGrants/items/properties/budget")) return false
+    if (v8 !== undefined && !(c_common_defs_safeInteger(v8) || x !== undefined && v_common_defs_safeInteger(v8, p + "/maxDescendantDepth", x))) return false
+    if (v9 !== undefined && !(c_common_defs_positiveInteger(v9) || x !== undefined && v_common_defs_positiveInteger(v9, p + "/granteeMembershipEpoch", x))) return false
+    if (v10 !== undefined && !(c_common_defs_positiveInteger(v10) || x !== undefined && v_common_defs_positiveInteger(v10, p + "/coordinatorEpoch", x))) return false
+    if (v11 !== undefined && !v_common_defs_agentActor(v11, x && p + "/grantedBy", x)) return false
+    if (v12 !== undefined && !(c_common_defs_timestamp(v12) || x !== undefined && v_common_defs_timestamp(v12, p + "/grantedAt", x))) return false
+    if (v13 !== undefined && !(c_common_defs_timestamp(v13) || x !== undefined && v_common_defs_timestamp(v13, p + "/expiresAt", x))) return false
+    if (x) for (const v14 in v) switch (v14) { case "grantId": case "granteeAgentId": case "missionId": case "groupId": case "targetWorkItemId": case "allowedCapabilities": case "budget": case "maxDescendantDepth": case "granteeMembershipEpoch": case "coordinatorEpoch": case "grantedBy": case "grantedAt": case "expiresAt": break; default: x.add(p + '/' + pointerToken(v14), "additionalProperties", "unknown member is not allowed", "#/properties/delegationGrants/items/additionalProperties") }
   }
   return true
 }
 
-function c_message_properties_content_items_oneOf_1(v: any): boolean {
-  if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) return false
-  if (v["type"] === undefined || v["artifactHash"] === undefined) return false
-  for (const v1 in v) {
-    switch (v1) {
-      case "type": {
-        const v2 = v[v1]
-        if (!(v2 === "artifact_ref")) return false
-        break
-      }
-      case "artifactHash": {
-        const v2 = v[v1]
-        if (!c_common_defs_sha256(v2)) return false
-        break
-      }
-      default: {
-        return false
-      }
-    }
-  }
-  return true
-}
-
-function c_message_properties_content_items_oneOf_2(v: any): boolean {
-  if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) return false
-  if (v["type"] === undefined || v["schema"] === undefined || v["data"] === undefined) return false
-  for (const v1 in v) {
-    switch (v1) {
-      case "type": {
-        const v2 = v[v1]
-        if (!(v2 === "data_ref")) return false
-        break
-      }
-      case "schema": {
-        const v2 = v[v1]
-        if (!(typeof v2 === 'string')) return false
-        if (!isAbsoluteUri(v2)) return false
-        break
-      }
-      case "data": {
-        break
-      }
-      default: {
-        return false
-      }
-    }
-  }
-  return true
-}
-
-function c_message_allOf_0_if(v: any): boolean {
+/** Returns whether the value is valid against `membership.schema.json#/allOf/0/if`, from the membership.schema.json definition of @weft/spec (§21). */
+export function v_membership_allOf_0_if(v: any): boolean {
   if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-    if (v["kind"] === undefined) return false
-    {
-      const v2 = v["kind"]
-      if (v2 !== undefined) {
-        if (!(v2 === "correction" || v2 === "retraction" || v2 === "redaction")) return false
-      }
+    const v1 = v["state"]
+    if (v1 === undefined) return false
+    if (v1 !== undefined) {
+      if (!(v1 === "provisional")) return false
     }
   }
   return true
 }
 
-/** Returns whether the value is valid against `work-contract.schema.json#`, from the work-contract.schema.json definition of @weft/spec (§21). */
-export function c_workContract(v: any): boolean {
-  if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) return false
-  if (v["contractVersion"] === undefined || v["goal"] === undefined || v["requiredDeliverables"] === undefined || v["acceptanceCriteria"] === undefined || v["inputArtifacts"] === undefined || v["dependencyWorkItemIds"] === undefined || v["allowedResources"] === undefined || v["requiredCapabilities"] === undefined || v["deadline"] === undefined || v["requestedUrgency"] === undefined || v["businessImpact"] === undefined || v["retryPolicy"] === undefined || v["budget"] === undefined || v["sideEffectRisk"] === undefined || v["executionApproval"] === undefined) return false
-  for (const v1 in v) {
-    switch (v1) {
-      case "contractVersion": {
-        const v2 = v[v1]
-        if (!c_common_defs_positiveInteger(v2)) return false
-        break
-      }
-      case "goal": {
-        const v2 = v[v1]
-        if (!(typeof v2 === 'string')) return false
-        if (!(v2.length <= 10000 || codePoints(v2) <= 10000)) return false
-        if (!(v2.length >= 2 || (v2.length >= 1 && codePoints(v2) >= 1))) return false
-        break
-      }
-      case "requiredDeliverables": {
-        const v2 = v[v1]
-        if (!(Array.isArray(v2))) return false
-        if (v2.length < 1) return false
-        for (let v6 = 0; v6 < v2.length; v6++) {
-          const v7 = v2[v6]
-          if (!((typeof v7 === 'object' && v7 !== null && !Array.isArray(v7)))) return false
-          if (v7["deliverableId"] === undefined || v7["description"] === undefined || v7["mediaType"] === undefined || v7["schema"] === undefined) return false
-          for (const v8 in v7) {
-            switch (v8) {
-              case "deliverableId": {
-                const v9 = v7[v8]
-                if (!(typeof v9 === 'string')) return false
-                if (!re18.test(v9)) return false
-                break
-              }
-              case "description": {
-                const v9 = v7[v8]
-                if (!(typeof v9 === 'string')) return false
-                if (!(v9.length <= 4000 || codePoints(v9) <= 4000)) return false
-                if (!(v9.length >= 2 || (v9.length >= 1 && codePoints(v9) >= 1))) return false
-                break
-              }
-              case "mediaType": {
-                const v9 = v7[v8]
-                if (!(typeof v9 === 'string')) return false
-                if (!re28.test(v9)) return false
-                break
-              }
-              case "schema": {
-                const v9 = v7[v8]
-                if (!(typeof v9 === 'string')) return false
-                if (!isAbsoluteUri(v9)) return false
-                break
-              }
-              default: {
-                return false
-              }
-            }
-          }
-        }
-        break
-      }
-      case "acceptanceCriteria": {
-        const v2 = v[v1]
-        if (!(Array.isArray(v2))) return false
-        if (v2.length < 1) return false
-        for (let v15 = 0; v15 < v2.length; v15++) {
-          const v16 = v2[v15]
-          if (!c_common_defs_acceptanceCriterion(v16)) return false
-        }
-        break
-      }
-      case "inputArtifacts": {
-        const v2 = v[v1]
-        if (!(Array.isArray(v2))) return false
-        for (let v19 = 0; v19 < v2.length; v19++) {
-          const v20 = v2[v19]
-          if (!c_common_defs_sha256(v20)) return false
-        }
-        if (!unique(v2)) return false
-        break
-      }
-      case "dependencyWorkItemIds": {
-        const v2 = v[v1]
-        if (!(Array.isArray(v2))) return false
-        for (let v23 = 0; v23 < v2.length; v23++) {
-          const v24 = v2[v23]
-          if (!c_common_defs_id(v24)) return false
-        }
-        if (!unique(v2)) return false
-        break
-      }
-      case "allowedResources": {
-        const v2 = v[v1]
-        if (!(Array.isArray(v2))) return false
-        for (let v27 = 0; v27 < v2.length; v27++) {
-          const v28 = v2[v27]
-          if (!c_common_defs_resourceGrant(v28)) return false
-        }
-        break
-      }
-      case "requiredCapabilities": {
-        const v2 = v[v1]
-        if (!(Array.isArray(v2))) return false
-        if (v2.length < 1) return false
-        for (let v31 = 0; v31 < v2.length; v31++) {
-          const v32 = v2[v31]
-          if (!c_common_defs_capabilityRef(v32)) return false
-        }
-        break
-      }
-      case "deadline": {
-        const v2 = v[v1]
-        if (!c_common_defs_timestamp(v2)) return false
-        break
-      }
-      case "requestedUrgency": {
-        const v2 = v[v1]
-        if (!(v2 === "routine" || v2 === "normal" || v2 === "high" || v2 === "critical")) return false
-        break
-      }
-      case "businessImpact": {
-        const v2 = v[v1]
-        if (!(typeof v2 === 'string')) return false
-        if (!(v2.length <= 4000 || codePoints(v2) <= 4000)) return false
-        if (!(v2.length >= 2 || (v2.length >= 1 && codePoints(v2) >= 1))) return false
-        break
-      }
-      case "retryPolicy": {
-        const v2 = v[v1]
-        if (!((typeof v2 === 'object' && v2 !== null && !Array.isArray(v2)))) return false
-        if (v2["maxAttempts"] === undefined || v2["backoff"] === undefined || v2["maxDelay"] === undefined || v2["retryableFailures"] === undefined) return false
-        for (const v37 in v2) {
-          switch (v37) {
-            case "maxAttempts": {
-              const v38 = v2[v37]
-              if (!c_common_defs_positiveInteger(v38)) return false
-              break
-            }
-            case "backoff": {
-              const v38 = v2[v37]
-              if (!(v38 === "none" || v38 === "fixed" || v38 === "exponential")) return false
-              break
-            }
-            case "maxDelay": {
-              const v38 = v2[v37]
-              if (!c_common_defs_duration(v38)) return false
-              break
-            }
-            case "retryableFailures": {
-              const v38 = v2[v37]
-              if (!(Array.isArray(v38))) return false
-              for (let v43 = 0; v43 < v38.length; v43++) {
-                const v44 = v38[v43]
-                if (!(typeof v44 === 'string')) return false
-                if (!re29.test(v44)) return false
-              }
-              if (!unique(v38)) return false
-              break
-            }
-            default: {
-              return false
-            }
-          }
-        }
-        break
-      }
-      case "budget": {
-        const v2 = v[v1]
-        if (!c_common_defs_budget(v2)) return false
-        break
-      }
-      case "sideEffectRisk": {
-        const v2 = v[v1]
-        if (!(v2 === "none" || v2 === "reversible" || v2 === "external" || v2 === "high_risk" || v2 === "destructive")) return false
-        break
-      }
-      case "executionApproval": {
-        const v2 = v[v1]
-        if (!(v2 === "not_required" || v2 === "policy_required" || v2 === "human_required")) return false
-        break
-      }
-      case "constraints": {
-        const v2 = v[v1]
-        if (!((typeof v2 === 'object' && v2 !== null && !Array.isArray(v2)))) return false
-        break
-      }
-      case "extensions": {
-        const v2 = v[v1]
-        if (!c_common_defs_extensions(v2)) return false
-        break
-      }
-      default: {
-        return false
-      }
+function v_membership_allOf_2_if(v: any): boolean {
+  if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
+    const v1 = v["state"]
+    if (v1 === undefined) return false
+    if (v1 !== undefined) {
+      if (!(v1 === "ended")) return false
     }
   }
   return true
 }
 
-/** Reports every issue of the value, up to the collector bound, against `work-contract.schema.json#`, from the work-contract.schema.json definition of @weft/spec (§21). */
-export function e_workContract(v: any, p: string, x: Collector): void {
+/** Validates the value against `membership.schema.json#/properties/delegationGrants/items/properties/allowedCapabilities`, from the membership.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_membership_properties_delegationGrants_items_properties_allowedCapabilities(v: any, p: string = '', x?: Collector, s: string = "#/properties/delegationGrants/items/properties/allowedCapabilities"): boolean {
   L1: {
-    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { x.add(p, "type", "must be object", "#/type"); break L1 }
-    if (v["contractVersion"] === undefined) x.add(p, "required", "must have required property 'contractVersion'", "#/required")
-    if (v["goal"] === undefined) x.add(p, "required", "must have required property 'goal'", "#/required")
-    if (v["requiredDeliverables"] === undefined) x.add(p, "required", "must have required property 'requiredDeliverables'", "#/required")
-    if (v["acceptanceCriteria"] === undefined) x.add(p, "required", "must have required property 'acceptanceCriteria'", "#/required")
-    if (v["inputArtifacts"] === undefined) x.add(p, "required", "must have required property 'inputArtifacts'", "#/required")
-    if (v["dependencyWorkItemIds"] === undefined) x.add(p, "required", "must have required property 'dependencyWorkItemIds'", "#/required")
-    if (v["allowedResources"] === undefined) x.add(p, "required", "must have required property 'allowedResources'", "#/required")
-    if (v["requiredCapabilities"] === undefined) x.add(p, "required", "must have required property 'requiredCapabilities'", "#/required")
-    if (v["deadline"] === undefined) x.add(p, "required", "must have required property 'deadline'", "#/required")
-    if (v["requestedUrgency"] === undefined) x.add(p, "required", "must have required property 'requestedUrgency'", "#/required")
-    if (v["businessImpact"] === undefined) x.add(p, "required", "must have required property 'businessImpact'", "#/required")
-    if (v["retryPolicy"] === undefined) x.add(p, "required", "must have required property 'retryPolicy'", "#/required")
-    if (v["budget"] === undefined) x.add(p, "required", "must have required property 'budget'", "#/required")
-    if (v["sideEffectRisk"] === undefined) x.add(p, "required", "must have required property 'sideEffectRisk'", "#/required")
-    if (v["executionApproval"] === undefined) x.add(p, "required", "must have required property 'executionApproval'", "#/required")
-    {
-      const v1 = v["contractVersion"]
-      if (v1 !== undefined) {
-        e_common_defs_positiveInteger(v1, p + "/contractVersion", x)
-      }
+    if (!(Array.isArray(v))) { if (!x) return false; x.add(p, "type", "must be array", s + "/type"); break L1 }
+    if (v.length < 1) { if (!x) return false; x.add(p, "minItems", "must have at least 1 items", s + "/minItems") }
+    for (let v1 = 0; v1 < v.length; v1++) {
+      const v2 = v[v1]
+      if (!v_common_defs_capabilityRef(v2, x && p + '/' + v1, x)) return false
     }
-    {
-      const v2 = v["goal"]
-      if (v2 !== undefined) {
-        L3: {
-          if (!(typeof v2 === 'string')) { x.add(p + "/goal", "type", "must be string", "#/properties/goal/type"); break L3 }
-          if (!(v2.length <= 10000 || codePoints(v2) <= 10000)) x.add(p + "/goal", "maxLength", "must have at most 10000 characters", "#/properties/goal/maxLength")
-          if (!(v2.length >= 2 || (v2.length >= 1 && codePoints(v2) >= 1))) x.add(p + "/goal", "minLength", "must have at least 1 characters", "#/properties/goal/minLength")
-        }
-      }
-    }
-    {
-      const v3 = v["requiredDeliverables"]
-      if (v3 !== undefined) {
-        L4: {
-          if (!(Array.isArray(v3))) { x.add(p + "/requiredDeliverables", "type", "must be array", "#/properties/requiredDeliverables/type"); break L4 }
-          if (v3.length < 1) x.add(p + "/requiredDeliverables", "minItems", "must have at least 1 items", "#/properties/requiredDeliverables/minItems")
-          for (let v4 = 0; v4 < v3.length; v4++) {
-            const v5 = v3[v4]
-            L5: {
-              if (!((typeof v5 === 'object' && v5 !== null && !Array.isArray(v5)))) { x.add(p + "/requiredDeliverables" + '/' + v4, "type", "must be object", "#/properties/requiredDeliverables/items/type"); break L5 }
-              if (v5["deliverableId"] === undefined) x.add(p + "/requiredDeliverables" + '/' + v4, "required", "must have required property 'deliverableId'", "#/properties/requiredDeliverables/items/required")
-              if (v5["description"] === undefined) x.add(p + "/requiredDeliverables" + '/' + v4, "required", "must have required property 'description'", "#/properties/requiredDeliverables/items/required")
-              if (v5["mediaType"] === undefined) x.add(p + "/requiredDeliverables" + '/' + v4, "required", "must have required property 'mediaType'", "#/properties/requiredDeliverables/items/required")
-              if (v5["schema"] === undefined) x.add(p + "/requiredDeliverables" + '/' + v4, "required", "must have required property 'schema'", "#/properties/requiredDeliverables/items/required")
-              {
-                const v6 = v5["deliverableId"]
-                if (v6 !== undefined) {
-                  L6: {
-                    if (!(typeof v6 === 'string')) { x.add(p + "/requiredDeliverables" + '/' + v4 + "/deliverableId", "type", "must be string", "#/properties/requiredDeliverables/items/properties/deliverableId/type"); break L6 }
-                    if (!re18.test(v6)) x.add(p + "/requiredDeliverables" + '/' + v4 + "/deliverableId", "pattern", "must match the pattern ^[a-zA-Z0-9][a-zA-Z0-9._-]{0,127}$", "#/properties/requiredDeliverables/items/properties/deliverableId/pattern")
-                  }
-                }
-              }
-              {
-                const v7 = v5["description"]
-                if (v7 !== undefined) {
-                  L7: {
-                    if (!(typeof v7 === 'string')) { x.add(p + "/requiredDeliverables" + '/' + v4 + "/description", "type", "must be string", "#/properties/requiredDeliverables/items/properties/description/type"); break L7 }
-                    if (!(v7.length <= 4000 || codePoints(v7) <= 4000)) x.add(p + "/requiredDeliverables" + '/' + v4 + "/description", "maxLength", "must have at most 4000 characters", "#/properties/requiredDeliverables/items/properties/description/maxLength")
-                    if (!(v7.length >= 2 || (v7.length >= 1 && codePoints(v7) >= 1))) x.add(p + "/requiredDeliverables" + '/' + v4 + "/description", "minLength", "must have at least 1 characters", "#/properties/requiredDeliverables/items/properties/description/minLength")
-                  }
-                }
-              }
-              {
-                const v8 = v5["mediaType"]
-                if (v8 !== undefined) {
-                  L8: {
-                    if (!(typeof v8 === 'string')) { x.add(p + "/requiredDeliverables" + '/' + v4 + "/mediaType", "type", "must be string", "#/properties/requiredDeliverables/items/properties/mediaType/type"); break L8 }
-                    if (!re28.test(v8)) x.add(p + "/requiredDeliverables" + '/' + v4 + "/mediaType", "pattern", "must match the pattern ^[A-Za-z0-9!#$&^_.+-]+/[A-Za-z0-9!#$&^_.+-]+$", "#/properties/requiredDeliverables/items/properties/mediaType/pattern")
-                  }
-                }
-              }
-              {
-                const v9 = v5["schema"]
-                if (v9 !== undefined) {
-                  L9: {
-                    if (!(typeof v9 === 'string')) { x.add(p + "/requiredDeliverables" + '/' + v4 + "/schema", "type", "must be string", "#/properties/requiredDeliverables/items/properties/schema/type"); break L9 }
-                    if (!isAbsoluteUri(v9)) x.add(p + "/requiredDeliverables" + '/' + v4 + "/schema", "format", "must be a valid uri (§2)", "#/properties/requiredDeliverables/items/properties/schema/format")
-                  }
-                }
-              }
-              for (const v10 in v5) {
-                if (!(v10 === "deliverableId" || v10 === "description" || v10 === "mediaType" || v10 === "schema")) x.add(p + "/requiredDeliverables" + '/' + v4 + '/' + pointerToken(v10), 'additionalProperties', 'unknown member is not allowed', "#/properties/requiredDeliverables/items/additionalProperties")
-              }
-            }
-          }
-        }
-      }
-    }
-    {
-      const v11 = v["acceptanceCriteria"]
-      if (v11 !== undefined) {
-        L10: {
-          if (!(Array.isArray(v11))) { x.add(p + "/acceptanceCriteria", "type", "must be array", "#/properties/acceptanceCriteria/type"); break L10 }
-          if (v11.length < 1) x.add(p + "/acceptanceCriteria", "minItems", "must have at least 1 items", "#/properties/acceptanceCriteria/minItems")
-          for (let v12 = 0; v12 < v11.length; v12++) {
-            const v13 = v11[v12]
-            e_common_defs_acceptanceCriterion(v13, p + "/acceptanceCriteria" + '/' + v12, x)
-          }
-        }
-      }
-    }
-    {
-      const v14 = v["inputArtifacts"]
-      if (v14 !== undefined) {
-        L12: {
-          if (!(Array.isArray(v14))) { x.add(p + "/inputArtifacts", "type", "must be array", "#/properties/inputArtifacts/type"); break L12 }
-          for (let v15 = 0; v15 < v14.length; v15++) {
-            const v16 = v14[v15]
-            e_common_defs_sha256(v16, p + "/inputArtifacts" + '/' + v15, x)
-          }
-          if (!unique(v14)) x.add(p + "/inputArtifacts", "uniqueItems", "must not contain duplicate items", "#/properties/inputArtifacts/uniqueItems")
-        }
-      }
-    }
-    {
-      const v17 = v["dependencyWorkItemIds"]
-      if (v17 !== undefined) {
-        L14: {
-          if (!(Array.isArray(v17))) { x.add(p + "/dependencyWorkItemIds", "type", "must be array", "#/properties/dependencyWorkItemIds/type"); break L14 }
-          for (let v18 = 0; v18 < v17.length; v18++) {
-            const v19 = v17[v18]
-            e_common_defs_id(v19, p + "/dependencyWorkItemIds" + '/' + v18, x)
-          }
-          if (!unique(v17)) x.add(p + "/dependencyWorkItemIds", "uniqueItems", "must not contain duplicate items", "#/properties/dependencyWorkItemIds/uniqueItems")
-        }
-      }
-    }
-    {
-      const v20 = v["allowedResources"]
-      if (v20 !== undefined) {
-        L16: {
-          if (!(Array.isArray(v20))) { x.add(p + "/allowedResources", "type", "must be array", "#/properties/allowedResources/type"); break L16 }
-          for (let v21 = 0; v21 < v20.length; v21++) {
-            const v22 = v20[v21]
-            e_common_defs_resourceGrant(v22, p + "/allowedResources" + '/' + v21, x)
-          }
-        }
-      }
-    }
-    {
-      const v23 = v["requiredCapabilities"]
-      if (v23 !== undefined) {
-        L18: {
-          if (!(Array.isArray(v23))) { x.add(p + "/requiredCapabilities", "type", "must be array", "#/properties/requiredCapabilities/type"); break L18 }
-          if (v23.length < 1) x.add(p + "/requiredCapabilities", "minItems", "must have at least 1 items", "#/properties/requiredCapabilities/minItems")
-          for (let v24 = 0; v24 < v23.length; v24++) {
-            const v25 = v23[v24]
-            e_common_defs_capabilityRef(v25, p + "/requiredCapabilities" + '/' + v24, x)
-          }
-        }
-      }
-    }
-    {
-      const v26 = v["deadline"]
-      if (v26 !== undefined) {
-        e_common_defs_timestamp(v26, p + "/deadline", x)
-      }
-    }
-    {
-      const v27 = v["requestedUrgency"]
-      if (v27 !== undefined) {
-        if (!(v27 === "routine" || v27 === "normal" || v27 === "high" || v27 === "critical")) x.add(p + "/requestedUrgency", "enum", "must be one of the allowed values: \"routine\", \"normal\", \"high\", \"critical\"", "#/properties/requestedUrgency/enum")
-      }
-    }
-    {
-      const v28 = v["businessImpact"]
-      if (v28 !== undefined) {
-        L22: {
-          if (!(typeof v28 === 'string')) { x.add(p + "/businessImpact", "type", "must be string", "#/properties/businessImpact/type"); break L22 }
-          if (!(v28.length <= 4000 || codePoints(v28) <= 4000)) x.add(p + "/businessImpact", "maxLength", "must have at most 4000 characters", "#/properties/businessImpact/maxLength")
-          if (!(v28.length >= 2 || (v28.length >= 1 && codePoints(v28) >= 1))) x.add(p + "/businessImpact", "minLength", "must have at least 1 characters", "#/properties/businessImpact/minLength")
-        }
-      }
-    }
-    {
-      const v29 = v["retryPolicy"]
-      if (v29 !== undefined) {
-        L23: {
-          if (!((typeof v29 === 'object' && v29 !== null && !Array.isArray(v29)))) { x.add(p + "/retryPolicy", "type", "must be object", "#/properties/retryPolicy/type"); break L23 }
-          if (v29["maxAttempts"] === undefined) x.add(p + "/retryPolicy", "required", "must have required property 'maxAttempts'", "#/properties/retryPolicy/required")
-          if (v29["backoff"] === undefined) x.add(p + "/retryPolicy", "required", "must have required property 'backoff'", "#/properties/retryPolicy/required")
-          if (v29["maxDelay"] === undefined) x.add(p + "/retryPolicy", "required", "must have required property 'maxDelay'", "#/properties/retryPolicy/required")
-          if (v29["retryableFailures"] === undefined) x.add(p + "/retryPolicy", "required", "must have required property 'retryableFailures'", "#/properties/retryPolicy/required")
-          {
-            const v30 = v29["maxAttempts"]
-            if (v30 !== undefined) {
-              e_common_defs_positiveInteger(v30, p + "/retryPolicy" + "/maxAttempts", x)
-            }
-          }
-          {
-            const v31 = v29["backoff"]
-            if (v31 !== undefined) {
-              if (!(v31 === "none" || v31 === "fixed" || v31 === "exponential")) x.add(p + "/retryPolicy" + "/backoff", "enum", "must be one of the allowed values: \"none\", \"fixed\", \"exponential\"", "#/properties/retryPolicy/properties/backoff/enum")
-            }
-          }
-          {
-            const v32 = v29["maxDelay"]
-            if (v32 !== undefined) {
-              e_common_defs_duration(v32, p + "/retryPolicy" + "/maxDelay", x)
-            }
-          }
-          {
-            const v33 = v29["retryableFailures"]
-            if (v33 !== undefined) {
-              L27: {
-                if (!(Array.isArray(v33))) { x.add(p + "/retryPolicy" + "/retryableFailures", "type", "must be array", "#/properties/retryPolicy/properties/retryableFailures/type"); break L27 }
-                for (let v34 = 0; v34 < v33.length; v34++) {
-                  const v35 = v33[v34]
-                  L28: {
-                    if (!(typeof v35 === 'string')) { x.add(p + "/retryPolicy" + "/retryableFailures" + '/' + v34, "type", "must be string", "#/properties/retryPolicy/properties/retryableFailures/items/type"); break L28 }
-                    if (!re29.test(v35)) x.add(p + "/retryPolicy" + "/retryableFailures" + '/' + v34, "pattern", "must match the pattern ^[A-Z][A-Z0-9_]{1,127}$", "#/properties/retryPolicy/properties/retryableFailures/items/pattern")
-                  }
-                }
-                if (!unique(v33)) x.add(p + "/retryPolicy" + "/retryableFailures", "uniqueItems", "must not contain duplicate items", "#/properties/retryPolicy/properties/retryableFailures/uniqueItems")
-              }
-            }
-          }
-          for (const v36 in v29) {
-            if (!(v36 === "maxAttempts" || v36 === "backoff" || v36 === "maxDelay" || v36 === "retryableFailures")) x.add(p + "/retryPolicy" + '/' + pointerToken(v36), 'additionalProperties', 'unknown member is not allowed', "#/properties/retryPolicy/additionalProperties")
-          }
-        }
-      }
-    }
-    {
-      const v37 = v["budget"]
-      if (v37 !== undefined) {
-        e_common_defs_budget(v37, p + "/budget", x)
-      }
-    }
-    {
-      const v38 = v["sideEffectRisk"]
-      if (v38 !== undefined) {
-        if (!(v38 === "none" || v38 === "reversible" || v38 === "external" || v38 === "high_risk" || v38 === "destructive")) x.add(p + "/sideEffectRisk", "enum", "must be one of the allowed values: \"none\", \"reversible\", \"external\", \"high_risk\", \"destructive\"", "#/properties/sideEffectRisk/enum")
-      }
-    }
-    {
-      const v39 = v["executionApproval"]
-      if (v39 !== undefined) {
-        if (!(v39 === "not_required" || v39 === "policy_required" || v39 === "human_required")) x.add(p + "/executionApproval", "enum", "must be one of the allowed values: \"not_required\", \"policy_required\", \"human_required\"", "#/properties/executionApproval/enum")
-      }
-    }
-    {
-      const v40 = v["constraints"]
-      if (v40 !== undefined) {
-        L32: {
-          if (!((typeof v40 === 'object' && v40 !== null && !Array.isArray(v40)))) { x.add(p + "/constraints", "type", "must be object", "#/properties/constraints/type"); break L32 }
-        }
-      }
-    }
-    {
-      const v41 = v["extensions"]
-      if (v41 !== undefined) {
-        e_common_defs_extensions(v41, p + "/extensions", x)
-      }
-    }
-    for (const v42 in v) {
-      if (!(typeof v42 === 'string' && set30.has(v42))) x.add(p + '/' + pointerToken(v42), 'additionalProperties', 'unknown member is not allowed', "#/additionalProperties")
-    }
+    if (!unique(v)) { if (!x) return false; x.add(p, "uniqueItems", "must not contain duplicate items", s + "/uniqueItems") }
   }
+  return true
 }
 
-/** Returns whether the value is valid against `common.schema.json#/$defs/resourceGrant`, from the common.schema.json definition of @weft/spec (§21). */
-export function c_common_defs_resourceGrant(v: any): boolean {
-  if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) return false
-  if (v["resource"] === undefined || v["operations"] === undefined) return false
-  for (const v1 in v) {
-    switch (v1) {
-      case "resource": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "operations": {
-        const v2 = v[v1]
-        if (!(Array.isArray(v2))) return false
-        if (v2.length < 1) return false
-        for (let v5 = 0; v5 < v2.length; v5++) {
-          const v6 = v2[v5]
-          if (!(typeof v6 === 'string')) return false
-          if (!(v6.length <= 128 || codePoints(v6) <= 128)) return false
-          if (!re23.test(v6)) return false
+/** Validates the value against `membership.schema.json#/properties/delegationGrants/items/properties/budget`, from the membership.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_membership_properties_delegationGrants_items_properties_budget(v: any, p: string = '', x?: Collector, s: string = "#/properties/delegationGrants/items/properties/budget"): boolean {
+  if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
+    if (v["currency"] === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'currency'", s + "/required") }
+    if (v["financialLimit"] === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'financialLimit'", s + "/required") }
+    if (v["modelTokenLimit"] === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'modelTokenLimit'", s + "/required") }
+    if (v["toolCallLimit"] === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'toolCallLimit'", s + "/required") }
+    if (v["computeSecondsLimit"] === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'computeSecondsLimit'", s + "/required") }
+    if (v["wallClockSecondsLimit"] === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'wallClockSecondsLimit'", s + "/required") }
+    if (v["externalSideEffectLimit"] === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'externalSideEffectLimit'", s + "/required") }
+  }
+  if (!v_common_defs_budget(v, p, x)) return false
+  return true
+}
+
+/** Validates the value against `conversation.schema.json#`, from the conversation.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_conversation(v: any, p: string = '', x?: Collector): boolean {
+  L1: {
+    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { if (!x) return false; x.add(p, "type", "must be object", "#/type"); break L1 }
+    const v1 = v["conversationId"]
+    const v2 = v["missionId"]
+    const v3 = v["groupId"]
+    const v4 = v["type"]
+    const v5 = v["primaryWorkItemId"]
+    const v6 = v["title"]
+    const v7 = v["access"]
+    const v14 = v["createdBy"]
+    const v15 = v["createdAt"]
+    const v16 = v["state"]
+    const v17 = v["revision"]
+    const v18 = v["extensions"]
+    if (v1 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'conversationId'", "#/required") }
+    if (v2 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'missionId'", "#/required") }
+    if (v3 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'groupId'", "#/required") }
+    if (v4 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'type'", "#/required") }
+    if (v6 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'title'", "#/required") }
+    if (v7 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'access'", "#/required") }
+    if (v14 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'createdBy'", "#/required") }
+    if (v15 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'createdAt'", "#/required") }
+    if (v16 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'state'", "#/required") }
+    if (v17 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'revision'", "#/required") }
+    if (!x) {
+      let v20 = 0
+      for (const v19 in v) v20++
+      if (v20 !== (v1 === undefined ? 0 : 1) + (v2 === undefined ? 0 : 1) + (v3 === undefined ? 0 : 1) + (v4 === undefined ? 0 : 1) + (v5 === undefined ? 0 : 1) + (v6 === undefined ? 0 : 1) + (v7 === undefined ? 0 : 1) + (v14 === undefined ? 0 : 1) + (v15 === undefined ? 0 : 1) + (v16 === undefined ? 0 : 1) + (v17 === undefined ? 0 : 1) + (v18 === undefined ? 0 : 1)) for (const v19 in v) switch (v19) { case "conversationId": case "missionId": case "groupId": case "type": case "primaryWorkItemId": case "title": case "access": case "createdBy": case "createdAt": case "state": case "revision": case "extensions": if (v[v19] === undefined) return false; break; default: return false }
+    }
+    if (v1 !== undefined && !(c_common_defs_id(v1) || x !== undefined && v_common_defs_id(v1, p + "/conversationId", x))) return false
+    if (v2 !== undefined && !(c_common_defs_id(v2) || x !== undefined && v_common_defs_id(v2, p + "/missionId", x))) return false
+    if (v3 !== undefined && !(c_common_defs_id(v3) || x !== undefined && v_common_defs_id(v3, p + "/groupId", x))) return false
+    if (v4 !== undefined) {
+      if (!(v4 === "group" || v4 === "work_item" || v4 === "review" || v4 === "restricted")) { if (!x) return false; x.add(p + "/type", "enum", "must be one of the allowed values: \"group\", \"work_item\", \"review\", \"restricted\"", "#/properties/type/enum") }
+    }
+    if (v5 !== undefined && !(c_common_defs_id(v5) || x !== undefined && v_common_defs_id(v5, p + "/primaryWorkItemId", x))) return false
+    if (v6 !== undefined && !(c_conversation_properties_title(v6) || x !== undefined && v_conversation_properties_title(v6, p + "/title", x, "#/properties/title"))) return false
+    if (v7 !== undefined) {
+      L3: {
+        if (!((typeof v7 === 'object' && v7 !== null && !Array.isArray(v7)))) { if (!x) return false; x.add(p + "/access", "type", "must be object", "#/properties/access/type"); break L3 }
+        const v8 = v7["mode"]
+        const v9 = v7["members"]
+        if (v8 === undefined) { if (!x) return false; x.add(p + "/access", "required", "must have required property 'mode'", "#/properties/access/required") }
+        if (!x) {
+          let v13 = 0
+          for (const v12 in v7) v13++
+          if (v13 !== (v8 === undefined ? 0 : 1) + (v9 === undefined ? 0 : 1)) for (const v12 in v7) switch (v12) { case "mode": case "members": if (v7[v12] === undefined) return false; break; default: return false }
         }
-        if (!unique(v2)) return false
-        break
+        if (v8 !== undefined) {
+          if (!(v8 === "group" || v8 === "restricted")) { if (!x) return false; x.add(p + "/access" + "/mode", "enum", "must be one of the allowed values: \"group\", \"restricted\"", "#/properties/access/properties/mode/enum") }
+        }
+        if (v9 !== undefined) {
+          L5: {
+            if (!(Array.isArray(v9))) { if (!x) return false; x.add(p + "/access" + "/members", "type", "must be array", "#/properties/access/properties/members/type"); break L5 }
+            if (v9.length < 1) { if (!x) return false; x.add(p + "/access" + "/members", "minItems", "must have at least 1 items", "#/properties/access/properties/members/minItems") }
+            for (let v10 = 0; v10 < v9.length; v10++) {
+              const v11 = v9[v10]
+              if (!v_common_defs_actor(v11, x && p + "/access" + "/members" + '/' + v10, x)) return false
+            }
+          }
+        }
+        if (x) for (const v12 in v7) switch (v12) { case "mode": case "members": break; default: x.add(p + "/access" + '/' + pointerToken(v12), "additionalProperties", "unknown member is not allowed", "#/properties/access/additionalProperties") }
+        if (v_conversation_properties_access_allOf_0_if(v7)) {
+          if ((typeof v7 === 'object' && v7 !== null && !Array.isArray(v7))) {
+            if (v7["members"] === undefined) { if (!x) return false; x.add(p + "/access", "required", "must have required property 'members'", "#/properties/access/allOf/0/then/required") }
+          }
+        }
       }
-      case "constraints": {
-        const v2 = v[v1]
-        if (!((typeof v2 === 'object' && v2 !== null && !Array.isArray(v2)))) return false
-        break
+    }
+    if (v14 !== undefined && !v_common_defs_actor(v14, x && p + "/createdBy", x)) return false
+    if (v15 !== undefined && !(c_common_defs_timestamp(v15) || x !== undefined && v_common_defs_timestamp(v15, p + "/createdAt", x))) return false
+    if (v16 !== undefined) {
+      if (!(v16 === "active" || v16 === "closed")) { if (!x) return false; x.add(p + "/state", "enum", "must be one of the allowed values: \"active\", \"closed\"", "#/properties/state/enum") }
+    }
+    if (v17 !== undefined && !(c_common_defs_safeInteger(v17) || x !== undefined && v_common_defs_safeInteger(v17, p + "/revision", x))) return false
+    if (v18 !== undefined && !v_common_defs_extensions(v18, x && p + "/extensions", x)) return false
+    if (x) for (const v19 in v) switch (v19) { case "conversationId": case "missionId": case "groupId": case "type": case "primaryWorkItemId": case "title": case "access": case "createdBy": case "createdAt": case "state": case "revision": case "extensions": break; default: x.add(p + '/' + pointerToken(v19), "additionalProperties", "unknown member is not allowed", "#/additionalProperties") }
+    if (v_conversation_allOf_0_if(v)) {
+      if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
+        if (v["primaryWorkItemId"] === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'primaryWorkItemId'", "#/allOf/0/then/required") }
       }
-      default: {
-        return false
+    }
+    if (v_conversation_allOf_1_if(v)) {
+      if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
+        const v21 = v["access"]
+        if (v21 !== undefined) {
+          if ((typeof v21 === 'object' && v21 !== null && !Array.isArray(v21))) {
+            const v22 = v21["mode"]
+            if (v22 !== undefined) {
+              if (!(v22 === "restricted")) { if (!x) return false; x.add(p + "/access" + "/mode", "const", "must be \"restricted\"", "#/allOf/1/then/properties/access/properties/mode/const") }
+            }
+          }
+        }
       }
     }
   }
   return true
 }
 
-/** Returns whether the value is valid against `common.schema.json#/$defs/duration`, from the common.schema.json definition of @weft/spec (§21). */
-export function c_common_defs_duration(v: any): boolean {
+/** Validates the value against `conversation.schema.json#/properties/title`, from the conversation.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_conversation_properties_title(v: any, p: string = '', x?: Collector, s: string = "#/properties/title"): boolean {
+  L1: {
+    if (!(typeof v === 'string')) { if (!x) return false; x.add(p, "type", "must be string", s + "/type"); break L1 }
+    if (!(v.length <= 500 || codePoints(v) <= 500)) { if (!x) return false; x.add(p, "maxLength", "must have at most 500 characters", s + "/maxLength") }
+    if (!(v.length >= 2 || (v.length >= 1 && codePoints(v) >= 1))) { if (!x) return false; x.add(p, "minLength", "must have at least 1 characters", s + "/minLength") }
+  }
+  return true
+}
+
+/** Returns whether the value is valid against `conversation.schema.json#/properties/title`, from the conversation.schema.json definition of @weft/spec (§21). */
+export function c_conversation_properties_title(v: any): boolean {
+  if (!(typeof v === 'string')) return false
+  if (!(v.length <= 500 || codePoints(v) <= 500)) return false
+  if (!(v.length >= 2 || (v.length >= 1 && codePoints(v) >= 1))) return false
+  return true
+}
+
+function v_conversation_properties_access_allOf_0_if(v: any): boolean {
+  if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
+    const v1 = v["mode"]
+    if (v1 === undefined) return false
+    if (v1 !== undefined) {
+      if (!(v1 === "restricted")) return false
+    }
+  }
+  return true
+}
+
+function v_conversation_allOf_0_if(v: any): boolean {
+  if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
+    const v1 = v["type"]
+    if (v1 === undefined) return false
+    if (v1 !== undefined) {
+      if (!(v1 === "work_item")) return false
+    }
+  }
+  return true
+}
+
+function v_conversation_allOf_1_if(v: any): boolean {
+  if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
+    const v1 = v["type"]
+    if (v1 === undefined) return false
+    if (v1 !== undefined) {
+      if (!(v1 === "restricted")) return false
+    }
+  }
+  return true
+}
+
+/** Validates the value against `message.schema.json#`, from the message.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_message(v: any, p: string = '', x?: Collector): boolean {
+  L1: {
+    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { if (!x) return false; x.add(p, "type", "must be object", "#/type"); break L1 }
+    const v1 = v["messageId"]
+    const v2 = v["missionId"]
+    const v3 = v["groupId"]
+    const v4 = v["conversationId"]
+    const v5 = v["author"]
+    const v6 = v["kind"]
+    const v7 = v["authority"]
+    const v8 = v["targetMessageId"]
+    const v9 = v["content"]
+    const v12 = v["mentions"]
+    const v13 = v["references"]
+    const v14 = v["reason"]
+    const v15 = v["committedAt"]
+    const v16 = v["extensions"]
+    if (v1 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'messageId'", "#/required") }
+    if (v2 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'missionId'", "#/required") }
+    if (v3 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'groupId'", "#/required") }
+    if (v4 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'conversationId'", "#/required") }
+    if (v5 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'author'", "#/required") }
+    if (v6 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'kind'", "#/required") }
+    if (v7 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'authority'", "#/required") }
+    if (v9 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'content'", "#/required") }
+    if (v15 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'committedAt'", "#/required") }
+    if (!x) {
+      let v18 = 0
+      for (const v17 in v) v18++
+      if (v18 !== (v1 === undefined ? 0 : 1) + (v2 === undefined ? 0 : 1) + (v3 === undefined ? 0 : 1) + (v4 === undefined ? 0 : 1) + (v5 === undefined ? 0 : 1) + (v6 === undefined ? 0 : 1) + (v7 === undefined ? 0 : 1) + (v8 === undefined ? 0 : 1) + (v9 === undefined ? 0 : 1) + (v12 === undefined ? 0 : 1) + (v13 === undefined ? 0 : 1) + (v14 === undefined ? 0 : 1) + (v15 === undefined ? 0 : 1) + (v16 === undefined ? 0 : 1)) for (const v17 in v) switch (v17) { case "messageId": case "missionId": case "groupId": case "conversationId": case "author": case "kind": case "authority": case "targetMessageId": case "content": case "mentions": case "references": case "reason": case "committedAt": case "extensions": if (v[v17] === undefined) return false; break; default: return false }
+    }
+    if (v1 !== undefined && !(c_common_defs_id(v1) || x !== undefined && v_common_defs_id(v1, p + "/messageId", x))) return false
+    if (v2 !== undefined && !(c_common_defs_id(v2) || x !== undefined && v_common_defs_id(v2, p + "/missionId", x))) return false
+    if (v3 !== undefined && !(c_common_defs_id(v3) || x !== undefined && v_common_defs_id(v3, p + "/groupId", x))) return false
+    if (v4 !== undefined && !(c_common_defs_id(v4) || x !== undefined && v_common_defs_id(v4, p + "/conversationId", x))) return false
+    if (v5 !== undefined && !v_common_defs_actor(v5, x && p + "/author", x)) return false
+    if (v6 !== undefined) {
+      if (!(v6 === "message" || v6 === "correction" || v6 === "retraction" || v6 === "redaction")) { if (!x) return false; x.add(p + "/kind", "enum", "must be one of the allowed values: \"message\", \"correction\", \"retraction\", \"redaction\"", "#/properties/kind/enum") }
+    }
+    if (v7 !== undefined) {
+      if (!(v7 === false)) { if (!x) return false; x.add(p + "/authority", "const", "must be false", "#/properties/authority/const") }
+    }
+    if (v8 !== undefined && !(c_common_defs_id(v8) || x !== undefined && v_common_defs_id(v8, p + "/targetMessageId", x))) return false
+    if (v9 !== undefined) {
+      L4: {
+        if (!(Array.isArray(v9))) { if (!x) return false; x.add(p + "/content", "type", "must be array", "#/properties/content/type"); break L4 }
+        if (v9.length < 1) { if (!x) return false; x.add(p + "/content", "minItems", "must have at least 1 items", "#/properties/content/minItems") }
+        for (let v10 = 0; v10 < v9.length; v10++) {
+          const v11 = v9[v10]
+          if (!v_message_properties_content_items(v11, x && p + "/content" + '/' + v10, x)) return false
+        }
+      }
+    }
+    if (v12 !== undefined && !v_message_properties_mentions(v12, x && p + "/mentions", x)) return false
+    if (v13 !== undefined && !v_websocketFrame_defs_subscribe_properties_groups_items_properties_attention_properties_conversationIds(v13, x && p + "/references", x, "#/properties/references")) return false
+    if (v14 !== undefined && !(c_common_defs_acceptanceCriterion_properties_description(v14) || x !== undefined && v_common_defs_acceptanceCriterion_properties_description(v14, p + "/reason", x, "#/properties/reason"))) return false
+    if (v15 !== undefined && !(c_common_defs_timestamp(v15) || x !== undefined && v_common_defs_timestamp(v15, p + "/committedAt", x))) return false
+    if (v16 !== undefined && !v_common_defs_extensions(v16, x && p + "/extensions", x)) return false
+    if (x) for (const v17 in v) switch (v17) { case "messageId": case "missionId": case "groupId": case "conversationId": case "author": case "kind": case "authority": case "targetMessageId": case "content": case "mentions": case "references": case "reason": case "committedAt": case "extensions": break; default: x.add(p + '/' + pointerToken(v17), "additionalProperties", "unknown member is not allowed", "#/additionalProperties") }
+    if (v_message_allOf_0_if(v)) {
+      if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
+        if (v["targetMessageId"] === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'targetMessageId'", "#/allOf/0/then/required") }
+        if (v["reason"] === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'reason'", "#/allOf/0/then/required") }
+      }
+    }
+  }
+  return true
+}
+
+/** Validates the value against `message.schema.json#/properties/content/items`, from the message.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_message_properties_content_items(v: any, p: string = '', x?: Collector): boolean {
+  if ((v_message_properties_content_items_oneOf_0(v) ? 1 : 0) + (v_message_properties_content_items_oneOf_1(v) ? 1 : 0) + (v_message_properties_content_items_oneOf_2(v) ? 1 : 0) !== 1) { if (!x) return false; x.add(p, "oneOf", "must match exactly one of 3 alternatives", "#/properties/content/items/oneOf") }
+  return true
+}
+
+/** Validates the value against `message.schema.json#/properties/mentions`, from the message.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_message_properties_mentions(v: any, p: string = '', x?: Collector): boolean {
+  L1: {
+    if (!(Array.isArray(v))) { if (!x) return false; x.add(p, "type", "must be array", "#/properties/mentions/type"); break L1 }
+    for (let v1 = 0; v1 < v.length; v1++) {
+      const v2 = v[v1]
+      if (!v_common_defs_actor(v2, x && p + '/' + v1, x)) return false
+    }
+    if (!unique(v)) { if (!x) return false; x.add(p, "uniqueItems", "must not contain duplicate items", "#/properties/mentions/uniqueItems") }
+  }
+  return true
+}
+
+function v_message_allOf_0_if(v: any): boolean {
+  if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
+    const v1 = v["kind"]
+    if (v1 === undefined) return false
+    if (v1 !== undefined) {
+      if (!(v1 === "correction" || v1 === "retraction" || v1 === "redaction")) return false
+    }
+  }
+  return true
+}
+
+function v_message_properties_content_items_oneOf_0(v: any): boolean {
+  if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) return false
+  const v1 = v["type"]
+  const v2 = v["text"]
+  if (v1 === undefined || v2 === undefined) return false
+  let v4 = 0
+  for (const v3 in v) v4++
+  if (v4 !== (v1 === undefined ? 0 : 1) + (v2 === undefined ? 0 : 1)) for (const v3 in v) switch (v3) { case "type": case "text": if (v[v3] === undefined) return false; break; default: return false }
+  if (v1 !== undefined) {
+    if (!(v1 === "text")) return false
+  }
+  if (v2 !== undefined) {
+    if (!(typeof v2 === 'string')) return false
+    if (!(v2.length <= 100000 || codePoints(v2) <= 100000)) return false
+    if (!(v2.length >= 2 || (v2.length >= 1 && codePoints(v2) >= 1))) return false
+  }
+  return true
+}
+
+function v_message_properties_content_items_oneOf_1(v: any): boolean {
+  if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) return false
+  const v1 = v["type"]
+  const v2 = v["artifactHash"]
+  if (v1 === undefined || v2 === undefined) return false
+  let v4 = 0
+  for (const v3 in v) v4++
+  if (v4 !== (v1 === undefined ? 0 : 1) + (v2 === undefined ? 0 : 1)) for (const v3 in v) switch (v3) { case "type": case "artifactHash": if (v[v3] === undefined) return false; break; default: return false }
+  if (v1 !== undefined) {
+    if (!(v1 === "artifact_ref")) return false
+  }
+  if (v2 !== undefined && !c_common_defs_sha256(v2)) return false
+  return true
+}
+
+function v_message_properties_content_items_oneOf_2(v: any): boolean {
+  if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) return false
+  const v1 = v["type"]
+  const v2 = v["schema"]
+  const v3 = v["data"]
+  if (v1 === undefined || v2 === undefined || v3 === undefined) return false
+  let v5 = 0
+  for (const v4 in v) v5++
+  if (v5 !== (v1 === undefined ? 0 : 1) + (v2 === undefined ? 0 : 1) + (v3 === undefined ? 0 : 1)) for (const v4 in v) switch (v4) { case "type": case "schema": if (v[v4] === undefined) return false; break; case "data": break; default: return false }
+  if (v1 !== undefined) {
+    if (!(v1 === "data_ref")) return false
+  }
+  if (v2 !== undefined && !c_agentCard_properties_capabilities_items_properties_inputSchema(v2)) return false
+  return true
+}
+
+/** Validates the value against `work-contract.schema.json#`, from the work-contract.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_workContract(v: any, p: string = '', x?: Collector): boolean {
+  L1: {
+    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { if (!x) return false; x.add(p, "type", "must be object", "#/type"); break L1 }
+    const v1 = v["contractVersion"]
+    const v2 = v["goal"]
+    const v3 = v["requiredDeliverables"]
+    const v12 = v["acceptanceCriteria"]
+    const v13 = v["inputArtifacts"]
+    const v14 = v["dependencyWorkItemIds"]
+    const v15 = v["allowedResources"]
+    const v18 = v["requiredCapabilities"]
+    const v19 = v["deadline"]
+    const v20 = v["requestedUrgency"]
+    const v21 = v["businessImpact"]
+    const v22 = v["retryPolicy"]
+    const v31 = v["budget"]
+    const v32 = v["sideEffectRisk"]
+    const v33 = v["executionApproval"]
+    const v34 = v["constraints"]
+    const v35 = v["extensions"]
+    if (v1 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'contractVersion'", "#/required") }
+    if (v2 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'goal'", "#/required") }
+    if (v3 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'requiredDeliverables'", "#/required") }
+    if (v12 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'acceptanceCriteria'", "#/required") }
+    if (v13 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'inputArtifacts'", "#/required") }
+    if (v14 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'dependencyWorkItemIds'", "#/required") }
+    if (v15 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'allowedResources'", "#/required") }
+    if (v18 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'requiredCapabilities'", "#/required") }
+    if (v19 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'deadline'", "#/required") }
+    if (v20 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'requestedUrgency'", "#/required") }
+    if (v21 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'businessImpact'", "#/required") }
+    if (v22 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'retryPolicy'", "#/required") }
+    if (v31 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'budget'", "#/required") }
+    if (v32 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'sideEffectRisk'", "#/required") }
+    if (v33 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'executionApproval'", "#/required") }
+    if (!x) {
+      let v37 = 0
+      for (const v36 in v) v37++
+      if (v37 !== (v1 === undefined ? 0 : 1) + (v2 === undefined ? 0 : 1) + (v3 === undefined ? 0 : 1) + (v12 === undefined ? 0 : 1) + (v13 === undefined ? 0 : 1) + (v14 === undefined ? 0 : 1) + (v15 === undefined ? 0 : 1) + (v18 === undefined ? 0 : 1) + (v19 === undefined ? 0 : 1) + (v20 === undefined ? 0 : 1) + (v21 === undefined ? 0 : 1) + (v22 === undefined ? 0 : 1) + (v31 === undefined ? 0 : 1) + (v32 === undefined ? 0 : 1) + (v33 === undefined ? 0 : 1) + (v34 === undefined ? 0 : 1) + (v35 === undefined ? 0 : 1)) for (const v36 in v) switch (v36) { case "contractVersion": case "goal": case "requiredDeliverables": case "acceptanceCriteria": case "inputArtifacts": case "dependencyWorkItemIds": case "allowedResources": case "requiredCapabilities": case "deadline": case "requestedUrgency": case "businessImpact": case "retryPolicy": case "budget": case "sideEffectRisk": case "executionApproval": case "constraints": case "extensions": if (v[v36] === undefined) return false; break; default: return false }
+    }
+    if (v1 !== undefined && !(c_common_defs_positiveInteger(v1) || x !== undefined && v_common_defs_positiveInteger(v1, p + "/contractVersion", x))) return false
+    if (v2 !== undefined && !(c_mission_properties_objective(v2) || x !== undefined && v_mission_properties_objective(v2, p + "/goal", x, "#/properties/goal"))) return false
+    if (v3 !== undefined) {
+      L2: {
+        if (!(Array.isArray(v3))) { if (!x) return false; x.add(p + "/requiredDeliverables", "type", "must be array", "#/properties/requiredDeliverables/type"); break L2 }
+        if (v3.length < 1) { if (!x) return false; x.add(p + "/requiredDeliverables", "minItems", "must have at least 1 items", "#/properties/requiredDeliverables/minItems") }
+        for (let v4 = 0; v4 < v3.length; v4++) {
+          const v5 = v3[v4]
+          L3: {
+            if (!((typeof v5 === 'object' && v5 !== null && !Array.isArray(v5)))) { if (!x) return false; x.add(p + "/requiredDeliverables" + '/' + v4, "type", "must be object", "#/properties/requiredDeliverables/items/type"); break L3 }
+            const v6 = v5["deliverableId"]
+            const v7 = v5["description"]
+            const v8 = v5["mediaType"]
+            const v9 = v5["schema"]
+            if (v6 === undefined) { if (!x) return false; x.add(p + "/requiredDeliverables" + '/' + v4, "required", "must have required property 'deliverableId'", "#/properties/requiredDeliverables/items/required") }
+            if (v7 === undefined) { if (!x) return false; x.add(p + "/requiredDeliverables" + '/' + v4, "required", "must have required property 'description'", "#/properties/requiredDeliverables/items/required") }
+            if (v8 === undefined) { if (!x) return false; x.add(p + "/requiredDeliverables" + '/' + v4, "required", "must have required property 'mediaType'", "#/properties/requiredDeliverables/items/required") }
+            if (v9 === undefined) { if (!x) return false; x.add(p + "/requiredDeliverables" + '/' + v4, "required", "must have required property 'schema'", "#/properties/requiredDeliverables/items/required") }
+            if (!x) {
+              let v11 = 0
+              for (const v10 in v5) v11++
+              if (v11 !== (v6 === undefined ? 0 : 1) + (v7 === undefined ? 0 : 1) + (v8 === undefined ? 0 : 1) + (v9 === undefined ? 0 : 1)) for (const v10 in v5) switch (v10) { case "deliverableId": case "description": case "mediaType": case "schema": if (v5[v10] === undefined) return false; break; default: return false }
+            }
+            if (v6 !== undefined && !(c_common_defs_acceptanceCriterion_properties_criterionId(v6) || x !== undefined && v_common_defs_acceptanceCriterion_properties_criterionId(v6, p + "/requiredDeliverables" + '/' + v4 + "/deliverableId", x, "#/properties/requiredDeliverables/items/properties/deliverableId"))) return false
+            if (v7 !== undefined && !(c_common_defs_acceptanceCriterion_properties_description(v7) || x !== undefined && v_common_defs_acceptanceCriterion_properties_description(v7, p + "/requiredDeliverables" + '/' + v4 + "/description", x, "#/properties/requiredDeliverables/items/properties/description"))) return false
+            if (v8 !== undefined && !(c_workContract_properties_requiredDeliverables_items_properties_mediaType(v8) || x !== undefined && v_workContract_properties_requiredDeliverables_items_properties_mediaType(v8, p + "/requiredDeliverables" + '/' + v4 + "/mediaType", x, "#/properties/requiredDeliverables/items/properties/mediaType"))) return false
+            if (v9 !== undefined && !(c_agentCard_properties_capabilities_items_properties_inputSchema(v9) || x !== undefined && v_agentCard_properties_capabilities_items_properties_inputSchema(v9, p + "/requiredDeliverables" + '/' + v4 + "/schema", x, "#/properties/requiredDeliverables/items/properties/schema"))) return false
+            if (x) for (const v10 in v5) switch (v10) { case "deliverableId": case "description": case "mediaType": case "schema": break; default: x.add(p + "/requiredDeliverables" + '/' + v4 + '/' + pointerToken(v10), "additionalProperties", "unknown member is not allowed", "#/properties/requiredDeliverables/items/additionalProperties") }
+          }
+        }
+      }
+    }
+    if (v12 !== undefined && !v_mission_properties_definitionOfDone(v12, x && p + "/acceptanceCriteria", x, "#/properties/acceptanceCriteria")) return false
+    if (v13 !== undefined && !v_workContract_properties_inputArtifacts(v13, x && p + "/inputArtifacts", x, "#/properties/inputArtifacts")) return false
+    if (v14 !== undefined && !v_websocketFrame_defs_subscribe_properties_groups_items_properties_attention_properties_conversationIds(v14, x && p + "/dependencyWorkItemIds", x, "#/properties/dependencyWorkItemIds")) return false
+    if (v15 !== undefined) {
+      L4: {
+        if (!(Array.isArray(v15))) { if (!x) return false; x.add(p + "/allowedResources", "type", "must be array", "#/properties/allowedResources/type"); break L4 }
+        for (let v16 = 0; v16 < v15.length; v16++) {
+          const v17 = v15[v16]
+          if (!v_common_defs_resourceGrant(v17, x && p + "/allowedResources" + '/' + v16, x)) return false
+        }
+      }
+    }
+    if (v18 !== undefined && !v_workContract_properties_requiredCapabilities(v18, x && p + "/requiredCapabilities", x, "#/properties/requiredCapabilities")) return false
+    if (v19 !== undefined && !(c_common_defs_timestamp(v19) || x !== undefined && v_common_defs_timestamp(v19, p + "/deadline", x))) return false
+    if (v20 !== undefined) {
+      if (!(v20 === "routine" || v20 === "normal" || v20 === "high" || v20 === "critical")) { if (!x) return false; x.add(p + "/requestedUrgency", "enum", "must be one of the allowed values: \"routine\", \"normal\", \"high\", \"critical\"", "#/properties/requestedUrgency/enum") }
+    }
+    if (v21 !== undefined && !(c_common_defs_acceptanceCriterion_properties_description(v21) || x !== undefined && v_common_defs_acceptanceCriterion_properties_description(v21, p + "/businessImpact", x, "#/properties/businessImpact"))) return false
+    if (v22 !== undefined) {
+      L6: {
+        if (!((typeof v22 === 'object' && v22 !== null && !Array.isArray(v22)))) { if (!x) return false; x.add(p + "/retryPolicy", "type", "must be object", "#/properties/retryPolicy/type"); break L6 }
+        const v23 = v22["maxAttempts"]
+        const v24 = v22["backoff"]
+        const v25 = v22["maxDelay"]
+        const v26 = v22["retryableFailures"]
+        if (v23 === undefined) { if (!x) return false; x.add(p + "/retryPolicy", "required", "must have required property 'maxAttempts'", "#/properties/retryPolicy/required") }
+        if (v24 === undefined) { if (!x) return false; x.add(p + "/retryPolicy", "required", "must have required property 'backoff'", "#/properties/retryPolicy/required") }
+        if (v25 === undefined) { if (!x) return false; x.add(p + "/retryPolicy", "required", "must have required property 'maxDelay'", "#/properties/retryPolicy/required") }
+        if (v26 === undefined) { if (!x) return false; x.add(p + "/retryPolicy", "required", "must have required property 'retryableFailures'", "#/properties/retryPolicy/required") }
+        if (!x) {
+          let v30 = 0
+          for (const v29 in v22) v30++
+          if (v30 !== (v23 === undefined ? 0 : 1) + (v24 === undefined ? 0 : 1) + (v25 === undefined ? 0 : 1) + (v26 === undefined ? 0 : 1)) for (const v29 in v22) switch (v29) { case "maxAttempts": case "backoff": case "maxDelay": case "retryableFailures": if (v22[v29] === undefined) return false; break; default: return false }
+        }
+        if (v23 !== undefined && !(c_common_defs_positiveInteger(v23) || x !== undefined && v_common_defs_positiveInteger(v23, p + "/retryPolicy" + "/maxAttempts", x))) return false
+        if (v24 !== undefined) {
+          if (!(v24 === "none" || v24 === "fixed" || v24 === "exponential")) { if (!x) return false; x.add(p + "/retryPolicy" + "/backoff", "enum", "must be one of the allowed values: \"none\", \"fixed\", \"exponential\"", "#/properties/retryPolicy/properties/backoff/enum") }
+        }
+        if (v25 !== undefined && !(c_common_defs_duration(v25) || x !== undefined && v_common_defs_duration(v25, p + "/retryPolicy" + "/maxDelay", x))) return false
+        if (v26 !== undefined) {
+          L8: {
+            if (!(Array.isArray(v26))) { if (!x) return false; x.add(p + "/retryPolicy" + "/retryableFailures", "type", "must be array", "#/properties/retryPolicy/properties/retryableFailures/type"); break L8 }
+            for (let v27 = 0; v27 < v26.length; v27++) {
+              const v28 = v26[v27]
+              L9: {
+                if (!(typeof v28 === 'string')) { if (!x) return false; x.add(p + "/retryPolicy" + "/retryableFailures" + '/' + v27, "type", "must be string", "#/properties/retryPolicy/properties/retryableFailures/items/type"); break L9 }
+                if (!re16.test(v28)) { if (!x) return false; x.add(p + "/retryPolicy" + "/retryableFailures" + '/' + v27, "pattern", "must match the pattern ^[A-Z][A-Z0-9_]{1,127}$", "#/properties/retryPolicy/properties/retryableFailures/items/pattern") }
+              }
+            }
+            if (!unique(v26)) { if (!x) return false; x.add(p + "/retryPolicy" + "/retryableFailures", "uniqueItems", "must not contain duplicate items", "#/properties/retryPolicy/properties/retryableFailures/uniqueItems") }
+          }
+        }
+        if (x) for (const v29 in v22) switch (v29) { case "maxAttempts": case "backoff": case "maxDelay": case "retryableFailures": break; default: x.add(p + "/retryPolicy" + '/' + pointerToken(v29), "additionalProperties", "unknown member is not allowed", "#/properties/retryPolicy/additionalProperties") }
+      }
+    }
+    if (v31 !== undefined && !v_common_defs_budget(v31, x && p + "/budget", x)) return false
+    if (v32 !== undefined) {
+      if (!(v32 === "none" || v32 === "reversible" || v32 === "external" || v32 === "high_risk" || v32 === "destructive")) { if (!x) return false; x.add(p + "/sideEffectRisk", "enum", "must be one of the allowed values: \"none\", \"reversible\", \"external\", \"high_risk\", \"destructive\"", "#/properties/sideEffectRisk/enum") }
+    }
+    if (v33 !== undefined) {
+      if (!(v33 === "not_required" || v33 === "policy_required" || v33 === "human_required")) { if (!x) return false; x.add(p + "/executionApproval", "enum", "must be one of the allowed values: \"not_required\", \"policy_required\", \"human_required\"", "#/properties/executionApproval/enum") }
+    }
+    if (v34 !== undefined) {
+      L12: {
+        if (!((typeof v34 === 'object' && v34 !== null && !Array.isArray(v34)))) { if (!x) return false; x.add(p + "/constraints", "type", "must be object", "#/properties/constraints/type"); break L12 }
+      }
+    }
+    if (v35 !== undefined && !v_common_defs_extensions(v35, x && p + "/extensions", x)) return false
+    if (x) for (const v36 in v) switch (v36) { case "contractVersion": case "goal": case "requiredDeliverables": case "acceptanceCriteria": case "inputArtifacts": case "dependencyWorkItemIds": case "allowedResources": case "requiredCapabilities": case "deadline": case "requestedUrgency": case "businessImpact": case "retryPolicy": case "budget": case "sideEffectRisk": case "executionApproval": case "constraints": case "extensions": break; default: x.add(p + '/' + pointerToken(v36), "additionalProperties", "unknown member is not allowed", "#/additionalProperties") }
+  }
+  return true
+}
+
+function v_workContract_properties_requiredDeliverables_items_properties_mediaType(v: any, p: string = '', x?: Collector, s: string = "#/properties/requiredDeliverables/items/properties/mediaType"): boolean {
+  L1: {
+    if (!(typeof v === 'string')) { if (!x) return false; x.add(p, "type", "must be string", s + "/type"); break L1 }
+    if (!re17.test(v)) { if (!x) return false; x.add(p, "pattern", "must match the pattern ^[A-Za-z0-9!#$&^_.+-]+/[A-Za-z0-9!#$&^_.+-]+$", s + "/pattern") }
+  }
+  return true
+}
+
+function c_workContract_properties_requiredDeliverables_items_properties_mediaType(v: any): boolean {
+  if (!(typeof v === 'string')) return false
+  if (!re17.test(v)) return false
+  return true
+}
+
+function v_workContract_properties_inputArtifacts(v: any, p: string = '', x?: Collector, s: string = "#/properties/inputArtifacts"): boolean {
+  L1: {
+    if (!(Array.isArray(v))) { if (!x) return false; x.add(p, "type", "must be array", s + "/type"); break L1 }
+    for (let v1 = 0; v1 < v.length; v1++) {
+      const v2 = v[v1]
+      if (!(c_common_defs_sha256(v2) || x !== undefined && v_common_defs_sha256(v2, p + '/' + v1, x))) return false
+    }
+    if (!unique(v)) { if (!x) return false; x.add(p, "uniqueItems", "must not contain duplicate items", s + "/uniqueItems") }
+  }
+  return true
+}
+
+/** Validates the value against `common.schema.json#/$defs/resourceGrant`, from the common.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_common_defs_resourceGrant(v: any, p: string = '', x?: Collector): boolean {
+  L1: {
+    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { if (!x) return false; x.add(p, "type", "must be object", "#/$defs/resourceGrant/type"); break L1 }
+    const v1 = v["resource"]
+    const v2 = v["operations"]
+    const v3 = v["constraints"]
+    if (v1 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'resource'", "#/$defs/resourceGrant/required") }
+    if (v2 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'operations'", "#/$defs/resourceGrant/required") }
+    if (!x) {
+      let v5 = 0
+      for (const v4 in v) v5++
+      if (v5 !== (v1 === undefined ? 0 : 1) + (v2 === undefined ? 0 : 1) + (v3 === undefined ? 0 : 1)) for (const v4 in v) switch (v4) { case "resource": case "operations": case "constraints": if (v[v4] === undefined) return false; break; default: return false }
+    }
+    if (v1 !== undefined && !(c_common_defs_id(v1) || x !== undefined && v_common_defs_id(v1, p + "/resource", x))) return false
+    if (v2 !== undefined && !v_common_defs_resourceGrant_properties_operations(v2, x && p + "/operations", x, "#/$defs/resourceGrant/properties/operations")) return false
+    if (v3 !== undefined) {
+      L2: {
+        if (!((typeof v3 === 'object' && v3 !== null && !Array.isArray(v3)))) { if (!x) return false; x.add(p + "/constraints", "type", "must be object", "#/$defs/resourceGrant/properties/constraints/type"); break L2 }
+      }
+    }
+    if (x) for (const v4 in v) switch (v4) { case "resource": case "operations": case "constraints": break; default: x.add(p + '/' + pointerToken(v4), "additionalProperties", "unknown member is not allowed", "#/$defs/resourceGrant/additionalProperties") }
+  }
+  return true
+}
+
+/** Validates the value against `work-contract.schema.json#/properties/requiredCapabilities`, from the work-contract.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_workContract_properties_requiredCapabilities(v: any, p: string = '', x?: Collector, s: string = "#/properties/requiredCapabilities"): boolean {
+  L1: {
+    if (!(Array.isArray(v))) { if (!x) return false; x.add(p, "type", "must be array", s + "/type"); break L1 }
+    if (v.length < 1) { if (!x) return false; x.add(p, "minItems", "must have at least 1 items", s + "/minItems") }
+    for (let v1 = 0; v1 < v.length; v1++) {
+      const v2 = v[v1]
+      if (!v_common_defs_capabilityRef(v2, x && p + '/' + v1, x)) return false
+    }
+  }
+  return true
+}
+
+/** Validates the value against `common.schema.json#/$defs/duration`, from the common.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_common_defs_duration(v: any, p: string = '', x?: Collector): boolean {
+  L1: {
+    if (!(typeof v === 'string')) { if (!x) return false; x.add(p, "type", "must be string", "#/$defs/duration/type"); break L1 }
+    if (!(v.length <= 64 || codePoints(v) <= 64)) { if (!x) return false; x.add(p, "maxLength", "must have at most 64 characters", "#/$defs/duration/maxLength") }
+    if (!re18.test(v)) { if (!x) return false; x.add(p, "pattern", "must match the pattern ^P(?!$)(?:[0-9]+D)?(?:T(?=[0-9])(?:[0-9]+H)?(?:[0-9]+M)?(?:[0-9]+(?:\\.[0-9]+)?S)?)?$", "#/$defs/duration/pattern") }
+  }
+  return true
+}
+
+function c_common_defs_duration(v: any): boolean {
   if (!(typeof v === 'string')) return false
   if (!(v.length <= 64 || codePoints(v) <= 64)) return false
-  if (!re31.test(v)) return false
+  if (!re18.test(v)) return false
   return true
 }
 
-/** Reports every issue of the value, up to the collector bound, against `common.schema.json#/$defs/resourceGrant`, from the common.schema.json definition of @weft/spec (§21). */
-export function e_common_defs_resourceGrant(v: any, p: string, x: Collector): void {
+/** Validates the value against `common.schema.json#/$defs/resourceGrant/properties/operations`, from the common.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_common_defs_resourceGrant_properties_operations(v: any, p: string = '', x?: Collector, s: string = "#/$defs/resourceGrant/properties/operations"): boolean {
   L1: {
-    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { x.add(p, "type", "must be object", "#/$defs/resourceGrant/type"); break L1 }
-    if (v["resource"] === undefined) x.add(p, "required", "must have required property 'resource'", "#/$defs/resourceGrant/required")
-    if (v["operations"] === undefined) x.add(p, "required", "must have required property 'operations'", "#/$defs/resourceGrant/required")
-    {
-      const v1 = v["resource"]
-      if (v1 !== undefined) {
-        e_common_defs_id(v1, p + "/resource", x)
-      }
+    if (!(Array.isArray(v))) { if (!x) return false; x.add(p, "type", "must be array", s + "/type"); break L1 }
+    if (v.length < 1) { if (!x) return false; x.add(p, "minItems", "must have at least 1 items", s + "/minItems") }
+    for (let v1 = 0; v1 < v.length; v1++) {
+      const v2 = v[v1]
+      if (!(c_common_defs_resourceGrant_properties_operations_items(v2) || x !== undefined && v_common_defs_resourceGrant_properties_operations_items(v2, p + '/' + v1, x, s + "/items"))) return false
     }
-    {
-      const v2 = v["operations"]
-      if (v2 !== undefined) {
-        L3: {
-          if (!(Array.isArray(v2))) { x.add(p + "/operations", "type", "must be array", "#/$defs/resourceGrant/properties/operations/type"); break L3 }
-          if (v2.length < 1) x.add(p + "/operations", "minItems", "must have at least 1 items", "#/$defs/resourceGrant/properties/operations/minItems")
-          for (let v3 = 0; v3 < v2.length; v3++) {
-            const v4 = v2[v3]
-            L4: {
-              if (!(typeof v4 === 'string')) { x.add(p + "/operations" + '/' + v3, "type", "must be string", "#/$defs/resourceGrant/properties/operations/items/type"); break L4 }
-              if (!(v4.length <= 128 || codePoints(v4) <= 128)) x.add(p + "/operations" + '/' + v3, "maxLength", "must have at most 128 characters", "#/$defs/resourceGrant/properties/operations/items/maxLength")
-              if (!re23.test(v4)) x.add(p + "/operations" + '/' + v3, "pattern", "must match the pattern ^[a-z][a-z0-9._:-]*$", "#/$defs/resourceGrant/properties/operations/items/pattern")
-            }
-          }
-          if (!unique(v2)) x.add(p + "/operations", "uniqueItems", "must not contain duplicate items", "#/$defs/resourceGrant/properties/operations/uniqueItems")
-        }
-      }
-    }
-    {
-      const v5 = v["constraints"]
-      if (v5 !== undefined) {
-        L5: {
-          if (!((typeof v5 === 'object' && v5 !== null && !Array.isArray(v5)))) { x.add(p + "/constraints", "type", "must be object", "#/$defs/resourceGrant/properties/constraints/type"); break L5 }
-        }
-      }
-    }
-    for (const v6 in v) {
-      if (!(v6 === "resource" || v6 === "operations" || v6 === "constraints")) x.add(p + '/' + pointerToken(v6), 'additionalProperties', 'unknown member is not allowed', "#/$defs/resourceGrant/additionalProperties")
-    }
+    if (!unique(v)) { if (!x) return false; x.add(p, "uniqueItems", "must not contain duplicate items", s + "/uniqueItems") }
   }
+  return true
 }
 
-/** Reports every issue of the value, up to the collector bound, against `common.schema.json#/$defs/duration`, from the common.schema.json definition of @weft/spec (§21). */
-export function e_common_defs_duration(v: any, p: string, x: Collector): void {
+function v_common_defs_resourceGrant_properties_operations_items(v: any, p: string = '', x?: Collector, s: string = "#/$defs/resourceGrant/properties/operations/items"): boolean {
   L1: {
-    if (!(typeof v === 'string')) { x.add(p, "type", "must be string", "#/$defs/duration/type"); break L1 }
-    if (!(v.length <= 64 || codePoints(v) <= 64)) x.add(p, "maxLength", "must have at most 64 characters", "#/$defs/duration/maxLength")
-    if (!re31.test(v)) x.add(p, "pattern", "must match the pattern ^P(?!$)(?:[0-9]+D)?(?:T(?=[0-9])(?:[0-9]+H)?(?:[0-9]+M)?(?:[0-9]+(?:\\.[0-9]+)?S)?)?$", "#/$defs/duration/pattern")
+    if (!(typeof v === 'string')) { if (!x) return false; x.add(p, "type", "must be string", s + "/type"); break L1 }
+    if (!(v.length <= 128 || codePoints(v) <= 128)) { if (!x) return false; x.add(p, "maxLength", "must have at most 128 characters", s + "/maxLength") }
+    if (!re15.test(v)) { if (!x) return false; x.add(p, "pattern", "must match the pattern ^[a-z][a-z0-9._:-]*$", s + "/pattern") }
   }
+  return true
 }
 
-/** Returns whether the value is valid against `work-item.schema.json#`, from the work-item.schema.json definition of @weft/spec (§21). */
-export function c_workItem(v: any): boolean {
-  if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) return false
-  if (v["workItemId"] === undefined || v["missionId"] === undefined || v["groupId"] === undefined || v["conversationId"] === undefined || v["revision"] === undefined || v["state"] === undefined || v["exclusive"] === undefined || v["contract"] === undefined || v["createdBy"] === undefined || v["createdAt"] === undefined) return false
-  for (const v1 in v) {
-    switch (v1) {
-      case "workItemId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "missionId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "groupId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "conversationId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "revision": {
-        const v2 = v[v1]
-        if (!c_common_defs_safeInteger(v2)) return false
-        break
-      }
-      case "state": {
-        const v2 = v[v1]
-        if (!(typeof v2 === 'string' && set32.has(v2))) return false
-        break
-      }
-      case "exclusive": {
-        const v2 = v[v1]
-        if (!(typeof v2 === 'boolean')) return false
-        break
-      }
-      case "contract": {
-        const v2 = v[v1]
-        if (!c_workContract(v2)) return false
-        break
-      }
-      case "offers": {
-        const v2 = v[v1]
-        if (!(Array.isArray(v2))) return false
-        for (let v12 = 0; v12 < v2.length; v12++) {
-          const v13 = v2[v12]
-          if (!((typeof v13 === 'object' && v13 !== null && !Array.isArray(v13)))) return false
-          if (v13["offerId"] === undefined || v13["agentId"] === undefined || v13["agentCardVersion"] === undefined || v13["expiresAt"] === undefined || v13["status"] === undefined) return false
-          for (const v14 in v13) {
-            switch (v14) {
-              case "offerId": {
-                const v15 = v13[v14]
-                if (!c_common_defs_id(v15)) return false
-                break
-              }
-              case "agentId": {
-                const v15 = v13[v14]
-                if (!c_common_defs_id(v15)) return false
-                break
-              }
-              case "agentCardVersion": {
-                const v15 = v13[v14]
-                if (!c_common_defs_positiveInteger(v15)) return false
-                break
-              }
-              case "expiresAt": {
-                const v15 = v13[v14]
-                if (!c_common_defs_timestamp(v15)) return false
-                break
-              }
-              case "status": {
-                const v15 = v13[v14]
-                if (!(v15 === "pending" || v15 === "accepted" || v15 === "declined" || v15 === "withdrawn" || v15 === "expired" || v15 === "lost_race")) return false
-                break
-              }
-              case "declineReason": {
-                const v15 = v13[v14]
-                if (!(typeof v15 === 'string' && set33.has(v15))) return false
-                break
-              }
-              default: {
-                return false
-              }
-            }
-          }
-        }
-        break
-      }
-      case "owner": {
-        const v2 = v[v1]
-        if (!((typeof v2 === 'object' && v2 !== null && !Array.isArray(v2)))) return false
-        if (v2["agentId"] === undefined || v2["agentCardVersion"] === undefined || v2["capabilityPins"] === undefined || v2["ownershipEpoch"] === undefined || v2["ownershipLeaseId"] === undefined || v2["acceptedAt"] === undefined) return false
-        for (const v22 in v2) {
-          switch (v22) {
-            case "agentId": {
-              const v23 = v2[v22]
-              if (!c_common_defs_id(v23)) return false
-              break
-            }
-            case "agentCardVersion": {
-              const v23 = v2[v22]
-              if (!c_common_defs_positiveInteger(v23)) return false
-              break
-            }
-            case "capabilityPins": {
-              const v23 = v2[v22]
-              if (!(Array.isArray(v23))) return false
-              if (v23.length < 1) return false
-              for (let v27 = 0; v27 < v23.length; v27++) {
-                const v28 = v23[v27]
-                if (!c_common_defs_capabilityRef(v28)) return false
-              }
-              break
-            }
-            case "ownershipEpoch": {
-              const v23 = v2[v22]
-              if (!c_common_defs_positiveInteger(v23)) return false
-              break
-            }
-            case "ownershipLeaseId": {
-              const v23 = v2[v22]
-              if (!c_common_defs_id(v23)) return false
-              break
-            }
-            case "acceptedAt": {
-              const v23 = v2[v22]
-              if (!c_common_defs_timestamp(v23)) return false
-              break
-            }
-            default: {
-              return false
-            }
-          }
-        }
-        break
-      }
-      case "selectionBasis": {
-        const v2 = v[v1]
-        if (!((typeof v2 === 'object' && v2 !== null && !Array.isArray(v2)))) return false
-        if (v2["requiredCapabilities"] === undefined || v2["verifiedMatches"] === undefined || v2["authorizationEligible"] === undefined || v2["availabilityEstimate"] === undefined || v2["expectedCost"] === undefined || v2["reliabilityEvidence"] === undefined || v2["policyRulesApplied"] === undefined) return false
-        for (const v33 in v2) {
-          switch (v33) {
-            case "requiredCapabilities": {
-              const v34 = v2[v33]
-              if (!(Array.isArray(v34))) return false
-              if (v34.length < 1) return false
-              for (let v36 = 0; v36 < v34.length; v36++) {
-                const v37 = v34[v36]
-                if (!c_common_defs_capabilityRef(v37)) return false
-              }
-              break
-            }
-            case "verifiedMatches": {
-              const v34 = v2[v33]
-              if (!(Array.isArray(v34))) return false
-              if (v34.length < 1) return false
-              for (let v40 = 0; v40 < v34.length; v40++) {
-                const v41 = v34[v40]
-                if (!c_common_defs_capabilityRef(v41)) return false
-              }
-              break
-            }
-            case "authorizationEligible": {
-              const v34 = v2[v33]
-              if (!(typeof v34 === 'boolean')) return false
-              break
-            }
-            case "availabilityEstimate": {
-              const v34 = v2[v33]
-              if (!c_common_defs_timestamp(v34)) return false
-              break
-            }
-            case "expectedCost": {
-              const v34 = v2[v33]
-              if (!((typeof v34 === 'number' && Number.isFinite(v34)))) return false
-              if (v34 < 0) return false
-              break
-            }
-            case "reliabilityEvidence": {
-              const v34 = v2[v33]
-              if (!(Array.isArray(v34))) return false
-              for (let v47 = 0; v47 < v34.length; v47++) {
-                const v48 = v34[v47]
-                if (!c_common_defs_id(v48)) return false
-              }
-              break
-            }
-            case "policyRulesApplied": {
-              const v34 = v2[v33]
-              if (!(Array.isArray(v34))) return false
-              if (v34.length < 1) return false
-              for (let v51 = 0; v51 < v34.length; v51++) {
-                const v52 = v34[v51]
-                if (!(typeof v52 === 'string')) return false
-                if (!(v52.length <= 200 || codePoints(v52) <= 200)) return false
-                if (!(v52.length >= 2 || (v52.length >= 1 && codePoints(v52) >= 1))) return false
-              }
-              break
-            }
-            default: {
-              return false
-            }
-          }
-        }
-        break
-      }
-      case "scheduleEstimate": {
-        const v2 = v[v1]
-        if (!((typeof v2 === 'object' && v2 !== null && !Array.isArray(v2)))) return false
-        if (v2["estimatedStart"] === undefined || v2["estimatedCompletion"] === undefined || v2["confidence"] === undefined || v2["capacityStatus"] === undefined || v2["lastCalculatedAt"] === undefined) return false
-        for (const v54 in v2) {
-          switch (v54) {
-            case "estimatedStart": {
-              const v55 = v2[v54]
-              if (!c_common_defs_timestamp(v55)) return false
-              break
-            }
-            case "estimatedCompletion": {
-              const v55 = v2[v54]
-              if (!c_common_defs_timestamp(v55)) return false
-              break
-            }
-            case "confidence": {
-              const v55 = v2[v54]
-              if (!((typeof v55 === 'number' && Number.isFinite(v55)))) return false
-              if (v55 < 0) return false
-              if (v55 > 1) return false
-              break
-            }
-            case "capacityStatus": {
-              const v55 = v2[v54]
-              if (!(v55 === "available" || v55 === "queued" || v55 === "constrained" || v55 === "blocked")) return false
-              break
-            }
-            case "lastCalculatedAt": {
-              const v55 = v2[v54]
-              if (!c_common_defs_timestamp(v55)) return false
-              break
-            }
-            default: {
-              return false
-            }
-          }
-        }
-        break
-      }
-      case "progress": {
-        const v2 = v[v1]
-        if (!((typeof v2 === 'object' && v2 !== null && !Array.isArray(v2)))) return false
-        if (v2["currentPhase"] === undefined || v2["completedMilestones"] === undefined || v2["nextCheckpoint"] === undefined || v2["blockers"] === undefined || v2["updatedCompletionEstimate"] === undefined || v2["evidenceIds"] === undefined) return false
-        for (const v61 in v2) {
-          switch (v61) {
-            case "currentPhase": {
-              const v62 = v2[v61]
-              if (!(typeof v62 === 'string')) return false
-              if (!(v62.length <= 500 || codePoints(v62) <= 500)) return false
-              if (!(v62.length >= 2 || (v62.length >= 1 && codePoints(v62) >= 1))) return false
-              break
-            }
-            case "completedMilestones": {
-              const v62 = v2[v61]
-              if (!(Array.isArray(v62))) return false
-              for (let v65 = 0; v65 < v62.length; v65++) {
-                const v66 = v62[v65]
-                if (!(typeof v66 === 'string')) return false
-                if (!(v66.length <= 500 || codePoints(v66) <= 500)) return false
-                if (!(v66.length >= 2 || (v66.length >= 1 && codePoints(v66) >= 1))) return false
-              }
-              break
-            }
-            case "nextCheckpoint": {
-              const v62 = v2[v61]
-              if (!(typeof v62 === 'string')) return false
-              if (!(v62.length <= 500 || codePoints(v62) <= 500)) return false
-              if (!(v62.length >= 2 || (v62.length >= 1 && codePoints(v62) >= 1))) return false
-              break
-            }
-            case "blockers": {
-              const v62 = v2[v61]
-              if (!(Array.isArray(v62))) return false
-              for (let v70 = 0; v70 < v62.length; v70++) {
-                const v71 = v62[v70]
-                if (!(typeof v71 === 'string')) return false
-                if (!(v71.length <= 2000 || codePoints(v71) <= 2000)) return false
-                if (!(v71.length >= 2 || (v71.length >= 1 && codePoints(v71) >= 1))) return false
-              }
-              break
-            }
-            case "updatedCompletionEstimate": {
-              const v62 = v2[v61]
-              if (!c_common_defs_timestamp(v62)) return false
-              break
-            }
-            case "evidenceIds": {
-              const v62 = v2[v61]
-              if (!(Array.isArray(v62))) return false
-              for (let v75 = 0; v75 < v62.length; v75++) {
-                const v76 = v62[v75]
-                if (!c_common_defs_id(v76)) return false
-              }
-              if (!unique(v62)) return false
-              break
-            }
-            default: {
-              return false
-            }
-          }
-        }
-        break
-      }
-      case "submission": {
-        const v2 = v[v1]
-        if (!((typeof v2 === 'object' && v2 !== null && !Array.isArray(v2)))) return false
-        if (v2["artifactHashes"] === undefined || v2["evidenceIds"] === undefined || v2["submittedAt"] === undefined) return false
-        for (const v78 in v2) {
-          switch (v78) {
-            case "artifactHashes": {
-              const v79 = v2[v78]
-              if (!(Array.isArray(v79))) return false
-              if (v79.length < 1) return false
-              for (let v81 = 0; v81 < v79.length; v81++) {
-                const v82 = v79[v81]
-                if (!c_common_defs_sha256(v82)) return false
-              }
-              if (!unique(v79)) return false
-              break
-            }
-            case "evidenceIds": {
-              const v79 = v2[v78]
-              if (!(Array.isArray(v79))) return false
-              if (v79.length < 1) return false
-              for (let v85 = 0; v85 < v79.length; v85++) {
-                const v86 = v79[v85]
-                if (!c_common_defs_id(v86)) return false
-              }
-              if (!unique(v79)) return false
-              break
-            }
-            case "submittedAt": {
-              const v79 = v2[v78]
-              if (!c_common_defs_timestamp(v79)) return false
-              break
-            }
-            default: {
-              return false
-            }
-          }
-        }
-        break
-      }
-      case "createdBy": {
-        const v2 = v[v1]
-        if (!c_common_defs_actor(v2)) return false
-        break
-      }
-      case "authorizedBy": {
-        const v2 = v[v1]
-        if (!c_common_defs_actor(v2)) return false
-        break
-      }
-      case "createdAt": {
-        const v2 = v[v1]
-        if (!c_common_defs_timestamp(v2)) return false
-        break
-      }
-      case "updatedAt": {
-        const v2 = v[v1]
-        if (!c_common_defs_timestamp(v2)) return false
-        break
-      }
-      case "extensions": {
-        const v2 = v[v1]
-        if (!c_common_defs_extensions(v2)) return false
-        break
-      }
-      default: {
-        return false
+function c_common_defs_resourceGrant_properties_operations_items(v: any): boolean {
+  if (!(typeof v === 'string')) return false
+  if (!(v.length <= 128 || codePoints(v) <= 128)) return false
+  if (!re15.test(v)) return false
+  return true
+}
+
+/** Validates the value against `work-item.schema.json#`, from the work-item.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_workItem(v: any, p: string = '', x?: Collector): boolean {
+  L1: {
+    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { if (!x) return false; x.add(p, "type", "must be object", "#/type"); break L1 }
+    const v1 = v["workItemId"]
+    const v2 = v["missionId"]
+    const v3 = v["groupId"]
+    const v4 = v["conversationId"]
+    const v5 = v["revision"]
+    const v6 = v["state"]
+    const v7 = v["exclusive"]
+    const v8 = v["contract"]
+    const v9 = v["offers"]
+    const v12 = v["owner"]
+    const v21 = v["selectionBasis"]
+    const v22 = v["scheduleEstimate"]
+    const v23 = v["progress"]
+    const v24 = v["submission"]
+    const v30 = v["createdBy"]
+    const v31 = v["authorizedBy"]
+    const v32 = v["createdAt"]
+    const v33 = v["updatedAt"]
+    const v34 = v["extensions"]
+    if (v1 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'workItemId'", "#/required") }
+    if (v2 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'missionId'", "#/required") }
+    if (v3 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'groupId'", "#/required") }
+    if (v4 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'conversationId'", "#/required") }
+    if (v5 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'revision'", "#/required") }
+    if (v6 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'state'", "#/required") }
+    if (v7 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'exclusive'", "#/required") }
+    if (v8 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'contract'", "#/required") }
+    if (v30 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'createdBy'", "#/required") }
+    if (v32 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'createdAt'", "#/required") }
+    if (!x) {
+      let v36 = 0
+      for (const v35 in v) v36++
+      if (v36 !== (v1 === undefined ? 0 : 1) + (v2 === undefined ? 0 : 1) + (v3 === undefined ? 0 : 1) + (v4 === undefined ? 0 : 1) + (v5 === undefined ? 0 : 1) + (v6 === undefined ? 0 : 1) + (v7 === undefined ? 0 : 1) + (v8 === undefined ? 0 : 1) + (v9 === undefined ? 0 : 1) + (v12 === undefined ? 0 : 1) + (v21 === undefined ? 0 : 1) + (v22 === undefined ? 0 : 1) + (v23 === undefined ? 0 : 1) + (v24 === undefined ? 0 : 1) + (v30 === undefined ? 0 : 1) + (v31 === undefined ? 0 : 1) + (v32 === undefined ? 0 : 1) + (v33 === undefined ? 0 : 1) + (v34 === undefined ? 0 : 1)) for (const v35 in v) switch (v35) { case "workItemId": case "missionId": case "groupId": case "conversationId": case "revision": case "state": case "exclusive": case "contract": case "offers": case "owner": case "selectionBasis": case "scheduleEstimate": case "progress": case "submission": case "createdBy": case "authorizedBy": case "createdAt": case "updatedAt": case "extensions": if (v[v35] === undefined) return false; break; default: return false }
+    }
+    if (v1 !== undefined && !(c_common_defs_id(v1) || x !== undefined && v_common_defs_id(v1, p + "/workItemId", x))) return false
+    if (v2 !== undefined && !(c_common_defs_id(v2) || x !== undefined && v_common_defs_id(v2, p + "/missionId", x))) return false
+    if (v3 !== undefined && !(c_common_defs_id(v3) || x !== undefined && v_common_defs_id(v3, p + "/groupId", x))) return false
+    if (v4 !== undefined && !(c_common_defs_id(v4) || x !== undefined && v_common_defs_id(v4, p + "/conversationId", x))) return false
+    if (v5 !== undefined && !(c_common_defs_safeInteger(v5) || x !== undefined && v_common_defs_safeInteger(v5, p + "/revision", x))) return false
+    if (v6 !== undefined) {
+      if (!(typeof v6 === 'string' && set19.has(v6))) { if (!x) return false; x.add(p + "/state", "enum", "must be one of the allowed values (9 values)", "#/properties/state/enum") }
+    }
+    if (v7 !== undefined) {
+      L3: {
+        if (!(typeof v7 === 'boolean')) { if (!x) return false; x.add(p + "/exclusive", "type", "must be boolean", "#/properties/exclusive/type"); break L3 }
       }
     }
-  }
-  {
-    if (c_workItem_allOf_0_if(v)) {
-      if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-        if (v["owner"] === undefined || v["selectionBasis"] === undefined) return false
+    if (v8 !== undefined && !v_workContract(v8, x && p + "/contract", x)) return false
+    if (v9 !== undefined) {
+      L4: {
+        if (!(Array.isArray(v9))) { if (!x) return false; x.add(p + "/offers", "type", "must be array", "#/properties/offers/type"); break L4 }
+        for (let v10 = 0; v10 < v9.length; v10++) {
+          const v11 = v9[v10]
+          if (!v_workItem_properties_offers_items(v11, x && p + "/offers" + '/' + v10, x)) return false
+        }
       }
     }
-  }
-  {
-    if (c_workItem_allOf_1_if(v)) {
+    if (v12 !== undefined) {
+      L5: {
+        if (!((typeof v12 === 'object' && v12 !== null && !Array.isArray(v12)))) { if (!x) return false; x.add(p + "/owner", "type", "must be object", "#/properties/owner/type"); break L5 }
+        const v13 = v12["agentId"]
+        const v14 = v12["agentCardVersion"]
+        const v15 = v12["capabilityPins"]
+        const v16 = v12["ownershipEpoch"]
+        const v17 = v12["ownershipLeaseId"]
+        const v18 = v12["acceptedAt"]
+        if (v13 === undefined) { if (!x) return false; x.add(p + "/owner", "required", "must have required property 'agentId'", "#/properties/owner/required") }
+        if (v14 === undefined) { if (!x) return false; x.add(p + "/owner", "required", "must have required property 'agentCardVersion'", "#/properties/owner/required") }
+        if (v15 === undefined) { if (!x) return false; x.add(p + "/owner", "required", "must have required property 'capabilityPins'", "#/properties/owner/required") }
+        if (v16 === undefined) { if (!x) return false; x.add(p + "/owner", "required", "must have required property 'ownershipEpoch'", "#/properties/owner/required") }
+        if (v17 === undefined) { if (!x) return false; x.add(p + "/owner", "required", "must have required property 'ownershipLeaseId'", "#/properties/owner/required") }
+        if (v18 === undefined) { if (!x) return false; x.add(p + "/owner", "required", "must have required property 'acceptedAt'", "#/properties/owner/required") }
+        if (!x) {
+          let v20 = 0
+          for (const v19 in v12) v20++
+          if (v20 !== (v13 === undefined ? 0 : 1) + (v14 === undefined ? 0 : 1) + (v15 === undefined ? 0 : 1) + (v16 === undefined ? 0 : 1) + (v17 === undefined ? 0 : 1) + (v18 === undefined ? 0 : 1)) for (const v19 in v12) switch (v19) { case "agentId": case "agentCardVersion": case "capabilityPins": case "ownershipEpoch": case "ownershipLeaseId": case "acceptedAt": if (v12[v19] === undefined) return false; break; default: return false }
+        }
+        if (v13 !== undefined && !(c_common_defs_id(v13) || x !== undefined && v_common_defs_id(v13, p + "/owner" + "/agentId", x))) return false
+        if (v14 !== undefined && !(c_common_defs_positiveInteger(v14) || x !== undefined && v_common_defs_positiveInteger(v14, p + "/owner" + "/agentCardVersion", x))) return false
+        if (v15 !== undefined && !v_workContract_properties_requiredCapabilities(v15, x && p + "/owner" + "/capabilityPins", x, "#/properties/owner/properties/capabilityPins")) return false
+        if (v16 !== undefined && !(c_common_defs_positiveInteger(v16) || x !== undefined && v_common_defs_positiveInteger(v16, p + "/owner" + "/ownershipEpoch", x))) return false
+        if (v17 !== undefined && !(c_common_defs_id(v17) || x !== undefined && v_common_defs_id(v17, p + "/owner" + "/ownershipLeaseId", x))) return false
+        if (v18 !== undefined && !(c_common_defs_timestamp(v18) || x !== undefined && v_common_defs_timestamp(v18, p + "/owner" + "/acceptedAt", x))) return false
+        if (x) for (const v19 in v12) switch (v19) { case "agentId": case "agentCardVersion": case "capabilityPins": case "ownershipEpoch": case "ownershipLeaseId": case "acceptedAt": break; default: x.add(p + "/owner" + '/' + pointerToken(v19), "additionalProperties", "unknown member is not allowed", "#/properties/owner/additionalProperties") }
+      }
+    }
+    if (v21 !== undefined && !v_workItem_properties_selectionBasis(v21, x && p + "/selectionBasis", x)) return false
+    if (v22 !== undefined && !v_workItem_properties_scheduleEstimate(v22, x && p + "/scheduleEstimate", x)) return false
+    if (v23 !== undefined && !v_workItem_properties_progress(v23, x && p + "/progress", x)) return false
+    if (v24 !== undefined) {
+      L6: {
+        if (!((typeof v24 === 'object' && v24 !== null && !Array.isArray(v24)))) { if (!x) return false; x.add(p + "/submission", "type", "must be object", "#/properties/submission/type"); break L6 }
+        const v25 = v24["artifactHashes"]
+        const v26 = v24["evidenceIds"]
+        const v27 = v24["submittedAt"]
+        if (v25 === undefined) { if (!x) return false; x.add(p + "/submission", "required", "must have required property 'artifactHashes'", "#/properties/submission/required") }
+        if (v26 === undefined) { if (!x) return false; x.add(p + "/submission", "required", "must have required property 'evidenceIds'", "#/properties/submission/required") }
+        if (v27 === undefined) { if (!x) return false; x.add(p + "/submission", "required", "must have required property 'submittedAt'", "#/properties/submission/required") }
+        if (!x) {
+          let v29 = 0
+          for (const v28 in v24) v29++
+          if (v29 !== (v25 === undefined ? 0 : 1) + (v26 === undefined ? 0 : 1) + (v27 === undefined ? 0 : 1)) for (const v28 in v24) switch (v28) { case "artifactHashes": case "evidenceIds": case "submittedAt": if (v24[v28] === undefined) return false; break; default: return false }
+        }
+        if (v25 !== undefined && !v_workItem_properties_submission_properties_artifactHashes(v25, x && p + "/submission" + "/artifactHashes", x, "#/properties/submission/properties/artifactHashes")) return false
+        if (v26 !== undefined && !v_agentCard_properties_capabilities_items_properties_verifiedEvidence(v26, x && p + "/submission" + "/evidenceIds", x, "#/properties/submission/properties/evidenceIds")) return false
+        if (v27 !== undefined && !(c_common_defs_timestamp(v27) || x !== undefined && v_common_defs_timestamp(v27, p + "/submission" + "/submittedAt", x))) return false
+        if (x) for (const v28 in v24) switch (v28) { case "artifactHashes": case "evidenceIds": case "submittedAt": break; default: x.add(p + "/submission" + '/' + pointerToken(v28), "additionalProperties", "unknown member is not allowed", "#/properties/submission/additionalProperties") }
+      }
+    }
+    if (v30 !== undefined && !v_common_defs_actor(v30, x && p + "/createdBy", x)) return false
+    if (v31 !== undefined && !v_common_defs_actor(v31, x && p + "/authorizedBy", x)) return false
+    if (v32 !== undefined && !(c_common_defs_timestamp(v32) || x !== undefined && v_common_defs_timestamp(v32, p + "/createdAt", x))) return false
+    if (v33 !== undefined && !(c_common_defs_timestamp(v33) || x !== undefined && v_common_defs_timestamp(v33, p + "/updatedAt", x))) return false
+    if (v34 !== undefined && !v_common_defs_extensions(v34, x && p + "/extensions", x)) return false
+    if (x) for (const v35 in v) switch (v35) { case "workItemId": case "missionId": case "groupId": case "conversationId": case "revision": case "state": case "exclusive": case "contract": case "offers": case "owner": case "selectionBasis": case "scheduleEstimate": case "progress": case "submission": case "createdBy": case "authorizedBy": case "createdAt": case "updatedAt": case "extensions": break; default: x.add(p + '/' + pointerToken(v35), "additionalProperties", "unknown member is not allowed", "#/additionalProperties") }
+    if (v_workItem_allOf_0_if(v)) {
       if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-        if (v["submission"] === undefined) return false
+        if (v["owner"] === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'owner'", "#/allOf/0/then/required") }
+        if (v["selectionBasis"] === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'selectionBasis'", "#/allOf/0/then/required") }
+      }
+    }
+    if (v_workItem_allOf_1_if(v)) {
+      if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
+        if (v["submission"] === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'submission'", "#/allOf/1/then/required") }
       }
     }
   }
   return true
 }
 
-/** Reports every issue of the value, up to the collector bound, against `work-item.schema.json#`, from the work-item.schema.json definition of @weft/spec (§21). */
-export function e_workItem(v: any, p: string, x: Collector): void {
+/** Validates the value against `work-item.schema.json#/properties/offers/items`, from the work-item.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_workItem_properties_offers_items(v: any, p: string = '', x?: Collector): boolean {
   L1: {
-    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { x.add(p, "type", "must be object", "#/type"); break L1 }
-    if (v["workItemId"] === undefined) x.add(p, "required", "must have required property 'workItemId'", "#/required")
-    if (v["missionId"] === undefined) x.add(p, "required", "must have required property 'missionId'", "#/required")
-    if (v["groupId"] === undefined) x.add(p, "required", "must have required property 'groupId'", "#/required")
-    if (v["conversationId"] === undefined) x.add(p, "required", "must have required property 'conversationId'", "#/required")
-    if (v["revision"] === undefined) x.add(p, "required", "must have required property 'revision'", "#/required")
-    if (v["state"] === undefined) x.add(p, "required", "must have required property 'state'", "#/required")
-    if (v["exclusive"] === undefined) x.add(p, "required", "must have required property 'exclusive'", "#/required")
-    if (v["contract"] === undefined) x.add(p, "required", "must have required property 'contract'", "#/required")
-    if (v["createdBy"] === undefined) x.add(p, "required", "must have required property 'createdBy'", "#/required")
-    if (v["createdAt"] === undefined) x.add(p, "required", "must have required property 'createdAt'", "#/required")
-    {
-      const v1 = v["workItemId"]
-      if (v1 !== undefined) {
-        e_common_defs_id(v1, p + "/workItemId", x)
-      }
+    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { if (!x) return false; x.add(p, "type", "must be object", "#/properties/offers/items/type"); break L1 }
+    const v1 = v["offerId"]
+    const v2 = v["agentId"]
+    const v3 = v["agentCardVersion"]
+    const v4 = v["expiresAt"]
+    const v5 = v["status"]
+    const v6 = v["declineReason"]
+    if (v1 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'offerId'", "#/properties/offers/items/required") }
+    if (v2 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'agentId'", "#/properties/offers/items/required") }
+    if (v3 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'agentCardVersion'", "#/properties/offers/items/required") }
+    if (v4 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'expiresAt'", "#/properties/offers/items/required") }
+    if (v5 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'status'", "#/properties/offers/items/required") }
+    if (!x) {
+      let v8 = 0
+      for (const v7 in v) v8++
+      if (v8 !== (v1 === undefined ? 0 : 1) + (v2 === undefined ? 0 : 1) + (v3 === undefined ? 0 : 1) + (v4 === undefined ? 0 : 1) + (v5 === undefined ? 0 : 1) + (v6 === undefined ? 0 : 1)) for (const v7 in v) switch (v7) { case "offerId": case "agentId": case "agentCardVersion": case "expiresAt": case "status": case "declineReason": if (v[v7] === undefined) return false; break; default: return false }
     }
-    {
-      const v2 = v["missionId"]
-      if (v2 !== undefined) {
-        e_common_defs_id(v2, p + "/missionId", x)
-      }
+    if (v1 !== undefined && !(c_common_defs_id(v1) || x !== undefined && v_common_defs_id(v1, p + "/offerId", x))) return false
+    if (v2 !== undefined && !(c_common_defs_id(v2) || x !== undefined && v_common_defs_id(v2, p + "/agentId", x))) return false
+    if (v3 !== undefined && !(c_common_defs_positiveInteger(v3) || x !== undefined && v_common_defs_positiveInteger(v3, p + "/agentCardVersion", x))) return false
+    if (v4 !== undefined && !(c_common_defs_timestamp(v4) || x !== undefined && v_common_defs_timestamp(v4, p + "/expiresAt", x))) return false
+    if (v5 !== undefined) {
+      if (!(v5 === "pending" || v5 === "accepted" || v5 === "declined" || v5 === "withdrawn" || v5 === "expired" || v5 === "lost_race")) { if (!x) return false; x.add(p + "/status", "enum", "must be one of the allowed values: \"pending\", \"accepted\", \"declined\", \"withdrawn\", \"expired\", \"lost_race\"", "#/properties/offers/items/properties/status/enum") }
     }
-    {
-      const v3 = v["groupId"]
-      if (v3 !== undefined) {
-        e_common_defs_id(v3, p + "/groupId", x)
-      }
+    if (v6 !== undefined) {
+      if (!(typeof v6 === 'string' && set20.has(v6))) { if (!x) return false; x.add(p + "/declineReason", "enum", "must be one of the allowed values: \"capacity\", \"deadline\", \"capability\", \"authorization\", \"dependency\", \"budget\", \"other\"", "#/properties/offers/items/properties/declineReason/enum") }
     }
-    {
-      const v4 = v["conversationId"]
-      if (v4 !== undefined) {
-        e_common_defs_id(v4, p + "/conversationId", x)
-      }
-    }
-    {
-      const v5 = v["revision"]
-      if (v5 !== undefined) {
-        e_common_defs_safeInteger(v5, p + "/revision", x)
-      }
-    }
-    {
-      const v6 = v["state"]
-      if (v6 !== undefined) {
-        if (!(typeof v6 === 'string' && set32.has(v6))) x.add(p + "/state", "enum", "must be one of the allowed values (9 values)", "#/properties/state/enum")
-      }
-    }
-    {
-      const v7 = v["exclusive"]
-      if (v7 !== undefined) {
-        L8: {
-          if (!(typeof v7 === 'boolean')) { x.add(p + "/exclusive", "type", "must be boolean", "#/properties/exclusive/type"); break L8 }
-        }
-      }
-    }
-    {
-      const v8 = v["contract"]
-      if (v8 !== undefined) {
-        e_workContract(v8, p + "/contract", x)
-      }
-    }
-    {
-      const v9 = v["offers"]
-      if (v9 !== undefined) {
-        L10: {
-          if (!(Array.isArray(v9))) { x.add(p + "/offers", "type", "must be array", "#/properties/offers/type"); break L10 }
-          for (let v10 = 0; v10 < v9.length; v10++) {
-            const v11 = v9[v10]
-            L11: {
-              if (!((typeof v11 === 'object' && v11 !== null && !Array.isArray(v11)))) { x.add(p + "/offers" + '/' + v10, "type", "must be object", "#/properties/offers/items/type"); break L11 }
-              if (v11["offerId"] === undefined) x.add(p + "/offers" + '/' + v10, "required", "must have required property 'offerId'", "#/properties/offers/items/required")
-              if (v11["agentId"] === undefined) x.add(p + "/offers" + '/' + v10, "required", "must have required property 'agentId'", "#/properties/offers/items/required")
-              if (v11["agentCardVersion"] === undefined) x.add(p + "/offers" + '/' + v10, "required", "must have required property 'agentCardVersion'", "#/properties/offers/items/required")
-              if (v11["expiresAt"] === undefined) x.add(p + "/offers" + '/' + v10, "required", "must have required property 'expiresAt'", "#/properties/offers/items/required")
-              if (v11["status"] === undefined) x.add(p + "/offers" + '/' + v10, "required", "must have required property 'status'", "#/properties/offers/items/required")
-              {
-                const v12 = v11["offerId"]
-                if (v12 !== undefined) {
-                  e_common_defs_id(v12, p + "/offers" + '/' + v10 + "/offerId", x)
-                }
-              }
-              {
-                const v13 = v11["agentId"]
-                if (v13 !== undefined) {
-                  e_common_defs_id(v13, p + "/offers" + '/' + v10 + "/agentId", x)
-                }
-              }
-              {
-                const v14 = v11["agentCardVersion"]
-                if (v14 !== undefined) {
-                  e_common_defs_positiveInteger(v14, p + "/offers" + '/' + v10 + "/agentCardVersion", x)
-                }
-              }
-              {
-                const v15 = v11["expiresAt"]
-                if (v15 !== undefined) {
-                  e_common_defs_timestamp(v15, p + "/offers" + '/' + v10 + "/expiresAt", x)
-                }
-              }
-              {
-                const v16 = v11["status"]
-                if (v16 !== undefined) {
-                  if (!(v16 === "pending" || v16 === "accepted" || v16 === "declined" || v16 === "withdrawn" || v16 === "expired" || v16 === "lost_race")) x.add(p + "/offers" + '/' + v10 + "/status", "enum", "must be one of the allowed values: \"pending\", \"accepted\", \"declined\", \"withdrawn\", \"expired\", \"lost_race\"", "#/properties/offers/items/properties/status/enum")
-                }
-              }
-              {
-                const v17 = v11["declineReason"]
-                if (v17 !== undefined) {
-                  if (!(typeof v17 === 'string' && set33.has(v17))) x.add(p + "/offers" + '/' + v10 + "/declineReason", "enum", "must be one of the allowed values: \"capacity\", \"deadline\", \"capability\", \"authorization\", \"dependency\", \"budget\", \"other\"", "#/properties/offers/items/properties/declineReason/enum")
-                }
-              }
-              for (const v18 in v11) {
-                if (!(v18 === "offerId" || v18 === "agentId" || v18 === "agentCardVersion" || v18 === "expiresAt" || v18 === "status" || v18 === "declineReason")) x.add(p + "/offers" + '/' + v10 + '/' + pointerToken(v18), 'additionalProperties', 'unknown member is not allowed', "#/properties/offers/items/additionalProperties")
-              }
-            }
-          }
-        }
-      }
-    }
-    {
-      const v19 = v["owner"]
-      if (v19 !== undefined) {
-        L18: {
-          if (!((typeof v19 === 'object' && v19 !== null && !Array.isArray(v19)))) { x.add(p + "/owner", "type", "must be object", "#/properties/owner/type"); break L18 }
-          if (v19["agentId"] === undefined) x.add(p + "/owner", "required", "must have required property 'agentId'", "#/properties/owner/required")
-          if (v19["agentCardVersion"] === undefined) x.add(p + "/owner", "required", "must have required property 'agentCardVersion'", "#/properties/owner/required")
-          if (v19["capabilityPins"] === undefined) x.add(p + "/owner", "required", "must have required property 'capabilityPins'", "#/properties/owner/required")
-          if (v19["ownershipEpoch"] === undefined) x.add(p + "/owner", "required", "must have required property 'ownershipEpoch'", "#/properties/owner/required")
-          if (v19["ownershipLeaseId"] === undefined) x.add(p + "/owner", "required", "must have required property 'ownershipLeaseId'", "#/properties/owner/required")
-          if (v19["acceptedAt"] === undefined) x.add(p + "/owner", "required", "must have required property 'acceptedAt'", "#/properties/owner/required")
-          {
-            const v20 = v19["agentId"]
-            if (v20 !== undefined) {
-              e_common_defs_id(v20, p + "/owner" + "/agentId", x)
-            }
-          }
-          {
-            const v21 = v19["agentCardVersion"]
-            if (v21 !== undefined) {
-              e_common_defs_positiveInteger(v21, p + "/owner" + "/agentCardVersion", x)
-            }
-          }
-          {
-            const v22 = v19["capabilityPins"]
-            if (v22 !== undefined) {
-              L21: {
-                if (!(Array.isArray(v22))) { x.add(p + "/owner" + "/capabilityPins", "type", "must be array", "#/properties/owner/properties/capabilityPins/type"); break L21 }
-                if (v22.length < 1) x.add(p + "/owner" + "/capabilityPins", "minItems", "must have at least 1 items", "#/properties/owner/properties/capabilityPins/minItems")
-                for (let v23 = 0; v23 < v22.length; v23++) {
-                  const v24 = v22[v23]
-                  e_common_defs_capabilityRef(v24, p + "/owner" + "/capabilityPins" + '/' + v23, x)
-                }
-              }
-            }
-          }
-          {
-            const v25 = v19["ownershipEpoch"]
-            if (v25 !== undefined) {
-              e_common_defs_positiveInteger(v25, p + "/owner" + "/ownershipEpoch", x)
-            }
-          }
-          {
-            const v26 = v19["ownershipLeaseId"]
-            if (v26 !== undefined) {
-              e_common_defs_id(v26, p + "/owner" + "/ownershipLeaseId", x)
-            }
-          }
-          {
-            const v27 = v19["acceptedAt"]
-            if (v27 !== undefined) {
-              e_common_defs_timestamp(v27, p + "/owner" + "/acceptedAt", x)
-            }
-          }
-          for (const v28 in v19) {
-            if (!(v28 === "agentId" || v28 === "agentCardVersion" || v28 === "capabilityPins" || v28 === "ownershipEpoch" || v28 === "ownershipLeaseId" || v28 === "acceptedAt")) x.add(p + "/owner" + '/' + pointerToken(v28), 'additionalProperties', 'unknown member is not allowed', "#/properties/owner/additionalProperties")
-          }
-        }
-      }
-    }
-    {
-      const v29 = v["selectionBasis"]
-      if (v29 !== undefined) {
-        L26: {
-          if (!((typeof v29 === 'object' && v29 !== null && !Array.isArray(v29)))) { x.add(p + "/selectionBasis", "type", "must be object", "#/properties/selectionBasis/type"); break L26 }
-          if (v29["requiredCapabilities"] === undefined) x.add(p + "/selectionBasis", "required", "must have required property 'requiredCapabilities'", "#/properties/selectionBasis/required")
-          if (v29["verifiedMatches"] === undefined) x.add(p + "/selectionBasis", "required", "must have required property 'verifiedMatches'", "#/properties/selectionBasis/required")
-          if (v29["authorizationEligible"] === undefined) x.add(p + "/selectionBasis", "required", "must have required property 'authorizationEligible'", "#/properties/selectionBasis/required")
-          if (v29["availabilityEstimate"] === undefined) x.add(p + "/selectionBasis", "required", "must have required property 'availabilityEstimate'", "#/properties/selectionBasis/required")
-          if (v29["expectedCost"] === undefined) x.add(p + "/selectionBasis", "required", "must have required property 'expectedCost'", "#/properties/selectionBasis/required")
-          if (v29["reliabilityEvidence"] === undefined) x.add(p + "/selectionBasis", "required", "must have required property 'reliabilityEvidence'", "#/properties/selectionBasis/required")
-          if (v29["policyRulesApplied"] === undefined) x.add(p + "/selectionBasis", "required", "must have required property 'policyRulesApplied'", "#/properties/selectionBasis/required")
-          {
-            const v30 = v29["requiredCapabilities"]
-            if (v30 !== undefined) {
-              L27: {
-                if (!(Array.isArray(v30))) { x.add(p + "/selectionBasis" + "/requiredCapabilities", "type", "must be array", "#/properties/selectionBasis/properties/requiredCapabilities/type"); break L27 }
-                if (v30.length < 1) x.add(p + "/selectionBasis" + "/requiredCapabilities", "minItems", "must have at least 1 items", "#/properties/selectionBasis/properties/requiredCapabilities/minItems")
-                for (let v31 = 0; v31 < v30.length; v31++) {
-                  const v32 = v30[v31]
-                  e_common_defs_capabilityRef(v32, p + "/selectionBasis" + "/requiredCapabilities" + '/' + v31, x)
-                }
-              }
-            }
-          }
-          {
-            const v33 = v29["verifiedMatches"]
-            if (v33 !== undefined) {
-              L29: {
-                if (!(Array.isArray(v33))) { x.add(p + "/selectionBasis" + "/verifiedMatches", "type", "must be array", "#/properties/selectionBasis/properties/verifiedMatches/type"); break L29 }
-                if (v33.length < 1) x.add(p + "/selectionBasis" + "/verifiedMatches", "minItems", "must have at least 1 items", "#/properties/selectionBasis/properties/verifiedMatches/minItems")
-                for (let v34 = 0; v34 < v33.length; v34++) {
-                  const v35 = v33[v34]
-                  e_common_defs_capabilityRef(v35, p + "/selectionBasis" + "/verifiedMatches" + '/' + v34, x)
-                }
-              }
-            }
-          }
-          {
-            const v36 = v29["authorizationEligible"]
-            if (v36 !== undefined) {
-              L31: {
-                if (!(typeof v36 === 'boolean')) { x.add(p + "/selectionBasis" + "/authorizationEligible", "type", "must be boolean", "#/properties/selectionBasis/properties/authorizationEligible/type"); break L31 }
-              }
-            }
-          }
-          {
-            const v37 = v29["availabilityEstimate"]
-            if (v37 !== undefined) {
-              e_common_defs_timestamp(v37, p + "/selectionBasis" + "/availabilityEstimate", x)
-            }
-          }
-          {
-            const v38 = v29["expectedCost"]
-            if (v38 !== undefined) {
-              L33: {
-                if (!((typeof v38 === 'number' && Number.isFinite(v38)))) { x.add(p + "/selectionBasis" + "/expectedCost", "type", "must be number", "#/properties/selectionBasis/properties/expectedCost/type"); break L33 }
-                if (v38 < 0) x.add(p + "/selectionBasis" + "/expectedCost", "minimum", "must be at least 0", "#/properties/selectionBasis/properties/expectedCost/minimum")
-              }
-            }
-          }
-          {
-            const v39 = v29["reliabilityEvidence"]
-            if (v39 !== undefined) {
-              L34: {
-                if (!(Array.isArray(v39))) { x.add(p + "/selectionBasis" + "/reliabilityEvidence", "type", "must be array", "#/properties/selectionBasis/properties/reliabilityEvidence/type"); break L34 }
-                for (let v40 = 0; v40 < v39.length; v40++) {
-                  const v41 = v39[v40]
-                  e_common_defs_id(v41, p + "/selectionBasis" + "/reliabilityEvidence" + '/' + v40, x)
-                }
-              }
-            }
-          }
-          {
-            const v42 = v29["policyRulesApplied"]
-            if (v42 !== undefined) {
-              L36: {
-                if (!(Array.isArray(v42))) { x.add(p + "/selectionBasis" + "/policyRulesApplied", "type", "must be array", "#/properties/selectionBasis/properties/policyRulesApplied/type"); break L36 }
-                if (v42.length < 1) x.add(p + "/selectionBasis" + "/policyRulesApplied", "minItems", "must have at least 1 items", "#/properties/selectionBasis/properties/policyRulesApplied/minItems")
-                for (let v43 = 0; v43 < v42.length; v43++) {
-                  const v44 = v42[v43]
-                  L37: {
-                    if (!(typeof v44 === 'string')) { x.add(p + "/selectionBasis" + "/policyRulesApplied" + '/' + v43, "type", "must be string", "#/properties/selectionBasis/properties/policyRulesApplied/items/type"); break L37 }
-                    if (!(v44.length <= 200 || codePoints(v44) <= 200)) x.add(p + "/selectionBasis" + "/policyRulesApplied" + '/' + v43, "maxLength", "must have at most 200 characters", "#/properties/selectionBasis/properties/policyRulesApplied/items/maxLength")
-                    if (!(v44.length >= 2 || (v44.length >= 1 && codePoints(v44) >= 1))) x.add(p + "/selectionBasis" + "/policyRulesApplied" + '/' + v43, "minLength", "must have at least 1 characters", "#/properties/selectionBasis/properties/policyRulesApplied/items/minLength")
-                  }
-                }
-              }
-            }
-          }
-          for (const v45 in v29) {
-            if (!(typeof v45 === 'string' && set34.has(v45))) x.add(p + "/selectionBasis" + '/' + pointerToken(v45), 'additionalProperties', 'unknown member is not allowed', "#/properties/selectionBasis/additionalProperties")
-          }
-        }
-      }
-    }
-    {
-      const v46 = v["scheduleEstimate"]
-      if (v46 !== undefined) {
-        L38: {
-          if (!((typeof v46 === 'object' && v46 !== null && !Array.isArray(v46)))) { x.add(p + "/scheduleEstimate", "type", "must be object", "#/properties/scheduleEstimate/type"); break L38 }
-          if (v46["estimatedStart"] === undefined) x.add(p + "/scheduleEstimate", "required", "must have required property 'estimatedStart'", "#/properties/scheduleEstimate/required")
-          if (v46["estimatedCompletion"] === undefined) x.add(p + "/scheduleEstimate", "required", "must have required property 'estimatedCompletion'", "#/properties/scheduleEstimate/required")
-          if (v46["confidence"] === undefined) x.add(p + "/scheduleEstimate", "required", "must have required property 'confidence'", "#/properties/scheduleEstimate/required")
-          if (v46["capacityStatus"] === undefined) x.add(p + "/scheduleEstimate", "required", "must have required property 'capacityStatus'", "#/properties/scheduleEstimate/required")
-          if (v46["lastCalculatedAt"] === undefined) x.add(p + "/scheduleEstimate", "required", "must have required property 'lastCalculatedAt'", "#/properties/scheduleEstimate/required")
-          {
-            const v47 = v46["estimatedStart"]
-            if (v47 !== undefined) {
-              e_common_defs_timestamp(v47, p + "/scheduleEstimate" + "/estimatedStart", x)
-            }
-          }
-          {
-            const v48 = v46["estimatedCompletion"]
-            if (v48 !== undefined) {
-              e_common_defs_timestamp(v48, p + "/scheduleEstimate" + "/estimatedCompletion", x)
-            }
-          }
-          {
-            const v49 = v46["confidence"]
-            if (v49 !== undefined) {
-              L41: {
-                if (!((typeof v49 === 'number' && Number.isFinite(v49)))) { x.add(p + "/scheduleEstimate" + "/confidence", "type", "must be number", "#/properties/scheduleEstimate/properties/confidence/type"); break L41 }
-                if (v49 < 0) x.add(p + "/scheduleEstimate" + "/confidence", "minimum", "must be at least 0", "#/properties/scheduleEstimate/properties/confidence/minimum")
-                if (v49 > 1) x.add(p + "/scheduleEstimate" + "/confidence", "maximum", "must be at most 1", "#/properties/scheduleEstimate/properties/confidence/maximum")
-              }
-            }
-          }
-          {
-            const v50 = v46["capacityStatus"]
-            if (v50 !== undefined) {
-              if (!(v50 === "available" || v50 === "queued" || v50 === "constrained" || v50 === "blocked")) x.add(p + "/scheduleEstimate" + "/capacityStatus", "enum", "must be one of the allowed values: \"available\", \"queued\", \"constrained\", \"blocked\"", "#/properties/scheduleEstimate/properties/capacityStatus/enum")
-            }
-          }
-          {
-            const v51 = v46["lastCalculatedAt"]
-            if (v51 !== undefined) {
-              e_common_defs_timestamp(v51, p + "/scheduleEstimate" + "/lastCalculatedAt", x)
-            }
-          }
-          for (const v52 in v46) {
-            if (!(v52 === "estimatedStart" || v52 === "estimatedCompletion" || v52 === "confidence" || v52 === "capacityStatus" || v52 === "lastCalculatedAt")) x.add(p + "/scheduleEstimate" + '/' + pointerToken(v52), 'additionalProperties', 'unknown member is not allowed', "#/properties/scheduleEstimate/additionalProperties")
-          }
-        }
-      }
-    }
-    {
-      const v53 = v["progress"]
-      if (v53 !== undefined) {
-        L44: {
-          if (!((typeof v53 === 'object' && v53 !== null && !Array.isArray(v53)))) { x.add(p + "/progress", "type", "must be object", "#/properties/progress/type"); break L44 }
-          if (v53["currentPhase"] === undefined) x.add(p + "/progress", "required", "must have required property 'currentPhase'", "#/properties/progress/required")
-          if (v53["completedMilestones"] === undefined) x.add(p + "/progress", "required", "must have required property 'completedMilestones'", "#/properties/progress/required")
-          if (v53["nextCheckpoint"] === undefined) x.add(p + "/progress", "required", "must have required property 'nextCheckpoint'", "#/properties/progress/required")
-          if (v53["blockers"] === undefined) x.add(p + "/progress", "required", "must have required property 'blockers'", "#/properties/progress/required")
-          if (v53["updatedCompletionEstimate"] === undefined) x.add(p + "/progress", "required", "must have required property 'updatedCompletionEstimate'", "#/properties/progress/required")
-          if (v53["evidenceIds"] === undefined) x.add(p + "/progress", "required", "must have required property 'evidenceIds'", "#/properties/progress/required")
-          {
-            const v54 = v53["currentPhase"]
-            if (v54 !== undefined) {
-              L45: {
-                if (!(typeof v54 === 'string')) { x.add(p + "/progress" + "/currentPhase", "type", "must be string", "#/properties/progress/properties/currentPhase/type"); break L45 }
-                if (!(v54.length <= 500 || codePoints(v54) <= 500)) x.add(p + "/progress" + "/currentPhase", "maxLength", "must have at most 500 characters", "#/properties/progress/properties/currentPhase/maxLength")
-                if (!(v54.length >= 2 || (v54.length >= 1 && codePoints(v54) >= 1))) x.add(p + "/progress" + "/currentPhase", "minLength", "must have at least 1 characters", "#/properties/progress/properties/currentPhase/minLength")
-              }
-            }
-          }
-          {
-            const v55 = v53["completedMilestones"]
-            if (v55 !== undefined) {
-              L46: {
-                if (!(Array.isArray(v55))) { x.add(p + "/progress" + "/completedMilestones", "type", "must be array", "#/properties/progress/properties/completedMilestones/type"); break L46 }
-                for (let v56 = 0; v56 < v55.length; v56++) {
-                  const v57 = v55[v56]
-                  L47: {
-                    if (!(typeof v57 === 'string')) { x.add(p + "/progress" + "/completedMilestones" + '/' + v56, "type", "must be string", "#/properties/progress/properties/completedMilestones/items/type"); break L47 }
-                    if (!(v57.length <= 500 || codePoints(v57) <= 500)) x.add(p + "/progress" + "/completedMilestones" + '/' + v56, "maxLength", "must have at most 500 characters", "#/properties/progress/properties/completedMilestones/items/maxLength")
-                    if (!(v57.length >= 2 || (v57.length >= 1 && codePoints(v57) >= 1))) x.add(p + "/progress" + "/completedMilestones" + '/' + v56, "minLength", "must have at least 1 characters", "#/properties/progress/properties/completedMilestones/items/minLength")
-                  }
-                }
-              }
-            }
-          }
-          {
-            const v58 = v53["nextCheckpoint"]
-            if (v58 !== undefined) {
-              L48: {
-                if (!(typeof v58 === 'string')) { x.add(p + "/progress" + "/nextCheckpoint", "type", "must be string", "#/properties/progress/properties/nextCheckpoint/type"); break L48 }
-                if (!(v58.length <= 500 || codePoints(v58) <= 500)) x.add(p + "/progress" + "/nextCheckpoint", "maxLength", "must have at most 500 characters", "#/properties/progress/properties/nextCheckpoint/maxLength")
-                if (!(v58.length >= 2 || (v58.length >= 1 && codePoints(v58) >= 1))) x.add(p + "/progress" + "/nextCheckpoint", "minLength", "must have at least 1 characters", "#/properties/progress/properties/nextCheckpoint/minLength")
-              }
-            }
-          }
-          {
-            const v59 = v53["blockers"]
-            if (v59 !== undefined) {
-              L49: {
-                if (!(Array.isArray(v59))) { x.add(p + "/progress" + "/blockers", "type", "must be array", "#/properties/progress/properties/blockers/type"); break L49 }
-                for (let v60 = 0; v60 < v59.length; v60++) {
-                  const v61 = v59[v60]
-                  L50: {
-                    if (!(typeof v61 === 'string')) { x.add(p + "/progress" + "/blockers" + '/' + v60, "type", "must be string", "#/properties/progress/properties/blockers/items/type"); break L50 }
-                    if (!(v61.length <= 2000 || codePoints(v61) <= 2000)) x.add(p + "/progress" + "/blockers" + '/' + v60, "maxLength", "must have at most 2000 characters", "#/properties/progress/properties/blockers/items/maxLength")
-                    if (!(v61.length >= 2 || (v61.length >= 1 && codePoints(v61) >= 1))) x.add(p + "/progress" + "/blockers" + '/' + v60, "minLength", "must have at least 1 characters", "#/properties/progress/properties/blockers/items/minLength")
-                  }
-                }
-              }
-            }
-          }
-          {
-            const v62 = v53["updatedCompletionEstimate"]
-            if (v62 !== undefined) {
-              e_common_defs_timestamp(v62, p + "/progress" + "/updatedCompletionEstimate", x)
-            }
-          }
-          {
-            const v63 = v53["evidenceIds"]
-            if (v63 !== undefined) {
-              L52: {
-                if (!(Array.isArray(v63))) { x.add(p + "/progress" + "/evidenceIds", "type", "must be array", "#/properties/progress/properties/evidenceIds/type"); break L52 }
-                for (let v64 = 0; v64 < v63.length; v64++) {
-                  const v65 = v63[v64]
-                  e_common_defs_id(v65, p + "/progress" + "/evidenceIds" + '/' + v64, x)
-                }
-                if (!unique(v63)) x.add(p + "/progress" + "/evidenceIds", "uniqueItems", "must not contain duplicate items", "#/properties/progress/properties/evidenceIds/uniqueItems")
-              }
-            }
-          }
-          for (const v66 in v53) {
-            if (!(v66 === "currentPhase" || v66 === "completedMilestones" || v66 === "nextCheckpoint" || v66 === "blockers" || v66 === "updatedCompletionEstimate" || v66 === "evidenceIds")) x.add(p + "/progress" + '/' + pointerToken(v66), 'additionalProperties', 'unknown member is not allowed', "#/properties/progress/additionalProperties")
-          }
-        }
-      }
-    }
-    {
-      const v67 = v["submission"]
-      if (v67 !== undefined) {
-        L54: {
-          if (!((typeof v67 === 'object' && v67 !== null && !Array.isArray(v67)))) { x.add(p + "/submission", "type", "must be object", "#/properties/submission/type"); break L54 }
-          if (v67["artifactHashes"] === undefined) x.add(p + "/submission", "required", "must have required property 'artifactHashes'", "#/properties/submission/required")
-          if (v67["evidenceIds"] === undefined) x.add(p + "/submission", "required", "must have required property 'evidenceIds'", "#/properties/submission/required")
-          if (v67["submittedAt"] === undefined) x.add(p + "/submission", "required", "must have required property 'submittedAt'", "#/properties/submission/required")
-          {
-            const v68 = v67["artifactHashes"]
-            if (v68 !== undefined) {
-              L55: {
-                if (!(Array.isArray(v68))) { x.add(p + "/submission" + "/artifactHashes", "type", "must be array", "#/properties/submission/properties/artifactHashes/type"); break L55 }
-                if (v68.length < 1) x.add(p + "/submission" + "/artifactHashes", "minItems", "must have at least 1 items", "#/properties/submission/properties/artifactHashes/minItems")
-                for (let v69 = 0; v69 < v68.length; v69++) {
-                  const v70 = v68[v69]
-                  e_common_defs_sha256(v70, p + "/submission" + "/artifactHashes" + '/' + v69, x)
-                }
-                if (!unique(v68)) x.add(p + "/submission" + "/artifactHashes", "uniqueItems", "must not contain duplicate items", "#/properties/submission/properties/artifactHashes/uniqueItems")
-              }
-            }
-          }
-          {
-            const v71 = v67["evidenceIds"]
-            if (v71 !== undefined) {
-              L57: {
-                if (!(Array.isArray(v71))) { x.add(p + "/submission" + "/evidenceIds", "type", "must be array", "#/properties/submission/properties/evidenceIds/type"); break L57 }
-                if (v71.length < 1) x.add(p + "/submission" + "/evidenceIds", "minItems", "must have at least 1 items", "#/properties/submission/properties/evidenceIds/minItems")
-                for (let v72 = 0; v72 < v71.length; v72++) {
-                  const v73 = v71[v72]
-                  e_common_defs_id(v73, p + "/submission" + "/evidenceIds" + '/' + v72, x)
-                }
-                if (!unique(v71)) x.add(p + "/submission" + "/evidenceIds", "uniqueItems", "must not contain duplicate items", "#/properties/submission/properties/evidenceIds/uniqueItems")
-              }
-            }
-          }
-          {
-            const v74 = v67["submittedAt"]
-            if (v74 !== undefined) {
-              e_common_defs_timestamp(v74, p + "/submission" + "/submittedAt", x)
-            }
-          }
-          for (const v75 in v67) {
-            if (!(v75 === "artifactHashes" || v75 === "evidenceIds" || v75 === "submittedAt")) x.add(p + "/submission" + '/' + pointerToken(v75), 'additionalProperties', 'unknown member is not allowed', "#/properties/submission/additionalProperties")
-          }
-        }
-      }
-    }
-    {
-      const v76 = v["createdBy"]
-      if (v76 !== undefined) {
-        e_common_defs_actor(v76, p + "/createdBy", x)
-      }
-    }
-    {
-      const v77 = v["authorizedBy"]
-      if (v77 !== undefined) {
-        e_common_defs_actor(v77, p + "/authorizedBy", x)
-      }
-    }
-    {
-      const v78 = v["createdAt"]
-      if (v78 !== undefined) {
-        e_common_defs_timestamp(v78, p + "/createdAt", x)
-      }
-    }
-    {
-      const v79 = v["updatedAt"]
-      if (v79 !== undefined) {
-        e_common_defs_timestamp(v79, p + "/updatedAt", x)
-      }
-    }
-    {
-      const v80 = v["extensions"]
-      if (v80 !== undefined) {
-        e_common_defs_extensions(v80, p + "/extensions", x)
-      }
-    }
-    for (const v81 in v) {
-      if (!(typeof v81 === 'string' && set35.has(v81))) x.add(p + '/' + pointerToken(v81), 'additionalProperties', 'unknown member is not allowed', "#/additionalProperties")
-    }
-    if (c_workItem_allOf_0_if(v)) {
-      if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-        if (v["owner"] === undefined) x.add(p, "required", "must have required property 'owner'", "#/allOf/0/then/required")
-        if (v["selectionBasis"] === undefined) x.add(p, "required", "must have required property 'selectionBasis'", "#/allOf/0/then/required")
-      }
-    }
-    if (c_workItem_allOf_1_if(v)) {
-      if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-        if (v["submission"] === undefined) x.add(p, "required", "must have required property 'submission'", "#/allOf/1/then/required")
-      }
-    }
+    if (x) for (const v7 in v) switch (v7) { case "offerId": case "agentId": case "agentCardVersion": case "expiresAt": case "status": case "declineReason": break; default: x.add(p + '/' + pointerToken(v7), "additionalProperties", "unknown member is not allowed", "#/properties/offers/items/additionalProperties") }
   }
+  return true
 }
 
-function c_workItem_allOf_0_if(v: any): boolean {
+/** Validates the value against `work-item.schema.json#/properties/selectionBasis`, from the work-item.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_workItem_properties_selectionBasis(v: any, p: string = '', x?: Collector): boolean {
+  L1: {
+    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { if (!x) return false; x.add(p, "type", "must be object", "#/properties/selectionBasis/type"); break L1 }
+    const v1 = v["requiredCapabilities"]
+    const v2 = v["verifiedMatches"]
+    const v3 = v["authorizationEligible"]
+    const v4 = v["availabilityEstimate"]
+    const v5 = v["expectedCost"]
+    const v6 = v["reliabilityEvidence"]
+    const v9 = v["policyRulesApplied"]
+    if (v1 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'requiredCapabilities'", "#/properties/selectionBasis/required") }
+    if (v2 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'verifiedMatches'", "#/properties/selectionBasis/required") }
+    if (v3 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'authorizationEligible'", "#/properties/selectionBasis/required") }
+    if (v4 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'availabilityEstimate'", "#/properties/selectionBasis/required") }
+    if (v5 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'expectedCost'", "#/properties/selectionBasis/required") }
+    if (v6 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'reliabilityEvidence'", "#/properties/selectionBasis/required") }
+    if (v9 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'policyRulesApplied'", "#/properties/selectionBasis/required") }
+    if (!x) {
+      let v13 = 0
+      for (const v12 in v) v13++
+      if (v13 !== (v1 === undefined ? 0 : 1) + (v2 === undefined ? 0 : 1) + (v3 === undefined ? 0 : 1) + (v4 === undefined ? 0 : 1) + (v5 === undefined ? 0 : 1) + (v6 === undefined ? 0 : 1) + (v9 === undefined ? 0 : 1)) for (const v12 in v) switch (v12) { case "requiredCapabilities": case "verifiedMatches": case "authorizationEligible": case "availabilityEstimate": case "expectedCost": case "reliabilityEvidence": case "policyRulesApplied": if (v[v12] === undefined) return false; break; default: return false }
+    }
+    if (v1 !== undefined && !v_workContract_properties_requiredCapabilities(v1, x && p + "/requiredCapabilities", x, "#/properties/selectionBasis/properties/requiredCapabilities")) return false
+    if (v2 !== undefined && !v_workContract_properties_requiredCapabilities(v2, x && p + "/verifiedMatches", x, "#/properties/selectionBasis/properties/verifiedMatches")) return false
+    if (v3 !== undefined) {
+      L2: {
+        if (!(typeof v3 === 'boolean')) { if (!x) return false; x.add(p + "/authorizationEligible", "type", "must be boolean", "#/properties/selectionBasis/properties/authorizationEligible/type"); break L2 }
+      }
+    }
+    if (v4 !== undefined && !(c_common_defs_timestamp(v4) || x !== undefined && v_common_defs_timestamp(v4, p + "/availabilityEstimate", x))) return false
+    if (v5 !== undefined && !(c_common_defs_budget_properties_financialLimit(v5) || x !== undefined && v_common_defs_budget_properties_financialLimit(v5, p + "/expectedCost", x, "#/properties/selectionBasis/properties/expectedCost"))) return false
+    if (v6 !== undefined) {
+      L3: {
+        if (!(Array.isArray(v6))) { if (!x) return false; x.add(p + "/reliabilityEvidence", "type", "must be array", "#/properties/selectionBasis/properties/reliabilityEvidence/type"); break L3 }
+        for (let v7 = 0; v7 < v6.length; v7++) {
+          const v8 = v6[v7]
+          if (!(c_common_defs_id(v8) || x !== undefined && v_common_defs_id(v8, p + "/reliabilityEvidence" + '/' + v7, x))) return false
+        }
+      }
+    }
+    if (v9 !== undefined) {
+      L4: {
+        if (!(Array.isArray(v9))) { if (!x) return false; x.add(p + "/policyRulesApplied", "type", "must be array", "#/properties/selectionBasis/properties/policyRulesApplied/type"); break L4 }
+        if (v9.length < 1) { if (!x) return false; x.add(p + "/policyRulesApplied", "minItems", "must have at least 1 items", "#/properties/selectionBasis/properties/policyRulesApplied/minItems") }
+        for (let v10 = 0; v10 < v9.length; v10++) {
+          const v11 = v9[v10]
+          if (!(c_agentCard_properties_displayName(v11) || x !== undefined && v_agentCard_properties_displayName(v11, p + "/policyRulesApplied" + '/' + v10, x, "#/properties/selectionBasis/properties/policyRulesApplied/items"))) return false
+        }
+      }
+    }
+    if (x) for (const v12 in v) switch (v12) { case "requiredCapabilities": case "verifiedMatches": case "authorizationEligible": case "availabilityEstimate": case "expectedCost": case "reliabilityEvidence": case "policyRulesApplied": break; default: x.add(p + '/' + pointerToken(v12), "additionalProperties", "unknown member is not allowed", "#/properties/selectionBasis/additionalProperties") }
+  }
+  return true
+}
+
+/** Validates the value against `work-item.schema.json#/properties/scheduleEstimate`, from the work-item.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_workItem_properties_scheduleEstimate(v: any, p: string = '', x?: Collector): boolean {
+  L1: {
+    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { if (!x) return false; x.add(p, "type", "must be object", "#/properties/scheduleEstimate/type"); break L1 }
+    const v1 = v["estimatedStart"]
+    const v2 = v["estimatedCompletion"]
+    const v3 = v["confidence"]
+    const v4 = v["capacityStatus"]
+    const v5 = v["lastCalculatedAt"]
+    if (v1 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'estimatedStart'", "#/properties/scheduleEstimate/required") }
+    if (v2 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'estimatedCompletion'", "#/properties/scheduleEstimate/required") }
+    if (v3 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'confidence'", "#/properties/scheduleEstimate/required") }
+    if (v4 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'capacityStatus'", "#/properties/scheduleEstimate/required") }
+    if (v5 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'lastCalculatedAt'", "#/properties/scheduleEstimate/required") }
+    if (!x) {
+      let v7 = 0
+      for (const v6 in v) v7++
+      if (v7 !== (v1 === undefined ? 0 : 1) + (v2 === undefined ? 0 : 1) + (v3 === undefined ? 0 : 1) + (v4 === undefined ? 0 : 1) + (v5 === undefined ? 0 : 1)) for (const v6 in v) switch (v6) { case "estimatedStart": case "estimatedCompletion": case "confidence": case "capacityStatus": case "lastCalculatedAt": if (v[v6] === undefined) return false; break; default: return false }
+    }
+    if (v1 !== undefined && !(c_common_defs_timestamp(v1) || x !== undefined && v_common_defs_timestamp(v1, p + "/estimatedStart", x))) return false
+    if (v2 !== undefined && !(c_common_defs_timestamp(v2) || x !== undefined && v_common_defs_timestamp(v2, p + "/estimatedCompletion", x))) return false
+    if (v3 !== undefined) {
+      L2: {
+        if (!((typeof v3 === 'number' && Number.isFinite(v3)))) { if (!x) return false; x.add(p + "/confidence", "type", "must be number", "#/properties/scheduleEstimate/properties/confidence/type"); break L2 }
+        if (v3 < 0) { if (!x) return false; x.add(p + "/confidence", "minimum", "must be at least 0", "#/properties/scheduleEstimate/properties/confidence/minimum") }
+        if (v3 > 1) { if (!x) return false; x.add(p + "/confidence", "maximum", "must be at most 1", "#/properties/scheduleEstimate/properties/confidence/maximum") }
+      }
+    }
+    if (v4 !== undefined) {
+      if (!(v4 === "available" || v4 === "queued" || v4 === "constrained" || v4 === "blocked")) { if (!x) return false; x.add(p + "/capacityStatus", "enum", "must be one of the allowed values: \"available\", \"queued\", \"constrained\", \"blocked\"", "#/properties/scheduleEstimate/properties/capacityStatus/enum") }
+    }
+    if (v5 !== undefined && !(c_common_defs_timestamp(v5) || x !== undefined && v_common_defs_timestamp(v5, p + "/lastCalculatedAt", x))) return false
+    if (x) for (const v6 in v) switch (v6) { case "estimatedStart": case "estimatedCompletion": case "confidence": case "capacityStatus": case "lastCalculatedAt": break; default: x.add(p + '/' + pointerToken(v6), "additionalProperties", "unknown member is not allowed", "#/properties/scheduleEstimate/additionalProperties") }
+  }
+  return true
+}
+
+/** Validates the value against `work-item.schema.json#/properties/progress`, from the work-item.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_workItem_properties_progress(v: any, p: string = '', x?: Collector): boolean {
+  L1: {
+    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { if (!x) return false; x.add(p, "type", "must be object", "#/properties/progress/type"); break L1 }
+    const v1 = v["currentPhase"]
+    const v2 = v["completedMilestones"]
+    const v3 = v["nextCheckpoint"]
+    const v4 = v["blockers"]
+    const v5 = v["updatedCompletionEstimate"]
+    const v6 = v["evidenceIds"]
+    if (v1 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'currentPhase'", "#/properties/progress/required") }
+    if (v2 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'completedMilestones'", "#/properties/progress/required") }
+    if (v3 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'nextCheckpoint'", "#/properties/progress/required") }
+    if (v4 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'blockers'", "#/properties/progress/required") }
+    if (v5 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'updatedCompletionEstimate'", "#/properties/progress/required") }
+    if (v6 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'evidenceIds'", "#/properties/progress/required") }
+    if (!x) {
+      let v8 = 0
+      for (const v7 in v) v8++
+      if (v8 !== (v1 === undefined ? 0 : 1) + (v2 === undefined ? 0 : 1) + (v3 === undefined ? 0 : 1) + (v4 === undefined ? 0 : 1) + (v5 === undefined ? 0 : 1) + (v6 === undefined ? 0 : 1)) for (const v7 in v) switch (v7) { case "currentPhase": case "completedMilestones": case "nextCheckpoint": case "blockers": case "updatedCompletionEstimate": case "evidenceIds": if (v[v7] === undefined) return false; break; default: return false }
+    }
+    if (v1 !== undefined && !(c_conversation_properties_title(v1) || x !== undefined && v_conversation_properties_title(v1, p + "/currentPhase", x, "#/properties/progress/properties/currentPhase"))) return false
+    if (v2 !== undefined && !v_workItem_properties_progress_properties_completedMilestones(v2, x && p + "/completedMilestones", x, "#/properties/progress/properties/completedMilestones")) return false
+    if (v3 !== undefined && !(c_conversation_properties_title(v3) || x !== undefined && v_conversation_properties_title(v3, p + "/nextCheckpoint", x, "#/properties/progress/properties/nextCheckpoint"))) return false
+    if (v4 !== undefined && !v_workItem_properties_progress_properties_blockers(v4, x && p + "/blockers", x, "#/properties/progress/properties/blockers")) return false
+    if (v5 !== undefined && !(c_common_defs_timestamp(v5) || x !== undefined && v_common_defs_timestamp(v5, p + "/updatedCompletionEstimate", x))) return false
+    if (v6 !== undefined && !v_websocketFrame_defs_subscribe_properties_groups_items_properties_attention_properties_conversationIds(v6, x && p + "/evidenceIds", x, "#/properties/progress/properties/evidenceIds")) return false
+    if (x) for (const v7 in v) switch (v7) { case "currentPhase": case "completedMilestones": case "nextCheckpoint": case "blockers": case "updatedCompletionEstimate": case "evidenceIds": break; default: x.add(p + '/' + pointerToken(v7), "additionalProperties", "unknown member is not allowed", "#/properties/progress/additionalProperties") }
+  }
+  return true
+}
+
+/** Validates the value against `work-item.schema.json#/properties/submission/properties/artifactHashes`, from the work-item.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_workItem_properties_submission_properties_artifactHashes(v: any, p: string = '', x?: Collector, s: string = "#/properties/submission/properties/artifactHashes"): boolean {
+  L1: {
+    if (!(Array.isArray(v))) { if (!x) return false; x.add(p, "type", "must be array", s + "/type"); break L1 }
+    if (v.length < 1) { if (!x) return false; x.add(p, "minItems", "must have at least 1 items", s + "/minItems") }
+    for (let v1 = 0; v1 < v.length; v1++) {
+      const v2 = v[v1]
+      if (!(c_common_defs_sha256(v2) || x !== undefined && v_common_defs_sha256(v2, p + '/' + v1, x))) return false
+    }
+    if (!unique(v)) { if (!x) return false; x.add(p, "uniqueItems", "must not contain duplicate items", s + "/uniqueItems") }
+  }
+  return true
+}
+
+function v_workItem_allOf_0_if(v: any): boolean {
   if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-    if (v["state"] === undefined) return false
-    {
-      const v2 = v["state"]
-      if (v2 !== undefined) {
-        if (!(v2 === "queued" || v2 === "active" || v2 === "blocked" || v2 === "submitted" || v2 === "verified")) return false
-      }
+    const v1 = v["state"]
+    if (v1 === undefined) return false
+    if (v1 !== undefined) {
+      if (!(v1 === "queued" || v1 === "active" || v1 === "blocked" || v1 === "submitted" || v1 === "verified")) return false
     }
   }
   return true
 }
 
-function c_workItem_allOf_1_if(v: any): boolean {
+function v_workItem_allOf_1_if(v: any): boolean {
   if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-    if (v["state"] === undefined) return false
-    {
-      const v2 = v["state"]
-      if (v2 !== undefined) {
-        if (!(v2 === "submitted" || v2 === "verified")) return false
-      }
+    const v1 = v["state"]
+    if (v1 === undefined) return false
+    if (v1 !== undefined) {
+      if (!(v1 === "submitted" || v1 === "verified")) return false
     }
   }
   return true
 }
 
-/** Returns whether the value is valid against `artifact.schema.json#`, from the artifact.schema.json definition of @weft/spec (§21). */
-export function c_artifact(v: any): boolean {
-  if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) return false
-  if (v["artifactId"] === undefined || v["contentHash"] === undefined || v["uri"] === undefined || v["sizeBytes"] === undefined || v["mediaType"] === undefined || v["schemaUri"] === undefined || v["producer"] === undefined || v["missionId"] === undefined || v["groupId"] === undefined || v["workItemId"] === undefined || v["sourceArtifactHashes"] === undefined || v["toolVersions"] === undefined || v["modelVersions"] === undefined || v["classification"] === undefined || v["createdAt"] === undefined || v["signature"] === undefined) return false
-  for (const v1 in v) {
-    switch (v1) {
-      case "artifactId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "contentHash": {
-        const v2 = v[v1]
-        if (!c_common_defs_sha256(v2)) return false
-        break
-      }
-      case "uri": {
-        const v2 = v[v1]
-        if (!(typeof v2 === 'string')) return false
-        if (!isAbsoluteUri(v2)) return false
-        break
-      }
-      case "sizeBytes": {
-        const v2 = v[v1]
-        if (!c_common_defs_safeInteger(v2)) return false
-        break
-      }
-      case "mediaType": {
-        const v2 = v[v1]
-        if (!(typeof v2 === 'string')) return false
-        if (!re28.test(v2)) return false
-        break
-      }
-      case "schemaUri": {
-        const v2 = v[v1]
-        if (!(typeof v2 === 'string')) return false
-        if (!isAbsoluteUri(v2)) return false
-        break
-      }
-      case "producer": {
-        const v2 = v[v1]
-        if (!((typeof v2 === 'object' && v2 !== null && !Array.isArray(v2)))) return false
-        if (v2["agentId"] === undefined || v2["agentCardVersion"] === undefined || v2["capabilities"] === undefined) return false
-        for (const v9 in v2) {
-          switch (v9) {
-            case "agentId": {
-              const v10 = v2[v9]
-              if (!c_common_defs_id(v10)) return false
-              break
-            }
-            case "agentCardVersion": {
-              const v10 = v2[v9]
-              if (!c_common_defs_positiveInteger(v10)) return false
-              break
-            }
-            case "capabilities": {
-              const v10 = v2[v9]
-              if (!(Array.isArray(v10))) return false
-              if (v10.length < 1) return false
-              for (let v14 = 0; v14 < v10.length; v14++) {
-                const v15 = v10[v14]
-                if (!c_common_defs_capabilityRef(v15)) return false
-              }
-              break
-            }
-            default: {
-              return false
-            }
-          }
-        }
-        break
-      }
-      case "missionId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "groupId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "workItemId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "sourceArtifactHashes": {
-        const v2 = v[v1]
-        if (!(Array.isArray(v2))) return false
-        for (let v21 = 0; v21 < v2.length; v21++) {
-          const v22 = v2[v21]
-          if (!c_common_defs_sha256(v22)) return false
-        }
-        if (!unique(v2)) return false
-        break
-      }
-      case "toolVersions": {
-        const v2 = v[v1]
-        if (!(Array.isArray(v2))) return false
-        for (let v25 = 0; v25 < v2.length; v25++) {
-          const v26 = v2[v25]
-          if (!((typeof v26 === 'object' && v26 !== null && !Array.isArray(v26)))) return false
-          if (v26["name"] === undefined || v26["version"] === undefined) return false
-          for (const v27 in v26) {
-            switch (v27) {
-              case "name": {
-                const v28 = v26[v27]
-                if (!(typeof v28 === 'string')) return false
-                if (!(v28.length <= 200 || codePoints(v28) <= 200)) return false
-                if (!(v28.length >= 2 || (v28.length >= 1 && codePoints(v28) >= 1))) return false
-                break
-              }
-              case "version": {
-                const v28 = v26[v27]
-                if (!(typeof v28 === 'string')) return false
-                if (!(v28.length <= 200 || codePoints(v28) <= 200)) return false
-                if (!(v28.length >= 2 || (v28.length >= 1 && codePoints(v28) >= 1))) return false
-                break
-              }
-              default: {
-                return false
-              }
-            }
-          }
-        }
-        break
-      }
-      case "modelVersions": {
-        const v2 = v[v1]
-        if (!(Array.isArray(v2))) return false
-        for (let v32 = 0; v32 < v2.length; v32++) {
-          const v33 = v2[v32]
-          if (!((typeof v33 === 'object' && v33 !== null && !Array.isArray(v33)))) return false
-          if (v33["provider"] === undefined || v33["model"] === undefined || v33["version"] === undefined) return false
-          for (const v34 in v33) {
-            switch (v34) {
-              case "provider": {
-                const v35 = v33[v34]
-                if (!(typeof v35 === 'string')) return false
-                if (!(v35.length <= 200 || codePoints(v35) <= 200)) return false
-                if (!(v35.length >= 2 || (v35.length >= 1 && codePoints(v35) >= 1))) return false
-                break
-              }
-              case "model": {
-                const v35 = v33[v34]
-                if (!(typeof v35 === 'string')) return false
-                if (!(v35.length <= 200 || codePoints(v35) <= 200)) return false
-                if (!(v35.length >= 2 || (v35.length >= 1 && codePoints(v35) >= 1))) return false
-                break
-              }
-              case "version": {
-                const v35 = v33[v34]
-                if (!(typeof v35 === 'string')) return false
-                if (!(v35.length <= 200 || codePoints(v35) <= 200)) return false
-                if (!(v35.length >= 2 || (v35.length >= 1 && codePoints(v35) >= 1))) return false
-                break
-              }
-              default: {
-                return false
-              }
-            }
-          }
-        }
-        break
-      }
-      case "classification": {
-        const v2 = v[v1]
-        if (!c_common_defs_classification(v2)) return false
-        break
-      }
-      case "createdAt": {
-        const v2 = v[v1]
-        if (!c_common_defs_timestamp(v2)) return false
-        break
-      }
-      case "extensions": {
-        const v2 = v[v1]
-        if (!c_common_defs_extensions(v2)) return false
-        break
-      }
-      case "signature": {
-        const v2 = v[v1]
-        if (!c_common_defs_signature(v2)) return false
-        break
-      }
-      default: {
-        return false
-      }
-    }
-  }
-  return true
-}
-
-/** Reports every issue of the value, up to the collector bound, against `artifact.schema.json#`, from the artifact.schema.json definition of @weft/spec (§21). */
-export function e_artifact(v: any, p: string, x: Collector): void {
+/** Validates the value against `work-item.schema.json#/properties/progress/properties/completedMilestones`, from the work-item.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_workItem_properties_progress_properties_completedMilestones(v: any, p: string = '', x?: Collector, s: string = "#/properties/progress/properties/completedMilestones"): boolean {
   L1: {
-    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { x.add(p, "type", "must be object", "#/type"); break L1 }
-    if (v["artifactId"] === undefined) x.add(p, "required", "must have required property 'artifactId'", "#/required")
-    if (v["contentHash"] === undefined) x.add(p, "required", "must have required property 'contentHash'", "#/required")
-    if (v["uri"] === undefined) x.add(p, "required", "must have required property 'uri'", "#/required")
-    if (v["sizeBytes"] === undefined) x.add(p, "required", "must have required property 'sizeBytes'", "#/required")
-    if (v["mediaType"] === undefined) x.add(p, "required", "must have required property 'mediaType'", "#/required")
-    if (v["schemaUri"] === undefined) x.add(p, "required", "must have required property 'schemaUri'", "#/required")
-    if (v["producer"] === undefined) x.add(p, "required", "must have required property 'producer'", "#/required")
-    if (v["missionId"] === undefined) x.add(p, "required", "must have required property 'missionId'", "#/required")
-    if (v["groupId"] === undefined) x.add(p, "required", "must have required property 'groupId'", "#/required")
-    if (v["workItemId"] === undefined) x.add(p, "required", "must have required property 'workItemId'", "#/required")
-    if (v["sourceArtifactHashes"] === undefined) x.add(p, "required", "must have required property 'sourceArtifactHashes'", "#/required")
-    if (v["toolVersions"] === undefined) x.add(p, "required", "must have required property 'toolVersions'", "#/required")
-    if (v["modelVersions"] === undefined) x.add(p, "required", "must have required property 'modelVersions'", "#/required")
-    if (v["classification"] === undefined) x.add(p, "required", "must have required property 'classification'", "#/required")
-    if (v["createdAt"] === undefined) x.add(p, "required", "must have required property 'createdAt'", "#/required")
-    if (v["signature"] === undefined) x.add(p, "required", "must have required property 'signature'", "#/required")
-    {
-      const v1 = v["artifactId"]
-      if (v1 !== undefined) {
-        e_common_defs_id(v1, p + "/artifactId", x)
-      }
-    }
-    {
-      const v2 = v["contentHash"]
-      if (v2 !== undefined) {
-        e_common_defs_sha256(v2, p + "/contentHash", x)
-      }
-    }
-    {
-      const v3 = v["uri"]
-      if (v3 !== undefined) {
-        L4: {
-          if (!(typeof v3 === 'string')) { x.add(p + "/uri", "type", "must be string", "#/properties/uri/type"); break L4 }
-          if (!isAbsoluteUri(v3)) x.add(p + "/uri", "format", "must be a valid uri (§2)", "#/properties/uri/format")
-        }
-      }
-    }
-    {
-      const v4 = v["sizeBytes"]
-      if (v4 !== undefined) {
-        e_common_defs_safeInteger(v4, p + "/sizeBytes", x)
-      }
-    }
-    {
-      const v5 = v["mediaType"]
-      if (v5 !== undefined) {
-        L6: {
-          if (!(typeof v5 === 'string')) { x.add(p + "/mediaType", "type", "must be string", "#/properties/mediaType/type"); break L6 }
-          if (!re28.test(v5)) x.add(p + "/mediaType", "pattern", "must match the pattern ^[A-Za-z0-9!#$&^_.+-]+/[A-Za-z0-9!#$&^_.+-]+$", "#/properties/mediaType/pattern")
-        }
-      }
-    }
-    {
-      const v6 = v["schemaUri"]
-      if (v6 !== undefined) {
-        L7: {
-          if (!(typeof v6 === 'string')) { x.add(p + "/schemaUri", "type", "must be string", "#/properties/schemaUri/type"); break L7 }
-          if (!isAbsoluteUri(v6)) x.add(p + "/schemaUri", "format", "must be a valid uri (§2)", "#/properties/schemaUri/format")
-        }
-      }
-    }
-    {
-      const v7 = v["producer"]
-      if (v7 !== undefined) {
-        L8: {
-          if (!((typeof v7 === 'object' && v7 !== null && !Array.isArray(v7)))) { x.add(p + "/producer", "type", "must be object", "#/properties/producer/type"); break L8 }
-          if (v7["agentId"] === undefined) x.add(p + "/producer", "required", "must have required property 'agentId'", "#/properties/producer/required")
-          if (v7["agentCardVersion"] === undefined) x.add(p + "/producer", "required", "must have required property 'agentCardVersion'", "#/properties/producer/required")
-          if (v7["capabilities"] === undefined) x.add(p + "/producer", "required", "must have required property 'capabilities'", "#/properties/producer/required")
-          {
-            const v8 = v7["agentId"]
-            if (v8 !== undefined) {
-              e_common_defs_id(v8, p + "/producer" + "/agentId", x)
-            }
-          }
-          {
-            const v9 = v7["agentCardVersion"]
-            if (v9 !== undefined) {
-              e_common_defs_positiveInteger(v9, p + "/producer" + "/agentCardVersion", x)
-            }
-          }
-          {
-            const v10 = v7["capabilities"]
-            if (v10 !== undefined) {
-              L11: {
-                if (!(Array.isArray(v10))) { x.add(p + "/producer" + "/capabilities", "type", "must be array", "#/properties/producer/properties/capabilities/type"); break L11 }
-                if (v10.length < 1) x.add(p + "/producer" + "/capabilities", "minItems", "must have at least 1 items", "#/properties/producer/properties/capabilities/minItems")
-                for (let v11 = 0; v11 < v10.length; v11++) {
-                  const v12 = v10[v11]
-                  e_common_defs_capabilityRef(v12, p + "/producer" + "/capabilities" + '/' + v11, x)
-                }
-              }
-            }
-          }
-          for (const v13 in v7) {
-            if (!(v13 === "agentId" || v13 === "agentCardVersion" || v13 === "capabilities")) x.add(p + "/producer" + '/' + pointerToken(v13), 'additionalProperties', 'unknown member is not allowed', "#/properties/producer/additionalProperties")
-          }
-        }
-      }
-    }
-    {
-      const v14 = v["missionId"]
-      if (v14 !== undefined) {
-        e_common_defs_id(v14, p + "/missionId", x)
-      }
-    }
-    {
-      const v15 = v["groupId"]
-      if (v15 !== undefined) {
-        e_common_defs_id(v15, p + "/groupId", x)
-      }
-    }
-    {
-      const v16 = v["workItemId"]
-      if (v16 !== undefined) {
-        e_common_defs_id(v16, p + "/workItemId", x)
-      }
-    }
-    {
-      const v17 = v["sourceArtifactHashes"]
-      if (v17 !== undefined) {
-        L16: {
-          if (!(Array.isArray(v17))) { x.add(p + "/sourceArtifactHashes", "type", "must be array", "#/properties/sourceArtifactHashes/type"); break L16 }
-          for (let v18 = 0; v18 < v17.length; v18++) {
-            const v19 = v17[v18]
-            e_common_defs_sha256(v19, p + "/sourceArtifactHashes" + '/' + v18, x)
-          }
-          if (!unique(v17)) x.add(p + "/sourceArtifactHashes", "uniqueItems", "must not contain duplicate items", "#/properties/sourceArtifactHashes/uniqueItems")
-        }
-      }
-    }
-    {
-      const v20 = v["toolVersions"]
-      if (v20 !== undefined) {
-        L18: {
-          if (!(Array.isArray(v20))) { x.add(p + "/toolVersions", "type", "must be array", "#/properties/toolVersions/type"); break L18 }
-          for (let v21 = 0; v21 < v20.length; v21++) {
-            const v22 = v20[v21]
-            L19: {
-              if (!((typeof v22 === 'object' && v22 !== null && !Array.isArray(v22)))) { x.add(p + "/toolVersions" + '/' + v21, "type", "must be object", "#/properties/toolVersions/items/type"); break L19 }
-              if (v22["name"] === undefined) x.add(p + "/toolVersions" + '/' + v21, "required", "must have required property 'name'", "#/properties/toolVersions/items/required")
-              if (v22["version"] === undefined) x.add(p + "/toolVersions" + '/' + v21, "required", "must have required property 'version'", "#/properties/toolVersions/items/required")
-              {
-                const v23 = v22["name"]
-                if (v23 !== undefined) {
-                  L20: {
-                    if (!(typeof v23 === 'string')) { x.add(p + "/toolVersions" + '/' + v21 + "/name", "type", "must be string", "#/properties/toolVersions/items/properties/name/type"); break L20 }
-                    if (!(v23.length <= 200 || codePoints(v23) <= 200)) x.add(p + "/toolVersions" + '/' + v21 + "/name", "maxLength", "must have at most 200 characters", "#/properties/toolVersions/items/properties/name/maxLength")
-                    if (!(v23.length >= 2 || (v23.length >= 1 && codePoints(v23) >= 1))) x.add(p + "/toolVersions" + '/' + v21 + "/name", "minLength", "must have at least 1 characters", "#/properties/toolVersions/items/properties/name/minLength")
-                  }
-                }
-              }
-              {
-                const v24 = v22["version"]
-                if (v24 !== undefined) {
-                  L21: {
-                    if (!(typeof v24 === 'string')) { x.add(p + "/toolVersions" + '/' + v21 + "/version", "type", "must be string", "#/properties/toolVersions/items/properties/version/type"); break L21 }
-                    if (!(v24.length <= 200 || codePoints(v24) <= 200)) x.add(p + "/toolVersions" + '/' + v21 + "/version", "maxLength", "must have at most 200 characters", "#/properties/toolVersions/items/properties/version/maxLength")
-                    if (!(v24.length >= 2 || (v24.length >= 1 && codePoints(v24) >= 1))) x.add(p + "/toolVersions" + '/' + v21 + "/version", "minLength", "must have at least 1 characters", "#/properties/toolVersions/items/properties/version/minLength")
-                  }
-                }
-              }
-              for (const v25 in v22) {
-                if (!(v25 === "name" || v25 === "version")) x.add(p + "/toolVersions" + '/' + v21 + '/' + pointerToken(v25), 'additionalProperties', 'unknown member is not allowed', "#/properties/toolVersions/items/additionalProperties")
-              }
-            }
-          }
-        }
-      }
-    }
-    {
-      const v26 = v["modelVersions"]
-      if (v26 !== undefined) {
-        L22: {
-          if (!(Array.isArray(v26))) { x.add(p + "/modelVersions", "type", "must be array", "#/properties/modelVersions/type"); break L22 }
-          for (let v27 = 0; v27 < v26.length; v27++) {
-            const v28 = v26[v27]
-            L23: {
-              if (!((typeof v28 === 'object' && v28 !== null && !Array.isArray(v28)))) { x.add(p + "/modelVersions" + '/' + v27, "type", "must be object", "#/properties/modelVersions/items/type"); break L23 }
-              if (v28["provider"] === undefined) x.add(p + "/modelVersions" + '/' + v27, "required", "must have required property 'provider'", "#/properties/modelVersions/items/required")
-              if (v28["model"] === undefined) x.add(p + "/modelVersions" + '/' + v27, "required", "must have required property 'model'", "#/properties/modelVersions/items/required")
-              if (v28["version"] === undefined) x.add(p + "/modelVersions" + '/' + v27, "required", "must have required property 'version'", "#/properties/modelVersions/items/required")
-              {
-                const v29 = v28["provider"]
-                if (v29 !== undefined) {
-                  L24: {
-                    if (!(typeof v29 === 'string')) { x.add(p + "/modelVersions" + '/' + v27 + "/provider", "type", "must be string", "#/properties/modelVersions/items/properties/provider/type"); break L24 }
-                    if (!(v29.length <= 200 || codePoints(v29) <= 200)) x.add(p + "/modelVersions" + '/' + v27 + "/provider", "maxLength", "must have at most 200 characters", "#/properties/modelVersions/items/properties/provider/maxLength")
-                    if (!(v29.length >= 2 || (v29.length >= 1 && codePoints(v29) >= 1))) x.add(p + "/modelVersions" + '/' + v27 + "/provider", "minLength", "must have at least 1 characters", "#/properties/modelVersions/items/properties/provider/minLength")
-                  }
-                }
-              }
-              {
-                const v30 = v28["model"]
-                if (v30 !== undefined) {
-                  L25: {
-                    if (!(typeof v30 === 'string')) { x.add(p + "/modelVersions" + '/' + v27 + "/model", "type", "must be string", "#/properties/modelVersions/items/properties/model/type"); break L25 }
-                    if (!(v30.length <= 200 || codePoints(v30) <= 200)) x.add(p + "/modelVersions" + '/' + v27 + "/model", "maxLength", "must have at most 200 characters", "#/properties/modelVersions/items/properties/model/maxLength")
-                    if (!(v30.length >= 2 || (v30.length >= 1 && codePoints(v30) >= 1))) x.add(p + "/modelVersions" + '/' + v27 + "/model", "minLength", "must have at least 1 characters", "#/properties/modelVersions/items/properties/model/minLength")
-                  }
-                }
-              }
-              {
-                const v31 = v28["version"]
-                if (v31 !== undefined) {
-                  L26: {
-                    if (!(typeof v31 === 'string')) { x.add(p + "/modelVersions" + '/' + v27 + "/version", "type", "must be string", "#/properties/modelVersions/items/properties/version/type"); break L26 }
-                    if (!(v31.length <= 200 || codePoints(v31) <= 200)) x.add(p + "/modelVersions" + '/' + v27 + "/version", "maxLength", "must have at most 200 characters", "#/properties/modelVersions/items/properties/version/maxLength")
-                    if (!(v31.length >= 2 || (v31.length >= 1 && codePoints(v31) >= 1))) x.add(p + "/modelVersions" + '/' + v27 + "/version", "minLength", "must have at least 1 characters", "#/properties/modelVersions/items/properties/version/minLength")
-                  }
-                }
-              }
-              for (const v32 in v28) {
-                if (!(v32 === "provider" || v32 === "model" || v32 === "version")) x.add(p + "/modelVersions" + '/' + v27 + '/' + pointerToken(v32), 'additionalProperties', 'unknown member is not allowed', "#/properties/modelVersions/items/additionalProperties")
-              }
-            }
-          }
-        }
-      }
-    }
-    {
-      const v33 = v["classification"]
-      if (v33 !== undefined) {
-        e_common_defs_classification(v33, p + "/classification", x)
-      }
-    }
-    {
-      const v34 = v["createdAt"]
-      if (v34 !== undefined) {
-        e_common_defs_timestamp(v34, p + "/createdAt", x)
-      }
-    }
-    {
-      const v35 = v["extensions"]
-      if (v35 !== undefined) {
-        e_common_defs_extensions(v35, p + "/extensions", x)
-      }
-    }
-    {
-      const v36 = v["signature"]
-      if (v36 !== undefined) {
-        e_common_defs_signature(v36, p + "/signature", x)
-      }
-    }
-    for (const v37 in v) {
-      if (!(typeof v37 === 'string' && set36.has(v37))) x.add(p + '/' + pointerToken(v37), 'additionalProperties', 'unknown member is not allowed', "#/additionalProperties")
+    if (!(Array.isArray(v))) { if (!x) return false; x.add(p, "type", "must be array", s + "/type"); break L1 }
+    for (let v1 = 0; v1 < v.length; v1++) {
+      const v2 = v[v1]
+      if (!(c_conversation_properties_title(v2) || x !== undefined && v_conversation_properties_title(v2, p + '/' + v1, x, s + "/items"))) return false
     }
   }
+  return true
 }
 
-/** Returns whether the value is valid against `common.schema.json#/$defs/classification`, from the common.schema.json definition of @weft/spec (§21). */
-export function c_common_defs_classification(v: any): boolean {
+function v_workItem_properties_progress_properties_blockers(v: any, p: string = '', x?: Collector, s: string = "#/properties/progress/properties/blockers"): boolean {
+  L1: {
+    if (!(Array.isArray(v))) { if (!x) return false; x.add(p, "type", "must be array", s + "/type"); break L1 }
+    for (let v1 = 0; v1 < v.length; v1++) {
+      const v2 = v[v1]
+      if (!(c_workItem_properties_progress_properties_blockers_items(v2) || x !== undefined && v_workItem_properties_progress_properties_blockers_items(v2, p + '/' + v1, x, s + "/items"))) return false
+    }
+  }
+  return true
+}
+
+function v_workItem_properties_progress_properties_blockers_items(v: any, p: string = '', x?: Collector, s: string = "#/properties/progress/properties/blockers/items"): boolean {
+  L1: {
+    if (!(typeof v === 'string')) { if (!x) return false; x.add(p, "type", "must be string", s + "/type"); break L1 }
+    if (!(v.length <= 2000 || codePoints(v) <= 2000)) { if (!x) return false; x.add(p, "maxLength", "must have at most 2000 characters", s + "/maxLength") }
+    if (!(v.length >= 2 || (v.length >= 1 && codePoints(v) >= 1))) { if (!x) return false; x.add(p, "minLength", "must have at least 1 characters", s + "/minLength") }
+  }
+  return true
+}
+
+/** Validates the value against `artifact.schema.json#`, from the artifact.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_artifact(v: any, p: string = '', x?: Collector): boolean {
+  L1: {
+    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { if (!x) return false; x.add(p, "type", "must be object", "#/type"); break L1 }
+    const v1 = v["artifactId"]
+    const v2 = v["contentHash"]
+    const v3 = v["uri"]
+    const v4 = v["sizeBytes"]
+    const v5 = v["mediaType"]
+    const v6 = v["schemaUri"]
+    const v7 = v["producer"]
+    const v13 = v["missionId"]
+    const v14 = v["groupId"]
+    const v15 = v["workItemId"]
+    const v16 = v["sourceArtifactHashes"]
+    const v17 = v["toolVersions"]
+    const v24 = v["modelVersions"]
+    const v32 = v["classification"]
+    const v33 = v["createdAt"]
+    const v34 = v["extensions"]
+    const v35 = v["signature"]
+    if (v1 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'artifactId'", "#/required") }
+    if (v2 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'contentHash'", "#/required") }
+    if (v3 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'uri'", "#/required") }
+    if (v4 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'sizeBytes'", "#/required") }
+    if (v5 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'mediaType'", "#/required") }
+    if (v6 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'schemaUri'", "#/required") }
+    if (v7 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'producer'", "#/required") }
+    if (v13 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'missionId'", "#/required") }
+    if (v14 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'groupId'", "#/required") }
+    if (v15 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'workItemId'", "#/required") }
+    if (v16 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'sourceArtifactHashes'", "#/required") }
+    if (v17 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'toolVersions'", "#/required") }
+    if (v24 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'modelVersions'", "#/required") }
+    if (v32 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'classification'", "#/required") }
+    if (v33 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'createdAt'", "#/required") }
+    if (v35 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'signature'", "#/required") }
+    if (!x) {
+      let v37 = 0
+      for (const v36 in v) v37++
+      if (v37 !== (v1 === undefined ? 0 : 1) + (v2 === undefined ? 0 : 1) + (v3 === undefined ? 0 : 1) + (v4 === undefined ? 0 : 1) + (v5 === undefined ? 0 : 1) + (v6 === undefined ? 0 : 1) + (v7 === undefined ? 0 : 1) + (v13 === undefined ? 0 : 1) + (v14 === undefined ? 0 : 1) + (v15 === undefined ? 0 : 1) + (v16 === undefined ? 0 : 1) + (v17 === undefined ? 0 : 1) + (v24 === undefined ? 0 : 1) + (v32 === undefined ? 0 : 1) + (v33 === undefined ? 0 : 1) + (v34 === undefined ? 0 : 1) + (v35 === undefined ? 0 : 1)) for (const v36 in v) switch (v36) { case "artifactId": case "contentHash": case "uri": case "sizeBytes": case "mediaType": case "schemaUri": case "producer": case "missionId": case "groupId": case "workItemId": case "sourceArtifactHashes": case "toolVersions": case "modelVersions": case "classification": case "createdAt": case "extensions": case "signature": if (v[v36] === undefined) return false; break; default: return false }
+    }
+    if (v1 !== undefined && !(c_common_defs_id(v1) || x !== undefined && v_common_defs_id(v1, p + "/artifactId", x))) return false
+    if (v2 !== undefined && !(c_common_defs_sha256(v2) || x !== undefined && v_common_defs_sha256(v2, p + "/contentHash", x))) return false
+    if (v3 !== undefined && !(c_agentCard_properties_capabilities_items_properties_inputSchema(v3) || x !== undefined && v_agentCard_properties_capabilities_items_properties_inputSchema(v3, p + "/uri", x, "#/properties/uri"))) return false
+    if (v4 !== undefined && !(c_common_defs_safeInteger(v4) || x !== undefined && v_common_defs_safeInteger(v4, p + "/sizeBytes", x))) return false
+    if (v5 !== undefined && !(c_workContract_properties_requiredDeliverables_items_properties_mediaType(v5) || x !== undefined && v_workContract_properties_requiredDeliverables_items_properties_mediaType(v5, p + "/mediaType", x, "#/properties/mediaType"))) return false
+    if (v6 !== undefined && !(c_agentCard_properties_capabilities_items_properties_inputSchema(v6) || x !== undefined && v_agentCard_properties_capabilities_items_properties_inputSchema(v6, p + "/schemaUri", x, "#/properties/schemaUri"))) return false
+    if (v7 !== undefined) {
+      L2: {
+        if (!((typeof v7 === 'object' && v7 !== null && !Array.isArray(v7)))) { if (!x) return false; x.add(p + "/producer", "type", "must be object", "#/properties/producer/type"); break L2 }
+        const v8 = v7["agentId"]
+        const v9 = v7["agentCardVersion"]
+        const v10 = v7["capabilities"]
+        if (v8 === undefined) { if (!x) return false; x.add(p + "/producer", "required", "must have required property 'agentId'", "#/properties/producer/required") }
+        if (v9 === undefined) { if (!x) return false; x.add(p + "/producer", "required", "must have required property 'agentCardVersion'", "#/properties/producer/required") }
+        if (v10 === undefined) { if (!x) return false; x.add(p + "/producer", "required", "must have required property 'capabilities'", "#/properties/producer/required") }
+        if (!x) {
+          let v12 = 0
+          for (const v11 in v7) v12++
+          if (v12 !== (v8 === undefined ? 0 : 1) + (v9 === undefined ? 0 : 1) + (v10 === undefined ? 0 : 1)) for (const v11 in v7) switch (v11) { case "agentId": case "agentCardVersion": case "capabilities": if (v7[v11] === undefined) return false; break; default: return false }
+        }
+        if (v8 !== undefined && !(c_common_defs_id(v8) || x !== undefined && v_common_defs_id(v8, p + "/producer" + "/agentId", x))) return false
+        if (v9 !== undefined && !(c_common_defs_positiveInteger(v9) || x !== undefined && v_common_defs_positiveInteger(v9, p + "/producer" + "/agentCardVersion", x))) return false
+        if (v10 !== undefined && !v_workContract_properties_requiredCapabilities(v10, x && p + "/producer" + "/capabilities", x, "#/properties/producer/properties/capabilities")) return false
+        if (x) for (const v11 in v7) switch (v11) { case "agentId": case "agentCardVersion": case "capabilities": break; default: x.add(p + "/producer" + '/' + pointerToken(v11), "additionalProperties", "unknown member is not allowed", "#/properties/producer/additionalProperties") }
+      }
+    }
+    if (v13 !== undefined && !(c_common_defs_id(v13) || x !== undefined && v_common_defs_id(v13, p + "/missionId", x))) return false
+    if (v14 !== undefined && !(c_common_defs_id(v14) || x !== undefined && v_common_defs_id(v14, p + "/groupId", x))) return false
+    if (v15 !== undefined && !(c_common_defs_id(v15) || x !== undefined && v_common_defs_id(v15, p + "/workItemId", x))) return false
+    if (v16 !== undefined && !v_workContract_properties_inputArtifacts(v16, x && p + "/sourceArtifactHashes", x, "#/properties/sourceArtifactHashes")) return false
+    if (v17 !== undefined) {
+      L3: {
+        if (!(Array.isArray(v17))) { if (!x) return false; x.add(p + "/toolVersions", "type", "must be array", "#/properties/toolVersions/type"); break L3 }
+        for (let v18 = 0; v18 < v17.length; v18++) {
+          const v19 = v17[v18]
+          L4: {
+            if (!((typeof v19 === 'object' && v19 !== null && !Array.isArray(v19)))) { if (!x) return false; x.add(p + "/toolVersions" + '/' + v18, "type", "must be object", "#/properties/toolVersions/items/type"); break L4 }
+            const v20 = v19["name"]
+            const v21 = v19["version"]
+            if (v20 === undefined) { if (!x) return false; x.add(p + "/toolVersions" + '/' + v18, "required", "must have required property 'name'", "#/properties/toolVersions/items/required") }
+            if (v21 === undefined) { if (!x) return false; x.add(p + "/toolVersions" + '/' + v18, "required", "must have required property 'version'", "#/properties/toolVersions/items/required") }
+            if (!x) {
+              let v23 = 0
+              for (const v22 in v19) v23++
+              if (v23 !== (v20 === undefined ? 0 : 1) + (v21 === undefined ? 0 : 1)) for (const v22 in v19) switch (v22) { case "name": case "version": if (v19[v22] === undefined) return false; break; default: return false }
+            }
+            if (v20 !== undefined && !(c_agentCard_properties_displayName(v20) || x !== undefined && v_agentCard_properties_displayName(v20, p + "/toolVersions" + '/' + v18 + "/name", x, "#/properties/toolVersions/items/properties/name"))) return false
+            if (v21 !== undefined && !(c_agentCard_properties_displayName(v21) || x !== undefined && v_agentCard_properties_displayName(v21, p + "/toolVersions" + '/' + v18 + "/version", x, "#/properties/toolVersions/items/properties/version"))) return false
+            if (x) for (const v22 in v19) switch (v22) { case "name": case "version": break; default: x.add(p + "/toolVersions" + '/' + v18 + '/' + pointerToken(v22), "additionalProperties", "unknown member is not allowed", "#/properties/toolVersions/items/additionalProperties") }
+          }
+        }
+      }
+    }
+    if (v24 !== undefined) {
+      L5: {
+        if (!(Array.isArray(v24))) { if (!x) return false; x.add(p + "/modelVersions", "type", "must be array", "#/properties/modelVersions/type"); break L5 }
+        for (let v25 = 0; v25 < v24.length; v25++) {
+          const v26 = v24[v25]
+          L6: {
+            if (!((typeof v26 === 'object' && v26 !== null && !Array.isArray(v26)))) { if (!x) return false; x.add(p + "/modelVersions" + '/' + v25, "type", "must be object", "#/properties/modelVersions/items/type"); break L6 }
+            const v27 = v26["provider"]
+            const v28 = v26["model"]
+            const v29 = v26["version"]
+            if (v27 === undefined) { if (!x) return false; x.add(p + "/modelVersions" + '/' + v25, "required", "must have required property 'provider'", "#/properties/modelVersions/items/required") }
+            if (v28 === undefined) { if (!x) return false; x.add(p + "/modelVersions" + '/' + v25, "required", "must have required property 'model'", "#/properties/modelVersions/items/required") }
+            if (v29 === undefined) { if (!x) return false; x.add(p + "/modelVersions" + '/' + v25, "required", "must have required property 'version'", "#/properties/modelVersions/items/required") }
+            if (!x) {
+              let v31 = 0
+              for (const v30 in v26) v31++
+              if (v31 !== (v27 === undefined ? 0 : 1) + (v28 === undefined ? 0 : 1) + (v29 === undefined ? 0 : 1)) for (const v30 in v26) switch (v30) { case "provider": case "model": case "version": if (v26[v30] === undefined) return false; break; default: return false }
+            }
+            if (v27 !== undefined && !(c_agentCard_properties_displayName(v27) || x !== undefined && v_agentCard_properties_displayName(v27, p + "/modelVersions" + '/' + v25 + "/provider", x, "#/properties/modelVersions/items/properties/provider"))) return false
+            if (v28 !== undefined && !(c_agentCard_properties_displayName(v28) || x !== undefined && v_agentCard_properties_displayName(v28, p + "/modelVersions" + '/' + v25 + "/model", x, "#/properties/modelVersions/items/properties/model"))) return false
+            if (v29 !== undefined && !(c_agentCard_properties_displayName(v29) || x !== undefined && v_agentCard_properties_displayName(v29, p + "/modelVersions" + '/' + v25 + "/version", x, "#/properties/modelVersions/items/properties/version"))) return false
+            if (x) for (const v30 in v26) switch (v30) { case "provider": case "model": case "version": break; default: x.add(p + "/modelVersions" + '/' + v25 + '/' + pointerToken(v30), "additionalProperties", "unknown member is not allowed", "#/properties/modelVersions/items/additionalProperties") }
+          }
+        }
+      }
+    }
+    if (v32 !== undefined && !(c_common_defs_classification(v32) || x !== undefined && v_common_defs_classification(v32, p + "/classification", x))) return false
+    if (v33 !== undefined && !(c_common_defs_timestamp(v33) || x !== undefined && v_common_defs_timestamp(v33, p + "/createdAt", x))) return false
+    if (v34 !== undefined && !v_common_defs_extensions(v34, x && p + "/extensions", x)) return false
+    if (v35 !== undefined && !v_common_defs_signature(v35, x && p + "/signature", x)) return false
+    if (x) for (const v36 in v) switch (v36) { case "artifactId": case "contentHash": case "uri": case "sizeBytes": case "mediaType": case "schemaUri": case "producer": case "missionId": case "groupId": case "workItemId": case "sourceArtifactHashes": case "toolVersions": case "modelVersions": case "classification": case "createdAt": case "extensions": case "signature": break; default: x.add(p + '/' + pointerToken(v36), "additionalProperties", "unknown member is not allowed", "#/additionalProperties") }
+  }
+  return true
+}
+
+/** Validates the value against `common.schema.json#/$defs/classification`, from the common.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_common_defs_classification(v: any, p: string = '', x?: Collector): boolean {
+  if (!(v === "public" || v === "internal" || v === "confidential" || v === "restricted")) { if (!x) return false; x.add(p, "enum", "must be one of the allowed values: \"public\", \"internal\", \"confidential\", \"restricted\"", "#/$defs/classification/enum") }
+  return true
+}
+
+function c_common_defs_classification(v: any): boolean {
   if (!(v === "public" || v === "internal" || v === "confidential" || v === "restricted")) return false
   return true
 }
 
-/** Reports every issue of the value, up to the collector bound, against `common.schema.json#/$defs/classification`, from the common.schema.json definition of @weft/spec (§21). */
-export function e_common_defs_classification(v: any, p: string, x: Collector): void {
-  if (!(v === "public" || v === "internal" || v === "confidential" || v === "restricted")) x.add(p, "enum", "must be one of the allowed values: \"public\", \"internal\", \"confidential\", \"restricted\"", "#/$defs/classification/enum")
-}
-
-/** Returns whether the value is valid against `evidence.schema.json#`, from the evidence.schema.json definition of @weft/spec (§21). */
-export function c_evidence(v: any): boolean {
-  if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) return false
-  if (v["evidenceId"] === undefined || v["missionId"] === undefined || v["groupId"] === undefined || v["workItemId"] === undefined || v["type"] === undefined || v["subject"] === undefined || v["criterionIds"] === undefined || v["method"] === undefined || v["result"] === undefined || v["artifactHashes"] === undefined || v["generatedBy"] === undefined || v["createdAt"] === undefined || v["signature"] === undefined) return false
-  for (const v1 in v) {
-    switch (v1) {
-      case "evidenceId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "missionId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "groupId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "workItemId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "type": {
-        const v2 = v[v1]
-        if (!(typeof v2 === 'string' && set37.has(v2))) return false
-        break
-      }
-      case "subject": {
-        const v2 = v[v1]
-        if (!((typeof v2 === 'object' && v2 !== null && !Array.isArray(v2)))) return false
-        if (v2["type"] === undefined || v2["id"] === undefined) return false
-        for (const v8 in v2) {
-          switch (v8) {
-            case "type": {
-              const v9 = v2[v8]
-              if (!(v9 === "work_item" || v9 === "artifact" || v9 === "mission")) return false
-              break
-            }
-            case "id": {
-              const v9 = v2[v8]
-              if (!(c_evidence_properties_subject_properties_id_anyOf_0(v9) || c_evidence_properties_subject_properties_id_anyOf_1(v9))) return false
-              break
-            }
-            default: {
-              return false
-            }
-          }
-        }
-        break
-      }
-      case "criterionIds": {
-        const v2 = v[v1]
-        if (!(Array.isArray(v2))) return false
-        if (v2.length < 1) return false
-        for (let v13 = 0; v13 < v2.length; v13++) {
-          const v14 = v2[v13]
-          if (!(typeof v14 === 'string')) return false
-          if (!re18.test(v14)) return false
-        }
-        if (!unique(v2)) return false
-        break
-      }
-      case "method": {
-        const v2 = v[v1]
-        if (!(typeof v2 === 'string')) return false
-        if (!(v2.length <= 4000 || codePoints(v2) <= 4000)) return false
-        if (!(v2.length >= 2 || (v2.length >= 1 && codePoints(v2) >= 1))) return false
-        break
-      }
-      case "result": {
-        const v2 = v[v1]
-        if (!(v2 === "passed" || v2 === "failed" || v2 === "inconclusive")) return false
-        break
-      }
-      case "details": {
-        const v2 = v[v1]
-        if (!((typeof v2 === 'object' && v2 !== null && !Array.isArray(v2)))) return false
-        break
-      }
-      case "artifactHashes": {
-        const v2 = v[v1]
-        if (!(Array.isArray(v2))) return false
-        for (let v20 = 0; v20 < v2.length; v20++) {
-          const v21 = v2[v20]
-          if (!c_common_defs_sha256(v21)) return false
-        }
-        if (!unique(v2)) return false
-        break
-      }
-      case "generatedBy": {
-        const v2 = v[v1]
-        if (!c_common_defs_actor(v2)) return false
-        break
-      }
-      case "toolVersion": {
-        const v2 = v[v1]
-        if (!(typeof v2 === 'string')) return false
-        if (!(v2.length <= 500 || codePoints(v2) <= 500)) return false
-        break
-      }
-      case "modelVersion": {
-        const v2 = v[v1]
-        if (!(typeof v2 === 'string')) return false
-        if (!(v2.length <= 500 || codePoints(v2) <= 500)) return false
-        break
-      }
-      case "createdAt": {
-        const v2 = v[v1]
-        if (!c_common_defs_timestamp(v2)) return false
-        break
-      }
-      case "signature": {
-        const v2 = v[v1]
-        if (!c_common_defs_signature(v2)) return false
-        break
-      }
-      default: {
-        return false
-      }
-    }
-  }
-  return true
-}
-
-/** Reports every issue of the value, up to the collector bound, against `evidence.schema.json#`, from the evidence.schema.json definition of @weft/spec (§21). */
-export function e_evidence(v: any, p: string, x: Collector): void {
+/** Validates the value against `evidence.schema.json#`, from the evidence.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_evidence(v: any, p: string = '', x?: Collector): boolean {
   L1: {
-    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { x.add(p, "type", "must be object", "#/type"); break L1 }
-    if (v["evidenceId"] === undefined) x.add(p, "required", "must have required property 'evidenceId'", "#/required")
-    if (v["missionId"] === undefined) x.add(p, "required", "must have required property 'missionId'", "#/required")
-    if (v["groupId"] === undefined) x.add(p, "required", "must have required property 'groupId'", "#/required")
-    if (v["workItemId"] === undefined) x.add(p, "required", "must have required property 'workItemId'", "#/required")
-    if (v["type"] === undefined) x.add(p, "required", "must have required property 'type'", "#/required")
-    if (v["subject"] === undefined) x.add(p, "required", "must have required property 'subject'", "#/required")
-    if (v["criterionIds"] === undefined) x.add(p, "required", "must have required property 'criterionIds'", "#/required")
-    if (v["method"] === undefined) x.add(p, "required", "must have required property 'method'", "#/required")
-    if (v["result"] === undefined) x.add(p, "required", "must have required property 'result'", "#/required")
-    if (v["artifactHashes"] === undefined) x.add(p, "required", "must have required property 'artifactHashes'", "#/required")
-    if (v["generatedBy"] === undefined) x.add(p, "required", "must have required property 'generatedBy'", "#/required")
-    if (v["createdAt"] === undefined) x.add(p, "required", "must have required property 'createdAt'", "#/required")
-    if (v["signature"] === undefined) x.add(p, "required", "must have required property 'signature'", "#/required")
-    {
-      const v1 = v["evidenceId"]
-      if (v1 !== undefined) {
-        e_common_defs_id(v1, p + "/evidenceId", x)
-      }
+    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { if (!x) return false; x.add(p, "type", "must be object", "#/type"); break L1 }
+    const v1 = v["evidenceId"]
+    const v2 = v["missionId"]
+    const v3 = v["groupId"]
+    const v4 = v["workItemId"]
+    const v5 = v["type"]
+    const v6 = v["subject"]
+    const v11 = v["criterionIds"]
+    const v14 = v["method"]
+    const v15 = v["result"]
+    const v16 = v["details"]
+    const v17 = v["artifactHashes"]
+    const v18 = v["generatedBy"]
+    const v19 = v["toolVersion"]
+    const v20 = v["modelVersion"]
+    const v21 = v["createdAt"]
+    const v22 = v["signature"]
+    if (v1 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'evidenceId'", "#/required") }
+    if (v2 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'missionId'", "#/required") }
+    if (v3 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'groupId'", "#/required") }
+    if (v4 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'workItemId'", "#/required") }
+    if (v5 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'type'", "#/required") }
+    if (v6 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'subject'", "#/required") }
+    if (v11 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'criterionIds'", "#/required") }
+    if (v14 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'method'", "#/required") }
+    if (v15 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'result'", "#/required") }
+    if (v17 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'artifactHashes'", "#/required") }
+    if (v18 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'generatedBy'", "#/required") }
+    if (v21 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'createdAt'", "#/required") }
+    if (v22 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'signature'", "#/required") }
+    if (!x) {
+      let v24 = 0
+      for (const v23 in v) v24++
+      if (v24 !== (v1 === undefined ? 0 : 1) + (v2 === undefined ? 0 : 1) + (v3 === undefined ? 0 : 1) + (v4 === undefined ? 0 : 1) + (v5 === undefined ? 0 : 1) + (v6 === undefined ? 0 : 1) + (v11 === undefined ? 0 : 1) + (v14 === undefined ? 0 : 1) + (v15 === undefined ? 0 : 1) + (v16 === undefined ? 0 : 1) + (v17 === undefined ? 0 : 1) + (v18 === undefined ? 0 : 1) + (v19 === undefined ? 0 : 1) + (v20 === undefined ? 0 : 1) + (v21 === undefined ? 0 : 1) + (v22 === undefined ? 0 : 1)) for (const v23 in v) switch (v23) { case "evidenceId": case "missionId": case "groupId": case "workItemId": case "type": case "subject": case "criterionIds": case "method": case "result": case "details": case "artifactHashes": case "generatedBy": case "toolVersion": case "modelVersion": case "createdAt": case "signature": if (v[v23] === undefined) return false; break; default: return false }
     }
-    {
-      const v2 = v["missionId"]
-      if (v2 !== undefined) {
-        e_common_defs_id(v2, p + "/missionId", x)
-      }
+    if (v1 !== undefined && !(c_common_defs_id(v1) || x !== undefined && v_common_defs_id(v1, p + "/evidenceId", x))) return false
+    if (v2 !== undefined && !(c_common_defs_id(v2) || x !== undefined && v_common_defs_id(v2, p + "/missionId", x))) return false
+    if (v3 !== undefined && !(c_common_defs_id(v3) || x !== undefined && v_common_defs_id(v3, p + "/groupId", x))) return false
+    if (v4 !== undefined && !(c_common_defs_id(v4) || x !== undefined && v_common_defs_id(v4, p + "/workItemId", x))) return false
+    if (v5 !== undefined) {
+      if (!(typeof v5 === 'string' && set21.has(v5))) { if (!x) return false; x.add(p + "/type", "enum", "must be one of the allowed values: \"artifact_integrity\", \"schema_validation\", \"deterministic_test\", \"business_rule\", \"reviewer_assessment\", \"human_review\", \"policy_check\", \"failure_report\"", "#/properties/type/enum") }
     }
-    {
-      const v3 = v["groupId"]
-      if (v3 !== undefined) {
-        e_common_defs_id(v3, p + "/groupId", x)
-      }
-    }
-    {
-      const v4 = v["workItemId"]
-      if (v4 !== undefined) {
-        e_common_defs_id(v4, p + "/workItemId", x)
-      }
-    }
-    {
-      const v5 = v["type"]
-      if (v5 !== undefined) {
-        if (!(typeof v5 === 'string' && set37.has(v5))) x.add(p + "/type", "enum", "must be one of the allowed values: \"artifact_integrity\", \"schema_validation\", \"deterministic_test\", \"business_rule\", \"reviewer_assessment\", \"human_review\", \"policy_check\", \"failure_report\"", "#/properties/type/enum")
-      }
-    }
-    {
-      const v6 = v["subject"]
-      if (v6 !== undefined) {
-        L7: {
-          if (!((typeof v6 === 'object' && v6 !== null && !Array.isArray(v6)))) { x.add(p + "/subject", "type", "must be object", "#/properties/subject/type"); break L7 }
-          if (v6["type"] === undefined) x.add(p + "/subject", "required", "must have required property 'type'", "#/properties/subject/required")
-          if (v6["id"] === undefined) x.add(p + "/subject", "required", "must have required property 'id'", "#/properties/subject/required")
-          {
-            const v7 = v6["type"]
-            if (v7 !== undefined) {
-              if (!(v7 === "work_item" || v7 === "artifact" || v7 === "mission")) x.add(p + "/subject" + "/type", "enum", "must be one of the allowed values: \"work_item\", \"artifact\", \"mission\"", "#/properties/subject/properties/type/enum")
-            }
-          }
-          {
-            const v8 = v6["id"]
-            if (v8 !== undefined) {
-              if (!(c_evidence_properties_subject_properties_id_anyOf_0(v8) || c_evidence_properties_subject_properties_id_anyOf_1(v8))) x.add(p + "/subject" + "/id", "anyOf", "must match at least one of 2 alternatives", "#/properties/subject/properties/id/anyOf")
-            }
-          }
-          for (const v9 in v6) {
-            if (!(v9 === "type" || v9 === "id")) x.add(p + "/subject" + '/' + pointerToken(v9), 'additionalProperties', 'unknown member is not allowed', "#/properties/subject/additionalProperties")
-          }
+    if (v6 !== undefined) {
+      L3: {
+        if (!((typeof v6 === 'object' && v6 !== null && !Array.isArray(v6)))) { if (!x) return false; x.add(p + "/subject", "type", "must be object", "#/properties/subject/type"); break L3 }
+        const v7 = v6["type"]
+        const v8 = v6["id"]
+        if (v7 === undefined) { if (!x) return false; x.add(p + "/subject", "required", "must have required property 'type'", "#/properties/subject/required") }
+        if (v8 === undefined) { if (!x) return false; x.add(p + "/subject", "required", "must have required property 'id'", "#/properties/subject/required") }
+        if (!x) {
+          let v10 = 0
+          for (const v9 in v6) v10++
+          if (v10 !== (v7 === undefined ? 0 : 1) + (v8 === undefined ? 0 : 1)) for (const v9 in v6) switch (v9) { case "type": case "id": if (v6[v9] === undefined) return false; break; default: return false }
         }
-      }
-    }
-    {
-      const v10 = v["criterionIds"]
-      if (v10 !== undefined) {
-        L10: {
-          if (!(Array.isArray(v10))) { x.add(p + "/criterionIds", "type", "must be array", "#/properties/criterionIds/type"); break L10 }
-          if (v10.length < 1) x.add(p + "/criterionIds", "minItems", "must have at least 1 items", "#/properties/criterionIds/minItems")
-          for (let v11 = 0; v11 < v10.length; v11++) {
-            const v12 = v10[v11]
-            L11: {
-              if (!(typeof v12 === 'string')) { x.add(p + "/criterionIds" + '/' + v11, "type", "must be string", "#/properties/criterionIds/items/type"); break L11 }
-              if (!re18.test(v12)) x.add(p + "/criterionIds" + '/' + v11, "pattern", "must match the pattern ^[a-zA-Z0-9][a-zA-Z0-9._-]{0,127}$", "#/properties/criterionIds/items/pattern")
-            }
-          }
-          if (!unique(v10)) x.add(p + "/criterionIds", "uniqueItems", "must not contain duplicate items", "#/properties/criterionIds/uniqueItems")
+        if (v7 !== undefined) {
+          if (!(v7 === "work_item" || v7 === "artifact" || v7 === "mission")) { if (!x) return false; x.add(p + "/subject" + "/type", "enum", "must be one of the allowed values: \"work_item\", \"artifact\", \"mission\"", "#/properties/subject/properties/type/enum") }
         }
-      }
-    }
-    {
-      const v13 = v["method"]
-      if (v13 !== undefined) {
-        L12: {
-          if (!(typeof v13 === 'string')) { x.add(p + "/method", "type", "must be string", "#/properties/method/type"); break L12 }
-          if (!(v13.length <= 4000 || codePoints(v13) <= 4000)) x.add(p + "/method", "maxLength", "must have at most 4000 characters", "#/properties/method/maxLength")
-          if (!(v13.length >= 2 || (v13.length >= 1 && codePoints(v13) >= 1))) x.add(p + "/method", "minLength", "must have at least 1 characters", "#/properties/method/minLength")
+        if (v8 !== undefined) {
+          if (!(c_common_defs_id(v8) || c_common_defs_sha256(v8))) { if (!x) return false; x.add(p + "/subject" + "/id", "anyOf", "must match at least one of 2 alternatives", "#/properties/subject/properties/id/anyOf") }
         }
+        if (x) for (const v9 in v6) switch (v9) { case "type": case "id": break; default: x.add(p + "/subject" + '/' + pointerToken(v9), "additionalProperties", "unknown member is not allowed", "#/properties/subject/additionalProperties") }
       }
     }
-    {
-      const v14 = v["result"]
-      if (v14 !== undefined) {
-        if (!(v14 === "passed" || v14 === "failed" || v14 === "inconclusive")) x.add(p + "/result", "enum", "must be one of the allowed values: \"passed\", \"failed\", \"inconclusive\"", "#/properties/result/enum")
-      }
-    }
-    {
-      const v15 = v["details"]
-      if (v15 !== undefined) {
-        L14: {
-          if (!((typeof v15 === 'object' && v15 !== null && !Array.isArray(v15)))) { x.add(p + "/details", "type", "must be object", "#/properties/details/type"); break L14 }
+    if (v11 !== undefined) {
+      L6: {
+        if (!(Array.isArray(v11))) { if (!x) return false; x.add(p + "/criterionIds", "type", "must be array", "#/properties/criterionIds/type"); break L6 }
+        if (v11.length < 1) { if (!x) return false; x.add(p + "/criterionIds", "minItems", "must have at least 1 items", "#/properties/criterionIds/minItems") }
+        for (let v12 = 0; v12 < v11.length; v12++) {
+          const v13 = v11[v12]
+          if (!(c_common_defs_acceptanceCriterion_properties_criterionId(v13) || x !== undefined && v_common_defs_acceptanceCriterion_properties_criterionId(v13, p + "/criterionIds" + '/' + v12, x, "#/properties/criterionIds/items"))) return false
         }
+        if (!unique(v11)) { if (!x) return false; x.add(p + "/criterionIds", "uniqueItems", "must not contain duplicate items", "#/properties/criterionIds/uniqueItems") }
       }
     }
-    {
-      const v16 = v["artifactHashes"]
-      if (v16 !== undefined) {
-        L15: {
-          if (!(Array.isArray(v16))) { x.add(p + "/artifactHashes", "type", "must be array", "#/properties/artifactHashes/type"); break L15 }
-          for (let v17 = 0; v17 < v16.length; v17++) {
-            const v18 = v16[v17]
-            e_common_defs_sha256(v18, p + "/artifactHashes" + '/' + v17, x)
-          }
-          if (!unique(v16)) x.add(p + "/artifactHashes", "uniqueItems", "must not contain duplicate items", "#/properties/artifactHashes/uniqueItems")
-        }
+    if (v14 !== undefined && !(c_common_defs_acceptanceCriterion_properties_description(v14) || x !== undefined && v_common_defs_acceptanceCriterion_properties_description(v14, p + "/method", x, "#/properties/method"))) return false
+    if (v15 !== undefined) {
+      if (!(v15 === "passed" || v15 === "failed" || v15 === "inconclusive")) { if (!x) return false; x.add(p + "/result", "enum", "must be one of the allowed values: \"passed\", \"failed\", \"inconclusive\"", "#/properties/result/enum") }
+    }
+    if (v16 !== undefined) {
+      L8: {
+        if (!((typeof v16 === 'object' && v16 !== null && !Array.isArray(v16)))) { if (!x) return false; x.add(p + "/details", "type", "must be object", "#/properties/details/type"); break L8 }
       }
     }
-    {
-      const v19 = v["generatedBy"]
-      if (v19 !== undefined) {
-        e_common_defs_actor(v19, p + "/generatedBy", x)
-      }
-    }
-    {
-      const v20 = v["toolVersion"]
-      if (v20 !== undefined) {
-        L18: {
-          if (!(typeof v20 === 'string')) { x.add(p + "/toolVersion", "type", "must be string", "#/properties/toolVersion/type"); break L18 }
-          if (!(v20.length <= 500 || codePoints(v20) <= 500)) x.add(p + "/toolVersion", "maxLength", "must have at most 500 characters", "#/properties/toolVersion/maxLength")
-        }
-      }
-    }
-    {
-      const v21 = v["modelVersion"]
-      if (v21 !== undefined) {
-        L19: {
-          if (!(typeof v21 === 'string')) { x.add(p + "/modelVersion", "type", "must be string", "#/properties/modelVersion/type"); break L19 }
-          if (!(v21.length <= 500 || codePoints(v21) <= 500)) x.add(p + "/modelVersion", "maxLength", "must have at most 500 characters", "#/properties/modelVersion/maxLength")
-        }
-      }
-    }
-    {
-      const v22 = v["createdAt"]
-      if (v22 !== undefined) {
-        e_common_defs_timestamp(v22, p + "/createdAt", x)
-      }
-    }
-    {
-      const v23 = v["signature"]
-      if (v23 !== undefined) {
-        e_common_defs_signature(v23, p + "/signature", x)
-      }
-    }
-    for (const v24 in v) {
-      if (!(typeof v24 === 'string' && set38.has(v24))) x.add(p + '/' + pointerToken(v24), 'additionalProperties', 'unknown member is not allowed', "#/additionalProperties")
-    }
+    if (v17 !== undefined && !v_workContract_properties_inputArtifacts(v17, x && p + "/artifactHashes", x, "#/properties/artifactHashes")) return false
+    if (v18 !== undefined && !v_common_defs_actor(v18, x && p + "/generatedBy", x)) return false
+    if (v19 !== undefined && !(c_evidence_properties_toolVersion(v19) || x !== undefined && v_evidence_properties_toolVersion(v19, p + "/toolVersion", x, "#/properties/toolVersion"))) return false
+    if (v20 !== undefined && !(c_evidence_properties_toolVersion(v20) || x !== undefined && v_evidence_properties_toolVersion(v20, p + "/modelVersion", x, "#/properties/modelVersion"))) return false
+    if (v21 !== undefined && !(c_common_defs_timestamp(v21) || x !== undefined && v_common_defs_timestamp(v21, p + "/createdAt", x))) return false
+    if (v22 !== undefined && !v_common_defs_signature(v22, x && p + "/signature", x)) return false
+    if (x) for (const v23 in v) switch (v23) { case "evidenceId": case "missionId": case "groupId": case "workItemId": case "type": case "subject": case "criterionIds": case "method": case "result": case "details": case "artifactHashes": case "generatedBy": case "toolVersion": case "modelVersion": case "createdAt": case "signature": break; default: x.add(p + '/' + pointerToken(v23), "additionalProperties", "unknown member is not allowed", "#/additionalProperties") }
   }
-}
-
-function c_evidence_properties_subject_properties_id_anyOf_0(v: any): boolean {
-  if (!c_common_defs_id(v)) return false
   return true
 }
 
-function c_evidence_properties_subject_properties_id_anyOf_1(v: any): boolean {
-  if (!c_common_defs_sha256(v)) return false
+function v_evidence_properties_toolVersion(v: any, p: string = '', x?: Collector, s: string = "#/properties/toolVersion"): boolean {
+  L1: {
+    if (!(typeof v === 'string')) { if (!x) return false; x.add(p, "type", "must be string", s + "/type"); break L1 }
+    if (!(v.length <= 500 || codePoints(v) <= 500)) { if (!x) return false; x.add(p, "maxLength", "must have at most 500 characters", s + "/maxLength") }
+  }
   return true
 }
 
-/** Returns whether the value is valid against `lease.schema.json#`, from the lease.schema.json definition of @weft/spec (§21). */
-export function c_lease(v: any): boolean {
-  if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) return false
-  if (v["leaseId"] === undefined || v["leaseType"] === undefined || v["missionId"] === undefined || v["groupId"] === undefined || v["holderAgentId"] === undefined || v["sessionEpoch"] === undefined || v["issuedAt"] === undefined || v["startsAt"] === undefined || v["expiresAt"] === undefined || v["state"] === undefined || v["renewalCount"] === undefined) return false
-  for (const v1 in v) {
-    switch (v1) {
-      case "leaseId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "leaseType": {
-        const v2 = v[v1]
-        if (!(v2 === "coordinator" || v2 === "ownership" || v2 === "execution" || v2 === "blocked")) return false
-        break
-      }
-      case "missionId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "groupId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "workItemId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "holderAgentId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "sessionEpoch": {
-        const v2 = v[v1]
-        if (!c_common_defs_positiveInteger(v2)) return false
-        break
-      }
-      case "coordinatorEpoch": {
-        const v2 = v[v1]
-        if (!c_common_defs_positiveInteger(v2)) return false
-        break
-      }
-      case "ownershipEpoch": {
-        const v2 = v[v1]
-        if (!c_common_defs_positiveInteger(v2)) return false
-        break
-      }
-      case "startBy": {
-        const v2 = v[v1]
-        if (!c_common_defs_timestamp(v2)) return false
-        break
-      }
-      case "issuedAt": {
-        const v2 = v[v1]
-        if (!c_common_defs_timestamp(v2)) return false
-        break
-      }
-      case "startsAt": {
-        const v2 = v[v1]
-        if (!c_common_defs_timestamp(v2)) return false
-        break
-      }
-      case "expiresAt": {
-        const v2 = v[v1]
-        if (!c_common_defs_timestamp(v2)) return false
-        break
-      }
-      case "graceExpiresAt": {
-        const v2 = v[v1]
-        if (!c_common_defs_timestamp(v2)) return false
-        break
-      }
-      case "state": {
-        const v2 = v[v1]
-        if (!(v2 === "active" || v2 === "expired" || v2 === "revoked" || v2 === "released")) return false
-        break
-      }
-      case "renewalCount": {
-        const v2 = v[v1]
-        if (!c_common_defs_safeInteger(v2)) return false
-        break
-      }
-      case "lastRenewedAt": {
-        const v2 = v[v1]
-        if (!c_common_defs_timestamp(v2)) return false
-        break
-      }
-      case "closedAt": {
-        const v2 = v[v1]
-        if (!c_common_defs_timestamp(v2)) return false
-        break
-      }
-      case "closureReason": {
-        const v2 = v[v1]
-        if (!(typeof v2 === 'string')) return false
-        if (!(v2.length <= 512 || codePoints(v2) <= 512)) return false
-        if (!re39.test(v2)) return false
-        break
-      }
-      default: {
-        return false
+function c_evidence_properties_toolVersion(v: any): boolean {
+  if (!(typeof v === 'string')) return false
+  if (!(v.length <= 500 || codePoints(v) <= 500)) return false
+  return true
+}
+
+/** Validates the value against `lease.schema.json#`, from the lease.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_lease(v: any, p: string = '', x?: Collector): boolean {
+  L1: {
+    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { if (!x) return false; x.add(p, "type", "must be object", "#/type"); break L1 }
+    const v1 = v["leaseId"]
+    const v2 = v["leaseType"]
+    const v3 = v["missionId"]
+    const v4 = v["groupId"]
+    const v5 = v["workItemId"]
+    const v6 = v["holderAgentId"]
+    const v7 = v["sessionEpoch"]
+    const v8 = v["coordinatorEpoch"]
+    const v9 = v["ownershipEpoch"]
+    const v10 = v["startBy"]
+    const v11 = v["issuedAt"]
+    const v12 = v["startsAt"]
+    const v13 = v["expiresAt"]
+    const v14 = v["graceExpiresAt"]
+    const v15 = v["state"]
+    const v16 = v["renewalCount"]
+    const v17 = v["lastRenewedAt"]
+    const v18 = v["closedAt"]
+    const v19 = v["closureReason"]
+    if (v1 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'leaseId'", "#/required") }
+    if (v2 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'leaseType'", "#/required") }
+    if (v3 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'missionId'", "#/required") }
+    if (v4 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'groupId'", "#/required") }
+    if (v6 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'holderAgentId'", "#/required") }
+    if (v7 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'sessionEpoch'", "#/required") }
+    if (v11 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'issuedAt'", "#/required") }
+    if (v12 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'startsAt'", "#/required") }
+    if (v13 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'expiresAt'", "#/required") }
+    if (v15 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'state'", "#/required") }
+    if (v16 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'renewalCount'", "#/required") }
+    if (!x) {
+      let v21 = 0
+      for (const v20 in v) v21++
+      if (v21 !== (v1 === undefined ? 0 : 1) + (v2 === undefined ? 0 : 1) + (v3 === undefined ? 0 : 1) + (v4 === undefined ? 0 : 1) + (v5 === undefined ? 0 : 1) + (v6 === undefined ? 0 : 1) + (v7 === undefined ? 0 : 1) + (v8 === undefined ? 0 : 1) + (v9 === undefined ? 0 : 1) + (v10 === undefined ? 0 : 1) + (v11 === undefined ? 0 : 1) + (v12 === undefined ? 0 : 1) + (v13 === undefined ? 0 : 1) + (v14 === undefined ? 0 : 1) + (v15 === undefined ? 0 : 1) + (v16 === undefined ? 0 : 1) + (v17 === undefined ? 0 : 1) + (v18 === undefined ? 0 : 1) + (v19 === undefined ? 0 : 1)) for (const v20 in v) switch (v20) { case "leaseId": case "leaseType": case "missionId": case "groupId": case "workItemId": case "holderAgentId": case "sessionEpoch": case "coordinatorEpoch": case "ownershipEpoch": case "startBy": case "issuedAt": case "startsAt": case "expiresAt": case "graceExpiresAt": case "state": case "renewalCount": case "lastRenewedAt": case "closedAt": case "closureReason": if (v[v20] === undefined) return false; break; default: return false }
+    }
+    if (v1 !== undefined && !(c_common_defs_id(v1) || x !== undefined && v_common_defs_id(v1, p + "/leaseId", x))) return false
+    if (v2 !== undefined) {
+      if (!(v2 === "coordinator" || v2 === "ownership" || v2 === "execution" || v2 === "blocked")) { if (!x) return false; x.add(p + "/leaseType", "enum", "must be one of the allowed values: \"coordinator\", \"ownership\", \"execution\", \"blocked\"", "#/properties/leaseType/enum") }
+    }
+    if (v3 !== undefined && !(c_common_defs_id(v3) || x !== undefined && v_common_defs_id(v3, p + "/missionId", x))) return false
+    if (v4 !== undefined && !(c_common_defs_id(v4) || x !== undefined && v_common_defs_id(v4, p + "/groupId", x))) return false
+    if (v5 !== undefined && !(c_common_defs_id(v5) || x !== undefined && v_common_defs_id(v5, p + "/workItemId", x))) return false
+    if (v6 !== undefined && !(c_common_defs_id(v6) || x !== undefined && v_common_defs_id(v6, p + "/holderAgentId", x))) return false
+    if (v7 !== undefined && !(c_common_defs_positiveInteger(v7) || x !== undefined && v_common_defs_positiveInteger(v7, p + "/sessionEpoch", x))) return false
+    if (v8 !== undefined && !(c_common_defs_positiveInteger(v8) || x !== undefined && v_common_defs_positiveInteger(v8, p + "/coordinatorEpoch", x))) return false
+    if (v9 !== undefined && !(c_common_defs_positiveInteger(v9) || x !== undefined && v_common_defs_positiveInteger(v9, p + "/ownershipEpoch", x))) return false
+    if (v10 !== undefined && !(c_common_defs_timestamp(v10) || x !== undefined && v_common_defs_timestamp(v10, p + "/startBy", x))) return false
+    if (v11 !== undefined && !(c_common_defs_timestamp(v11) || x !== undefined && v_common_defs_timestamp(v11, p + "/issuedAt", x))) return false
+    if (v12 !== undefined && !(c_common_defs_timestamp(v12) || x !== undefined && v_common_defs_timestamp(v12, p + "/startsAt", x))) return false
+    if (v13 !== undefined && !(c_common_defs_timestamp(v13) || x !== undefined && v_common_defs_timestamp(v13, p + "/expiresAt", x))) return false
+    if (v14 !== undefined && !(c_common_defs_timestamp(v14) || x !== undefined && v_common_defs_timestamp(v14, p + "/graceExpiresAt", x))) return false
+    if (v15 !== undefined) {
+      if (!(v15 === "active" || v15 === "expired" || v15 === "revoked" || v15 === "released")) { if (!x) return false; x.add(p + "/state", "enum", "must be one of the allowed values: \"active\", \"expired\", \"revoked\", \"released\"", "#/properties/state/enum") }
+    }
+    if (v16 !== undefined && !(c_common_defs_safeInteger(v16) || x !== undefined && v_common_defs_safeInteger(v16, p + "/renewalCount", x))) return false
+    if (v17 !== undefined && !(c_common_defs_timestamp(v17) || x !== undefined && v_common_defs_timestamp(v17, p + "/lastRenewedAt", x))) return false
+    if (v18 !== undefined && !(c_common_defs_timestamp(v18) || x !== undefined && v_common_defs_timestamp(v18, p + "/closedAt", x))) return false
+    if (v19 !== undefined) {
+      L4: {
+        if (!(typeof v19 === 'string')) { if (!x) return false; x.add(p + "/closureReason", "type", "must be string", "#/properties/closureReason/type"); break L4 }
+        if (!(v19.length <= 512 || codePoints(v19) <= 512)) { if (!x) return false; x.add(p + "/closureReason", "maxLength", "must have at most 512 characters", "#/properties/closureReason/maxLength") }
+        if (!re22.test(v19)) { if (!x) return false; x.add(p + "/closureReason", "pattern", "must match the pattern \\S", "#/properties/closureReason/pattern") }
       }
     }
-  }
-  {
-    if (c_lease_allOf_0_if(v)) {
+    if (x) for (const v20 in v) switch (v20) { case "leaseId": case "leaseType": case "missionId": case "groupId": case "workItemId": case "holderAgentId": case "sessionEpoch": case "coordinatorEpoch": case "ownershipEpoch": case "startBy": case "issuedAt": case "startsAt": case "expiresAt": case "graceExpiresAt": case "state": case "renewalCount": case "lastRenewedAt": case "closedAt": case "closureReason": break; default: x.add(p + '/' + pointerToken(v20), "additionalProperties", "unknown member is not allowed", "#/additionalProperties") }
+    if (v_lease_allOf_0_if(v)) {
       if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-        if (v["coordinatorEpoch"] === undefined) return false
+        if (v["coordinatorEpoch"] === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'coordinatorEpoch'", "#/allOf/0/then/required") }
       }
     }
-  }
-  {
-    if (c_lease_allOf_1_if(v)) {
+    if (v_lease_allOf_1_if(v)) {
       if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-        if (v["workItemId"] === undefined || v["ownershipEpoch"] === undefined) return false
+        if (v["workItemId"] === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'workItemId'", "#/allOf/1/then/required") }
+        if (v["ownershipEpoch"] === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'ownershipEpoch'", "#/allOf/1/then/required") }
       }
     }
-  }
-  {
-    if (c_lease_allOf_2_if(v)) {
+    if (v_lease_allOf_2_if(v)) {
       if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-        if (v["startBy"] === undefined) return false
+        if (v["startBy"] === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'startBy'", "#/allOf/2/then/required") }
       }
     }
-  }
-  {
-    if (c_lease_allOf_3_if(v)) {
-      if (c_lease_allOf_3_then_not(v)) return false
+    if (v_lease_allOf_3_if(v)) {
+      if (v_lease_allOf_3_then_not(v)) { if (!x) return false; x.add(p, "not", "must not have any of 'coordinatorEpoch', 'startBy', 'graceExpiresAt', 'capabilityTokenId'", "#/allOf/3/then/not") }
     }
-  }
-  {
-    if (c_lease_allOf_4_if(v)) {
+    if (v_lease_allOf_4_if(v)) {
       if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-        if (v["lastRenewedAt"] === undefined) return false
+        if (v["lastRenewedAt"] === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'lastRenewedAt'", "#/allOf/4/then/required") }
       }
     }
-  }
-  {
-    if (c_lease_allOf_5_if(v)) {
-      if (c_lease_allOf_5_then_not(v)) return false
+    if (v_lease_allOf_5_if(v)) {
+      if (v_lease_allOf_4_then(v)) { if (!x) return false; x.add(p, "not", "must not have 'lastRenewedAt'", "#/allOf/5/then/not") }
     }
-  }
-  {
-    if (c_lease_allOf_6_if(v)) {
-      if (c_lease_allOf_6_then_not(v)) return false
+    if (v_group_allOf_1_if(v)) {
+      if (v_lease_allOf_6_then_not(v)) { if (!x) return false; x.add(p, "not", "must not have any of 'closedAt', 'closureReason'", "#/allOf/6/then/not") }
     } else {
       if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-        if (v["closedAt"] === undefined || v["closureReason"] === undefined) return false
+        if (v["closedAt"] === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'closedAt'", "#/allOf/6/else/required") }
+        if (v["closureReason"] === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'closureReason'", "#/allOf/6/else/required") }
       }
     }
   }
   return true
 }
 
-/** Reports every issue of the value, up to the collector bound, against `lease.schema.json#`, from the lease.schema.json definition of @weft/spec (§21). */
-export function e_lease(v: any, p: string, x: Collector): void {
-  L1: {
-    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { x.add(p, "type", "must be object", "#/type"); break L1 }
-    if (v["leaseId"] === undefined) x.add(p, "required", "must have required property 'leaseId'", "#/required")
-    if (v["leaseType"] === undefined) x.add(p, "required", "must have required property 'leaseType'", "#/required")
-    if (v["missionId"] === undefined) x.add(p, "required", "must have required property 'missionId'", "#/required")
-    if (v["groupId"] === undefined) x.add(p, "required", "must have required property 'groupId'", "#/required")
-    if (v["holderAgentId"] === undefined) x.add(p, "required", "must have required property 'holderAgentId'", "#/required")
-    if (v["sessionEpoch"] === undefined) x.add(p, "required", "must have required property 'sessionEpoch'", "#/required")
-    if (v["issuedAt"] === undefined) x.add(p, "required", "must have required property 'issuedAt'", "#/required")
-    if (v["startsAt"] === undefined) x.add(p, "required", "must have required property 'startsAt'", "#/required")
-    if (v["expiresAt"] === undefined) x.add(p, "required", "must have required property 'expiresAt'", "#/required")
-    if (v["state"] === undefined) x.add(p, "required", "must have required property 'state'", "#/required")
-    if (v["renewalCount"] === undefined) x.add(p, "required", "must have required property 'renewalCount'", "#/required")
-    {
-      const v1 = v["leaseId"]
-      if (v1 !== undefined) {
-        e_common_defs_id(v1, p + "/leaseId", x)
-      }
-    }
-    {
-      const v2 = v["leaseType"]
-      if (v2 !== undefined) {
-        if (!(v2 === "coordinator" || v2 === "ownership" || v2 === "execution" || v2 === "blocked")) x.add(p + "/leaseType", "enum", "must be one of the allowed values: \"coordinator\", \"ownership\", \"execution\", \"blocked\"", "#/properties/leaseType/enum")
-      }
-    }
-    {
-      const v3 = v["missionId"]
-      if (v3 !== undefined) {
-        e_common_defs_id(v3, p + "/missionId", x)
-      }
-    }
-    {
-      const v4 = v["groupId"]
-      if (v4 !== undefined) {
-        e_common_defs_id(v4, p + "/groupId", x)
-      }
-    }
-    {
-      const v5 = v["workItemId"]
-      if (v5 !== undefined) {
-        e_common_defs_id(v5, p + "/workItemId", x)
-      }
-    }
-    {
-      const v6 = v["holderAgentId"]
-      if (v6 !== undefined) {
-        e_common_defs_id(v6, p + "/holderAgentId", x)
-      }
-    }
-    {
-      const v7 = v["sessionEpoch"]
-      if (v7 !== undefined) {
-        e_common_defs_positiveInteger(v7, p + "/sessionEpoch", x)
-      }
-    }
-    {
-      const v8 = v["coordinatorEpoch"]
-      if (v8 !== undefined) {
-        e_common_defs_positiveInteger(v8, p + "/coordinatorEpoch", x)
-      }
-    }
-    {
-      const v9 = v["ownershipEpoch"]
-      if (v9 !== undefined) {
-        e_common_defs_positiveInteger(v9, p + "/ownershipEpoch", x)
-      }
-    }
-    {
-      const v10 = v["startBy"]
-      if (v10 !== undefined) {
-        e_common_defs_timestamp(v10, p + "/startBy", x)
-      }
-    }
-    {
-      const v11 = v["issuedAt"]
-      if (v11 !== undefined) {
-        e_common_defs_timestamp(v11, p + "/issuedAt", x)
-      }
-    }
-    {
-      const v12 = v["startsAt"]
-      if (v12 !== undefined) {
-        e_common_defs_timestamp(v12, p + "/startsAt", x)
-      }
-    }
-    {
-      const v13 = v["expiresAt"]
-      if (v13 !== undefined) {
-        e_common_defs_timestamp(v13, p + "/expiresAt", x)
-      }
-    }
-    {
-      const v14 = v["graceExpiresAt"]
-      if (v14 !== undefined) {
-        e_common_defs_timestamp(v14, p + "/graceExpiresAt", x)
-      }
-    }
-    {
-      const v15 = v["state"]
-      if (v15 !== undefined) {
-        if (!(v15 === "active" || v15 === "expired" || v15 === "revoked" || v15 === "released")) x.add(p + "/state", "enum", "must be one of the allowed values: \"active\", \"expired\", \"revoked\", \"released\"", "#/properties/state/enum")
-      }
-    }
-    {
-      const v16 = v["renewalCount"]
-      if (v16 !== undefined) {
-        e_common_defs_safeInteger(v16, p + "/renewalCount", x)
-      }
-    }
-    {
-      const v17 = v["lastRenewedAt"]
-      if (v17 !== undefined) {
-        e_common_defs_timestamp(v17, p + "/lastRenewedAt", x)
-      }
-    }
-    {
-      const v18 = v["closedAt"]
-      if (v18 !== undefined) {
-        e_common_defs_timestamp(v18, p + "/closedAt", x)
-      }
-    }
-    {
-      const v19 = v["closureReason"]
-      if (v19 !== undefined) {
-        L20: {
-          if (!(typeof v19 === 'string')) { x.add(p + "/closureReason", "type", "must be string", "#/properties/closureReason/type"); break L20 }
-          if (!(v19.length <= 512 || codePoints(v19) <= 512)) x.add(p + "/closureReason", "maxLength", "must have at most 512 characters", "#/properties/closureReason/maxLength")
-          if (!re39.test(v19)) x.add(p + "/closureReason", "pattern", "must match the pattern \\S", "#/properties/closureReason/pattern")
-        }
-      }
-    }
-    for (const v20 in v) {
-      if (!(typeof v20 === 'string' && set40.has(v20))) x.add(p + '/' + pointerToken(v20), 'additionalProperties', 'unknown member is not allowed', "#/additionalProperties")
-    }
-    if (c_lease_allOf_0_if(v)) {
-      if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-        if (v["coordinatorEpoch"] === undefined) x.add(p, "required", "must have required property 'coordinatorEpoch'", "#/allOf/0/then/required")
-      }
-    }
-    if (c_lease_allOf_1_if(v)) {
-      if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-        if (v["workItemId"] === undefined) x.add(p, "required", "must have required property 'workItemId'", "#/allOf/1/then/required")
-        if (v["ownershipEpoch"] === undefined) x.add(p, "required", "must have required property 'ownershipEpoch'", "#/allOf/1/then/required")
-      }
-    }
-    if (c_lease_allOf_2_if(v)) {
-      if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-        if (v["startBy"] === undefined) x.add(p, "required", "must have required property 'startBy'", "#/allOf/2/then/required")
-      }
-    }
-    if (c_lease_allOf_3_if(v)) {
-      if (c_lease_allOf_3_then_not(v)) x.add(p, "not", "must not have any of 'coordinatorEpoch', 'startBy', 'graceExpiresAt', 'capabilityTokenId'", "#/allOf/3/then/not")
-    }
-    if (c_lease_allOf_4_if(v)) {
-      if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-        if (v["lastRenewedAt"] === undefined) x.add(p, "required", "must have required property 'lastRenewedAt'", "#/allOf/4/then/required")
-      }
-    }
-    if (c_lease_allOf_5_if(v)) {
-      if (c_lease_allOf_5_then_not(v)) x.add(p, "not", "must not have 'lastRenewedAt'", "#/allOf/5/then/not")
-    }
-    if (c_lease_allOf_6_if(v)) {
-      if (c_lease_allOf_6_then_not(v)) x.add(p, "not", "must not have any of 'closedAt', 'closureReason'", "#/allOf/6/then/not")
-    } else {
-      if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-        if (v["closedAt"] === undefined) x.add(p, "required", "must have required property 'closedAt'", "#/allOf/6/else/required")
-        if (v["closureReason"] === undefined) x.add(p, "required", "must have required property 'closureReason'", "#/allOf/6/else/required")
-      }
-    }
-  }
-}
-
-function c_lease_allOf_0_if(v: any): boolean {
+function v_lease_allOf_0_if(v: any): boolean {
   if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-    if (v["leaseType"] === undefined) return false
-    {
-      const v2 = v["leaseType"]
-      if (v2 !== undefined) {
-        if (!(v2 === "coordinator")) return false
-      }
+    const v1 = v["leaseType"]
+    if (v1 === undefined) return false
+    if (v1 !== undefined) {
+      if (!(v1 === "coordinator")) return false
     }
   }
   return true
 }
 
-function c_lease_allOf_1_if(v: any): boolean {
+function v_lease_allOf_1_if(v: any): boolean {
   if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-    if (v["leaseType"] === undefined) return false
-    {
-      const v2 = v["leaseType"]
-      if (v2 !== undefined) {
-        if (!(v2 === "ownership" || v2 === "execution" || v2 === "blocked")) return false
-      }
+    const v1 = v["leaseType"]
+    if (v1 === undefined) return false
+    if (v1 !== undefined) {
+      if (!(v1 === "ownership" || v1 === "execution" || v1 === "blocked")) return false
     }
   }
   return true
 }
 
-function c_lease_allOf_2_if(v: any): boolean {
+function v_lease_allOf_2_if(v: any): boolean {
   if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-    if (v["leaseType"] === undefined) return false
-    {
-      const v2 = v["leaseType"]
-      if (v2 !== undefined) {
-        if (!(v2 === "ownership")) return false
-      }
+    const v1 = v["leaseType"]
+    if (v1 === undefined) return false
+    if (v1 !== undefined) {
+      if (!(v1 === "ownership")) return false
     }
   }
   return true
 }
 
-function c_lease_allOf_3_if(v: any): boolean {
+function v_lease_allOf_3_if(v: any): boolean {
   if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-    if (v["leaseType"] === undefined) return false
-    {
-      const v2 = v["leaseType"]
-      if (v2 !== undefined) {
-        if (!(v2 === "execution")) return false
-      }
+    const v1 = v["leaseType"]
+    if (v1 === undefined) return false
+    if (v1 !== undefined) {
+      if (!(v1 === "execution")) return false
     }
   }
   return true
 }
 
-function c_lease_allOf_3_then_not(v: any): boolean {
-  if (!(c_lease_allOf_3_then_not_anyOf_0(v) || c_lease_allOf_3_then_not_anyOf_1(v) || c_lease_allOf_3_then_not_anyOf_2(v) || c_lease_allOf_3_then_not_anyOf_3(v))) return false
+function v_lease_allOf_3_then_not(v: any): boolean {
+  if (!(v_command_allOf_2_then_not_anyOf_1(v) || v_lease_allOf_2_then(v) || v_lease_allOf_3_then_not_anyOf_2(v) || v_lease_allOf_3_then_not_anyOf_3(v))) return false
   return true
 }
 
-function c_lease_allOf_4_if(v: any): boolean {
+function v_lease_allOf_4_if(v: any): boolean {
   if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-    if (v["renewalCount"] === undefined) return false
-    {
-      const v2 = v["renewalCount"]
-      if (v2 !== undefined) {
-        if (typeof v2 === 'number') {
-          if (v2 < 1) return false
-        }
+    const v1 = v["renewalCount"]
+    if (v1 === undefined) return false
+    if (v1 !== undefined) {
+      if (typeof v1 === 'number') {
+        if (v1 < 1) return false
       }
     }
   }
   return true
 }
 
-function c_lease_allOf_5_if(v: any): boolean {
+function v_lease_allOf_5_if(v: any): boolean {
   if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-    if (v["renewalCount"] === undefined) return false
-    {
-      const v2 = v["renewalCount"]
-      if (v2 !== undefined) {
-        if (!(v2 === 0)) return false
-      }
+    const v1 = v["renewalCount"]
+    if (v1 === undefined) return false
+    if (v1 !== undefined) {
+      if (!(v1 === 0)) return false
     }
   }
   return true
 }
 
-function c_lease_allOf_5_then_not(v: any): boolean {
+function v_lease_allOf_4_then(v: any): boolean {
   if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
     if (v["lastRenewedAt"] === undefined) return false
   }
   return true
 }
 
-function c_lease_allOf_6_if(v: any): boolean {
-  if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-    if (v["state"] === undefined) return false
-    {
-      const v2 = v["state"]
-      if (v2 !== undefined) {
-        if (!(v2 === "active")) return false
-      }
-    }
-  }
+function v_lease_allOf_6_then_not(v: any): boolean {
+  if (!(v_lease_allOf_6_then_not_anyOf_0(v) || v_lease_allOf_6_then_not_anyOf_1(v))) return false
   return true
 }
 
-function c_lease_allOf_6_then_not(v: any): boolean {
-  if (!(c_lease_allOf_6_then_not_anyOf_0(v) || c_lease_allOf_6_then_not_anyOf_1(v))) return false
-  return true
-}
-
-function c_lease_allOf_3_then_not_anyOf_0(v: any): boolean {
-  if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-    if (v["coordinatorEpoch"] === undefined) return false
-  }
-  return true
-}
-
-function c_lease_allOf_3_then_not_anyOf_1(v: any): boolean {
+function v_lease_allOf_2_then(v: any): boolean {
   if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
     if (v["startBy"] === undefined) return false
   }
   return true
 }
 
-function c_lease_allOf_3_then_not_anyOf_2(v: any): boolean {
+function v_lease_allOf_3_then_not_anyOf_2(v: any): boolean {
   if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
     if (v["graceExpiresAt"] === undefined) return false
   }
   return true
 }
 
-function c_lease_allOf_3_then_not_anyOf_3(v: any): boolean {
+function v_lease_allOf_3_then_not_anyOf_3(v: any): boolean {
   if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
     if (v["capabilityTokenId"] === undefined) return false
   }
   return true
 }
 
-function c_lease_allOf_6_then_not_anyOf_0(v: any): boolean {
+function v_lease_allOf_6_then_not_anyOf_0(v: any): boolean {
   if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
     if (v["closedAt"] === undefined) return false
   }
   return true
 }
 
-function c_lease_allOf_6_then_not_anyOf_1(v: any): boolean {
+function v_lease_allOf_6_then_not_anyOf_1(v: any): boolean {
   if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
     if (v["closureReason"] === undefined) return false
   }
   return true
 }
 
-/** Returns whether the value is valid against `approval.schema.json#`, from the approval.schema.json definition of @weft/spec (§21). */
-export function c_approval(v: any): boolean {
-  if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) return false
-  if (v["approvalId"] === undefined || v["kind"] === undefined || v["decision"] === undefined || v["missionId"] === undefined || v["groupId"] === undefined || v["missionRevision"] === undefined || v["artifactHashes"] === undefined || v["acceptancePolicyVersion"] === undefined || v["approver"] === undefined || v["comments"] === undefined || v["conditions"] === undefined || v["occurredAt"] === undefined || v["signature"] === undefined) return false
-  for (const v1 in v) {
-    switch (v1) {
-      case "approvalId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "kind": {
-        const v2 = v[v1]
-        if (!(v2 === "mission_final" || v2 === "child_mission" || v2 === "work_execution")) return false
-        break
-      }
-      case "decision": {
-        const v2 = v[v1]
-        if (!(v2 === "approved" || v2 === "changes_requested" || v2 === "denied" || v2 === "revoked")) return false
-        break
-      }
-      case "missionId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "groupId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "workItemId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "missionRevision": {
-        const v2 = v[v1]
-        if (!c_common_defs_safeInteger(v2)) return false
-        break
-      }
-      case "artifactHashes": {
-        const v2 = v[v1]
-        if (!(Array.isArray(v2))) return false
-        for (let v11 = 0; v11 < v2.length; v11++) {
-          const v12 = v2[v11]
-          if (!c_common_defs_sha256(v12)) return false
-        }
-        if (!unique(v2)) return false
-        break
-      }
-      case "acceptancePolicyVersion": {
-        const v2 = v[v1]
-        if (!c_common_defs_semver(v2)) return false
-        break
-      }
-      case "approver": {
-        const v2 = v[v1]
-        if (!c_common_defs_actor(v2)) return false
-        break
-      }
-      case "comments": {
-        const v2 = v[v1]
-        if (!(typeof v2 === 'string')) return false
-        if (!(v2.length <= 10000 || codePoints(v2) <= 10000)) return false
-        break
-      }
-      case "conditions": {
-        const v2 = v[v1]
-        if (!(Array.isArray(v2))) return false
-        for (let v18 = 0; v18 < v2.length; v18++) {
-          const v19 = v2[v18]
-          if (!(typeof v19 === 'string')) return false
-          if (!(v19.length <= 2000 || codePoints(v19) <= 2000)) return false
-          if (!(v19.length >= 2 || (v19.length >= 1 && codePoints(v19) >= 1))) return false
-        }
-        break
-      }
-      case "revokesApprovalId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "occurredAt": {
-        const v2 = v[v1]
-        if (!c_common_defs_timestamp(v2)) return false
-        break
-      }
-      case "signature": {
-        const v2 = v[v1]
-        if (!c_common_defs_signature(v2)) return false
-        break
-      }
-      default: {
-        return false
-      }
+/** Validates the value against `approval.schema.json#`, from the approval.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_approval(v: any, p: string = '', x?: Collector): boolean {
+  L1: {
+    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { if (!x) return false; x.add(p, "type", "must be object", "#/type"); break L1 }
+    const v1 = v["approvalId"]
+    const v2 = v["kind"]
+    const v3 = v["decision"]
+    const v4 = v["missionId"]
+    const v5 = v["groupId"]
+    const v6 = v["workItemId"]
+    const v7 = v["missionRevision"]
+    const v8 = v["artifactHashes"]
+    const v9 = v["acceptancePolicyVersion"]
+    const v10 = v["approver"]
+    const v11 = v["comments"]
+    const v12 = v["conditions"]
+    const v13 = v["revokesApprovalId"]
+    const v14 = v["occurredAt"]
+    const v15 = v["signature"]
+    if (v1 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'approvalId'", "#/required") }
+    if (v2 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'kind'", "#/required") }
+    if (v3 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'decision'", "#/required") }
+    if (v4 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'missionId'", "#/required") }
+    if (v5 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'groupId'", "#/required") }
+    if (v7 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'missionRevision'", "#/required") }
+    if (v8 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'artifactHashes'", "#/required") }
+    if (v9 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'acceptancePolicyVersion'", "#/required") }
+    if (v10 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'approver'", "#/required") }
+    if (v11 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'comments'", "#/required") }
+    if (v12 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'conditions'", "#/required") }
+    if (v14 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'occurredAt'", "#/required") }
+    if (v15 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'signature'", "#/required") }
+    if (!x) {
+      let v17 = 0
+      for (const v16 in v) v17++
+      if (v17 !== (v1 === undefined ? 0 : 1) + (v2 === undefined ? 0 : 1) + (v3 === undefined ? 0 : 1) + (v4 === undefined ? 0 : 1) + (v5 === undefined ? 0 : 1) + (v6 === undefined ? 0 : 1) + (v7 === undefined ? 0 : 1) + (v8 === undefined ? 0 : 1) + (v9 === undefined ? 0 : 1) + (v10 === undefined ? 0 : 1) + (v11 === undefined ? 0 : 1) + (v12 === undefined ? 0 : 1) + (v13 === undefined ? 0 : 1) + (v14 === undefined ? 0 : 1) + (v15 === undefined ? 0 : 1)) for (const v16 in v) switch (v16) { case "approvalId": case "kind": case "decision": case "missionId": case "groupId": case "workItemId": case "missionRevision": case "artifactHashes": case "acceptancePolicyVersion": case "approver": case "comments": case "conditions": case "revokesApprovalId": case "occurredAt": case "signature": if (v[v16] === undefined) return false; break; default: return false }
     }
-  }
-  {
-    if (c_approval_allOf_0_if(v)) {
+    if (v1 !== undefined && !(c_common_defs_id(v1) || x !== undefined && v_common_defs_id(v1, p + "/approvalId", x))) return false
+    if (v2 !== undefined) {
+      if (!(v2 === "mission_final" || v2 === "child_mission" || v2 === "work_execution")) { if (!x) return false; x.add(p + "/kind", "enum", "must be one of the allowed values: \"mission_final\", \"child_mission\", \"work_execution\"", "#/properties/kind/enum") }
+    }
+    if (v3 !== undefined) {
+      if (!(v3 === "approved" || v3 === "changes_requested" || v3 === "denied" || v3 === "revoked")) { if (!x) return false; x.add(p + "/decision", "enum", "must be one of the allowed values: \"approved\", \"changes_requested\", \"denied\", \"revoked\"", "#/properties/decision/enum") }
+    }
+    if (v4 !== undefined && !(c_common_defs_id(v4) || x !== undefined && v_common_defs_id(v4, p + "/missionId", x))) return false
+    if (v5 !== undefined && !(c_common_defs_id(v5) || x !== undefined && v_common_defs_id(v5, p + "/groupId", x))) return false
+    if (v6 !== undefined && !(c_common_defs_id(v6) || x !== undefined && v_common_defs_id(v6, p + "/workItemId", x))) return false
+    if (v7 !== undefined && !(c_common_defs_safeInteger(v7) || x !== undefined && v_common_defs_safeInteger(v7, p + "/missionRevision", x))) return false
+    if (v8 !== undefined && !v_workContract_properties_inputArtifacts(v8, x && p + "/artifactHashes", x, "#/properties/artifactHashes")) return false
+    if (v9 !== undefined && !(c_common_defs_semver(v9) || x !== undefined && v_common_defs_semver(v9, p + "/acceptancePolicyVersion", x))) return false
+    if (v10 !== undefined && !v_common_defs_actor(v10, x && p + "/approver", x)) return false
+    if (v11 !== undefined && !(c_approval_properties_comments(v11) || x !== undefined && v_approval_properties_comments(v11, p + "/comments", x))) return false
+    if (v12 !== undefined && !v_workItem_properties_progress_properties_blockers(v12, x && p + "/conditions", x, "#/properties/conditions")) return false
+    if (v13 !== undefined && !(c_common_defs_id(v13) || x !== undefined && v_common_defs_id(v13, p + "/revokesApprovalId", x))) return false
+    if (v14 !== undefined && !(c_common_defs_timestamp(v14) || x !== undefined && v_common_defs_timestamp(v14, p + "/occurredAt", x))) return false
+    if (v15 !== undefined && !v_common_defs_signature(v15, x && p + "/signature", x)) return false
+    if (x) for (const v16 in v) switch (v16) { case "approvalId": case "kind": case "decision": case "missionId": case "groupId": case "workItemId": case "missionRevision": case "artifactHashes": case "acceptancePolicyVersion": case "approver": case "comments": case "conditions": case "revokesApprovalId": case "occurredAt": case "signature": break; default: x.add(p + '/' + pointerToken(v16), "additionalProperties", "unknown member is not allowed", "#/additionalProperties") }
+    if (v_approval_allOf_0_if(v)) {
       if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-        {
-          const v26 = v["artifactHashes"]
-          if (v26 !== undefined) {
-            if (Array.isArray(v26)) {
-              if (v26.length < 1) return false
-            }
+        const v18 = v["artifactHashes"]
+        if (v18 !== undefined) {
+          if (Array.isArray(v18)) {
+            if (v18.length < 1) { if (!x) return false; x.add(p + "/artifactHashes", "minItems", "must have at least 1 items", "#/allOf/0/then/properties/artifactHashes/minItems") }
           }
         }
       }
     }
-  }
-  {
-    if (c_approval_allOf_1_if(v)) {
+    if (v_approval_allOf_1_if(v)) {
       if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-        {
-          const v30 = v["approver"]
-          if (v30 !== undefined) {
-            if (!c_common_defs_humanActor(v30)) return false
-          }
-        }
+        const v19 = v["approver"]
+        if (v19 !== undefined && !v_common_defs_humanActor(v19, x && p + "/approver", x)) return false
       }
     }
-  }
-  {
-    if (c_approval_allOf_2_if(v)) {
+    if (v_approval_allOf_2_if(v)) {
       if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-        if (v["workItemId"] === undefined) return false
+        if (v["workItemId"] === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'workItemId'", "#/allOf/2/then/required") }
       }
     }
-  }
-  {
-    if (c_approval_allOf_3_if(v)) {
+    if (v_approval_allOf_3_if(v)) {
       if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-        if (v["revokesApprovalId"] === undefined) return false
+        if (v["revokesApprovalId"] === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'revokesApprovalId'", "#/allOf/3/then/required") }
       }
     }
   }
   return true
 }
 
-/** Reports every issue of the value, up to the collector bound, against `approval.schema.json#`, from the approval.schema.json definition of @weft/spec (§21). */
-export function e_approval(v: any, p: string, x: Collector): void {
+/** Validates the value against `approval.schema.json#/properties/comments`, from the approval.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_approval_properties_comments(v: any, p: string = '', x?: Collector): boolean {
   L1: {
-    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { x.add(p, "type", "must be object", "#/type"); break L1 }
-    if (v["approvalId"] === undefined) x.add(p, "required", "must have required property 'approvalId'", "#/required")
-    if (v["kind"] === undefined) x.add(p, "required", "must have required property 'kind'", "#/required")
-    if (v["decision"] === undefined) x.add(p, "required", "must have required property 'decision'", "#/required")
-    if (v["missionId"] === undefined) x.add(p, "required", "must have required property 'missionId'", "#/required")
-    if (v["groupId"] === undefined) x.add(p, "required", "must have required property 'groupId'", "#/required")
-    if (v["missionRevision"] === undefined) x.add(p, "required", "must have required property 'missionRevision'", "#/required")
-    if (v["artifactHashes"] === undefined) x.add(p, "required", "must have required property 'artifactHashes'", "#/required")
-    if (v["acceptancePolicyVersion"] === undefined) x.add(p, "required", "must have required property 'acceptancePolicyVersion'", "#/required")
-    if (v["approver"] === undefined) x.add(p, "required", "must have required property 'approver'", "#/required")
-    if (v["comments"] === undefined) x.add(p, "required", "must have required property 'comments'", "#/required")
-    if (v["conditions"] === undefined) x.add(p, "required", "must have required property 'conditions'", "#/required")
-    if (v["occurredAt"] === undefined) x.add(p, "required", "must have required property 'occurredAt'", "#/required")
-    if (v["signature"] === undefined) x.add(p, "required", "must have required property 'signature'", "#/required")
-    {
-      const v1 = v["approvalId"]
-      if (v1 !== undefined) {
-        e_common_defs_id(v1, p + "/approvalId", x)
-      }
-    }
-    {
-      const v2 = v["kind"]
-      if (v2 !== undefined) {
-        if (!(v2 === "mission_final" || v2 === "child_mission" || v2 === "work_execution")) x.add(p + "/kind", "enum", "must be one of the allowed values: \"mission_final\", \"child_mission\", \"work_execution\"", "#/properties/kind/enum")
-      }
-    }
-    {
-      const v3 = v["decision"]
-      if (v3 !== undefined) {
-        if (!(v3 === "approved" || v3 === "changes_requested" || v3 === "denied" || v3 === "revoked")) x.add(p + "/decision", "enum", "must be one of the allowed values: \"approved\", \"changes_requested\", \"denied\", \"revoked\"", "#/properties/decision/enum")
-      }
-    }
-    {
-      const v4 = v["missionId"]
-      if (v4 !== undefined) {
-        e_common_defs_id(v4, p + "/missionId", x)
-      }
-    }
-    {
-      const v5 = v["groupId"]
-      if (v5 !== undefined) {
-        e_common_defs_id(v5, p + "/groupId", x)
-      }
-    }
-    {
-      const v6 = v["workItemId"]
-      if (v6 !== undefined) {
-        e_common_defs_id(v6, p + "/workItemId", x)
-      }
-    }
-    {
-      const v7 = v["missionRevision"]
-      if (v7 !== undefined) {
-        e_common_defs_safeInteger(v7, p + "/missionRevision", x)
-      }
-    }
-    {
-      const v8 = v["artifactHashes"]
-      if (v8 !== undefined) {
-        L9: {
-          if (!(Array.isArray(v8))) { x.add(p + "/artifactHashes", "type", "must be array", "#/properties/artifactHashes/type"); break L9 }
-          for (let v9 = 0; v9 < v8.length; v9++) {
-            const v10 = v8[v9]
-            e_common_defs_sha256(v10, p + "/artifactHashes" + '/' + v9, x)
-          }
-          if (!unique(v8)) x.add(p + "/artifactHashes", "uniqueItems", "must not contain duplicate items", "#/properties/artifactHashes/uniqueItems")
-        }
-      }
-    }
-    {
-      const v11 = v["acceptancePolicyVersion"]
-      if (v11 !== undefined) {
-        e_common_defs_semver(v11, p + "/acceptancePolicyVersion", x)
-      }
-    }
-    {
-      const v12 = v["approver"]
-      if (v12 !== undefined) {
-        e_common_defs_actor(v12, p + "/approver", x)
-      }
-    }
-    {
-      const v13 = v["comments"]
-      if (v13 !== undefined) {
-        L13: {
-          if (!(typeof v13 === 'string')) { x.add(p + "/comments", "type", "must be string", "#/properties/comments/type"); break L13 }
-          if (!(v13.length <= 10000 || codePoints(v13) <= 10000)) x.add(p + "/comments", "maxLength", "must have at most 10000 characters", "#/properties/comments/maxLength")
-        }
-      }
-    }
-    {
-      const v14 = v["conditions"]
-      if (v14 !== undefined) {
-        L14: {
-          if (!(Array.isArray(v14))) { x.add(p + "/conditions", "type", "must be array", "#/properties/conditions/type"); break L14 }
-          for (let v15 = 0; v15 < v14.length; v15++) {
-            const v16 = v14[v15]
-            L15: {
-              if (!(typeof v16 === 'string')) { x.add(p + "/conditions" + '/' + v15, "type", "must be string", "#/properties/conditions/items/type"); break L15 }
-              if (!(v16.length <= 2000 || codePoints(v16) <= 2000)) x.add(p + "/conditions" + '/' + v15, "maxLength", "must have at most 2000 characters", "#/properties/conditions/items/maxLength")
-              if (!(v16.length >= 2 || (v16.length >= 1 && codePoints(v16) >= 1))) x.add(p + "/conditions" + '/' + v15, "minLength", "must have at least 1 characters", "#/properties/conditions/items/minLength")
-            }
-          }
-        }
-      }
-    }
-    {
-      const v17 = v["revokesApprovalId"]
-      if (v17 !== undefined) {
-        e_common_defs_id(v17, p + "/revokesApprovalId", x)
-      }
-    }
-    {
-      const v18 = v["occurredAt"]
-      if (v18 !== undefined) {
-        e_common_defs_timestamp(v18, p + "/occurredAt", x)
-      }
-    }
-    {
-      const v19 = v["signature"]
-      if (v19 !== undefined) {
-        e_common_defs_signature(v19, p + "/signature", x)
-      }
-    }
-    for (const v20 in v) {
-      if (!(typeof v20 === 'string' && set41.has(v20))) x.add(p + '/' + pointerToken(v20), 'additionalProperties', 'unknown member is not allowed', "#/additionalProperties")
-    }
-    if (c_approval_allOf_0_if(v)) {
-      if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-        {
-          const v21 = v["artifactHashes"]
-          if (v21 !== undefined) {
-            if (Array.isArray(v21)) {
-              if (v21.length < 1) x.add(p + "/artifactHashes", "minItems", "must have at least 1 items", "#/allOf/0/then/properties/artifactHashes/minItems")
-            }
-          }
-        }
-      }
-    }
-    if (c_approval_allOf_1_if(v)) {
-      if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-        {
-          const v22 = v["approver"]
-          if (v22 !== undefined) {
-            e_common_defs_humanActor(v22, p + "/approver", x)
-          }
-        }
-      }
-    }
-    if (c_approval_allOf_2_if(v)) {
-      if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-        if (v["workItemId"] === undefined) x.add(p, "required", "must have required property 'workItemId'", "#/allOf/2/then/required")
-      }
-    }
-    if (c_approval_allOf_3_if(v)) {
-      if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-        if (v["revokesApprovalId"] === undefined) x.add(p, "required", "must have required property 'revokesApprovalId'", "#/allOf/3/then/required")
-      }
-    }
+    if (!(typeof v === 'string')) { if (!x) return false; x.add(p, "type", "must be string", "#/properties/comments/type"); break L1 }
+    if (!(v.length <= 10000 || codePoints(v) <= 10000)) { if (!x) return false; x.add(p, "maxLength", "must have at most 10000 characters", "#/properties/comments/maxLength") }
   }
+  return true
 }
 
-function c_approval_allOf_0_if(v: any): boolean {
+/** Returns whether the value is valid against `approval.schema.json#/properties/comments`, from the approval.schema.json definition of @weft/spec (§21). */
+export function c_approval_properties_comments(v: any): boolean {
+  if (!(typeof v === 'string')) return false
+  if (!(v.length <= 10000 || codePoints(v) <= 10000)) return false
+  return true
+}
+
+function v_approval_allOf_0_if(v: any): boolean {
   if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-    if (v["kind"] === undefined || v["decision"] === undefined) return false
-    {
-      const v2 = v["kind"]
-      if (v2 !== undefined) {
-        if (!(v2 === "mission_final" || v2 === "child_mission")) return false
-      }
+    const v1 = v["kind"]
+    const v2 = v["decision"]
+    if (v1 === undefined || v2 === undefined) return false
+    if (v1 !== undefined) {
+      if (!(v1 === "mission_final" || v1 === "child_mission")) return false
     }
-    {
-      const v4 = v["decision"]
-      if (v4 !== undefined) {
-        if (!(v4 === "approved")) return false
-      }
+    if (v2 !== undefined) {
+      if (!(v2 === "approved")) return false
     }
   }
   return true
 }
 
-function c_approval_allOf_1_if(v: any): boolean {
+function v_approval_allOf_1_if(v: any): boolean {
   if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-    if (v["kind"] === undefined) return false
-    {
-      const v2 = v["kind"]
-      if (v2 !== undefined) {
-        if (!(v2 === "mission_final")) return false
-      }
+    const v1 = v["kind"]
+    if (v1 === undefined) return false
+    if (v1 !== undefined) {
+      if (!(v1 === "mission_final")) return false
     }
   }
   return true
 }
 
-function c_approval_allOf_2_if(v: any): boolean {
+function v_approval_allOf_2_if(v: any): boolean {
   if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-    if (v["kind"] === undefined) return false
-    {
-      const v2 = v["kind"]
-      if (v2 !== undefined) {
-        if (!(v2 === "work_execution")) return false
-      }
+    const v1 = v["kind"]
+    if (v1 === undefined) return false
+    if (v1 !== undefined) {
+      if (!(v1 === "work_execution")) return false
     }
   }
   return true
 }
 
-function c_approval_allOf_3_if(v: any): boolean {
+function v_approval_allOf_3_if(v: any): boolean {
   if ((typeof v === 'object' && v !== null && !Array.isArray(v))) {
-    if (v["decision"] === undefined) return false
-    {
-      const v2 = v["decision"]
-      if (v2 !== undefined) {
-        if (!(v2 === "revoked")) return false
-      }
+    const v1 = v["decision"]
+    if (v1 === undefined) return false
+    if (v1 !== undefined) {
+      if (!(v1 === "revoked")) return false
     }
   }
   return true
 }
 
-/** Returns whether the value is valid against `context-package.schema.json#`, from the context-package.schema.json definition of @weft/spec (§21). */
-export function c_contextPackage(v: any): boolean {
-  if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) return false
-  if (v["contextPackageId"] === undefined || v["version"] === undefined || v["missionId"] === undefined || v["groupId"] === undefined || v["sourceEventRange"] === undefined || v["artifactHashes"] === undefined || v["summary"] === undefined || v["decisions"] === undefined || v["constraints"] === undefined || v["unresolvedQuestions"] === undefined || v["generatedBy"] === undefined || v["generatedAt"] === undefined || v["signature"] === undefined) return false
-  for (const v1 in v) {
-    switch (v1) {
-      case "contextPackageId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
+/** Validates the value against `context-package.schema.json#`, from the context-package.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_contextPackage(v: any, p: string = '', x?: Collector): boolean {
+  L1: {
+    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { if (!x) return false; x.add(p, "type", "must be object", "#/type"); break L1 }
+    const v1 = v["contextPackageId"]
+    const v2 = v["version"]
+    const v3 = v["previousContextPackageId"]
+    const v4 = v["missionId"]
+    const v5 = v["groupId"]
+    const v6 = v["workItemId"]
+    const v7 = v["sourceEventRange"]
+    const v13 = v["artifactHashes"]
+    const v14 = v["summary"]
+    const v15 = v["decisions"]
+    const v22 = v["constraints"]
+    const v23 = v["unresolvedQuestions"]
+    const v24 = v["generatedBy"]
+    const v25 = v["generatedAt"]
+    const v26 = v["extensions"]
+    const v27 = v["signature"]
+    if (v1 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'contextPackageId'", "#/required") }
+    if (v2 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'version'", "#/required") }
+    if (v4 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'missionId'", "#/required") }
+    if (v5 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'groupId'", "#/required") }
+    if (v7 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'sourceEventRange'", "#/required") }
+    if (v13 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'artifactHashes'", "#/required") }
+    if (v14 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'summary'", "#/required") }
+    if (v15 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'decisions'", "#/required") }
+    if (v22 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'constraints'", "#/required") }
+    if (v23 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'unresolvedQuestions'", "#/required") }
+    if (v24 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'generatedBy'", "#/required") }
+    if (v25 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'generatedAt'", "#/required") }
+    if (v27 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'signature'", "#/required") }
+    if (!x) {
+      let v29 = 0
+      for (const v28 in v) v29++
+      if (v29 !== (v1 === undefined ? 0 : 1) + (v2 === undefined ? 0 : 1) + (v3 === undefined ? 0 : 1) + (v4 === undefined ? 0 : 1) + (v5 === undefined ? 0 : 1) + (v6 === undefined ? 0 : 1) + (v7 === undefined ? 0 : 1) + (v13 === undefined ? 0 : 1) + (v14 === undefined ? 0 : 1) + (v15 === undefined ? 0 : 1) + (v22 === undefined ? 0 : 1) + (v23 === undefined ? 0 : 1) + (v24 === undefined ? 0 : 1) + (v25 === undefined ? 0 : 1) + (v26 === undefined ? 0 : 1) + (v27 === undefined ? 0 : 1)) for (const v28 in v) switch (v28) { case "contextPackageId": case "version": case "previousContextPackageId": case "missionId": case "groupId": case "workItemId": case "sourceEventRange": case "artifactHashes": case "summary": case "decisions": case "constraints": case "unresolvedQuestions": case "generatedBy": case "generatedAt": case "extensions": case "signature": if (v[v28] === undefined) return false; break; default: return false }
+    }
+    if (v1 !== undefined && !(c_common_defs_id(v1) || x !== undefined && v_common_defs_id(v1, p + "/contextPackageId", x))) return false
+    if (v2 !== undefined && !(c_common_defs_positiveInteger(v2) || x !== undefined && v_common_defs_positiveInteger(v2, p + "/version", x))) return false
+    if (v3 !== undefined && !(c_common_defs_id(v3) || x !== undefined && v_common_defs_id(v3, p + "/previousContextPackageId", x))) return false
+    if (v4 !== undefined && !(c_common_defs_id(v4) || x !== undefined && v_common_defs_id(v4, p + "/missionId", x))) return false
+    if (v5 !== undefined && !(c_common_defs_id(v5) || x !== undefined && v_common_defs_id(v5, p + "/groupId", x))) return false
+    if (v6 !== undefined && !(c_common_defs_id(v6) || x !== undefined && v_common_defs_id(v6, p + "/workItemId", x))) return false
+    if (v7 !== undefined) {
+      L2: {
+        if (!((typeof v7 === 'object' && v7 !== null && !Array.isArray(v7)))) { if (!x) return false; x.add(p + "/sourceEventRange", "type", "must be object", "#/properties/sourceEventRange/type"); break L2 }
+        const v8 = v7["fromSequence"]
+        const v9 = v7["toSequence"]
+        const v10 = v7["eventIds"]
+        if (v8 === undefined) { if (!x) return false; x.add(p + "/sourceEventRange", "required", "must have required property 'fromSequence'", "#/properties/sourceEventRange/required") }
+        if (v9 === undefined) { if (!x) return false; x.add(p + "/sourceEventRange", "required", "must have required property 'toSequence'", "#/properties/sourceEventRange/required") }
+        if (v10 === undefined) { if (!x) return false; x.add(p + "/sourceEventRange", "required", "must have required property 'eventIds'", "#/properties/sourceEventRange/required") }
+        if (!x) {
+          let v12 = 0
+          for (const v11 in v7) v12++
+          if (v12 !== (v8 === undefined ? 0 : 1) + (v9 === undefined ? 0 : 1) + (v10 === undefined ? 0 : 1)) for (const v11 in v7) switch (v11) { case "fromSequence": case "toSequence": case "eventIds": if (v7[v11] === undefined) return false; break; default: return false }
+        }
+        if (v8 !== undefined && !(c_common_defs_positiveInteger(v8) || x !== undefined && v_common_defs_positiveInteger(v8, p + "/sourceEventRange" + "/fromSequence", x))) return false
+        if (v9 !== undefined && !(c_common_defs_positiveInteger(v9) || x !== undefined && v_common_defs_positiveInteger(v9, p + "/sourceEventRange" + "/toSequence", x))) return false
+        if (v10 !== undefined && !v_agentCard_properties_capabilities_items_properties_verifiedEvidence(v10, x && p + "/sourceEventRange" + "/eventIds", x, "#/properties/sourceEventRange/properties/eventIds")) return false
+        if (x) for (const v11 in v7) switch (v11) { case "fromSequence": case "toSequence": case "eventIds": break; default: x.add(p + "/sourceEventRange" + '/' + pointerToken(v11), "additionalProperties", "unknown member is not allowed", "#/properties/sourceEventRange/additionalProperties") }
       }
-      case "version": {
-        const v2 = v[v1]
-        if (!c_common_defs_positiveInteger(v2)) return false
-        break
+    }
+    if (v13 !== undefined && !v_workContract_properties_inputArtifacts(v13, x && p + "/artifactHashes", x, "#/properties/artifactHashes")) return false
+    if (v14 !== undefined) {
+      L3: {
+        if (!(typeof v14 === 'string')) { if (!x) return false; x.add(p + "/summary", "type", "must be string", "#/properties/summary/type"); break L3 }
+        if (!(v14.length <= 50000 || codePoints(v14) <= 50000)) { if (!x) return false; x.add(p + "/summary", "maxLength", "must have at most 50000 characters", "#/properties/summary/maxLength") }
+        if (!(v14.length >= 2 || (v14.length >= 1 && codePoints(v14) >= 1))) { if (!x) return false; x.add(p + "/summary", "minLength", "must have at least 1 characters", "#/properties/summary/minLength") }
       }
-      case "previousContextPackageId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "missionId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "groupId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "workItemId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "sourceEventRange": {
-        const v2 = v[v1]
-        if (!((typeof v2 === 'object' && v2 !== null && !Array.isArray(v2)))) return false
-        if (v2["fromSequence"] === undefined || v2["toSequence"] === undefined || v2["eventIds"] === undefined) return false
-        for (const v9 in v2) {
-          switch (v9) {
-            case "fromSequence": {
-              const v10 = v2[v9]
-              if (!c_common_defs_positiveInteger(v10)) return false
-              break
+    }
+    if (v15 !== undefined) {
+      L4: {
+        if (!(Array.isArray(v15))) { if (!x) return false; x.add(p + "/decisions", "type", "must be array", "#/properties/decisions/type"); break L4 }
+        for (let v16 = 0; v16 < v15.length; v16++) {
+          const v17 = v15[v16]
+          L5: {
+            if (!((typeof v17 === 'object' && v17 !== null && !Array.isArray(v17)))) { if (!x) return false; x.add(p + "/decisions" + '/' + v16, "type", "must be object", "#/properties/decisions/items/type"); break L5 }
+            const v18 = v17["description"]
+            const v19 = v17["sourceEventIds"]
+            if (v18 === undefined) { if (!x) return false; x.add(p + "/decisions" + '/' + v16, "required", "must have required property 'description'", "#/properties/decisions/items/required") }
+            if (v19 === undefined) { if (!x) return false; x.add(p + "/decisions" + '/' + v16, "required", "must have required property 'sourceEventIds'", "#/properties/decisions/items/required") }
+            if (!x) {
+              let v21 = 0
+              for (const v20 in v17) v21++
+              if (v21 !== (v18 === undefined ? 0 : 1) + (v19 === undefined ? 0 : 1)) for (const v20 in v17) switch (v20) { case "description": case "sourceEventIds": if (v17[v20] === undefined) return false; break; default: return false }
             }
-            case "toSequence": {
-              const v10 = v2[v9]
-              if (!c_common_defs_positiveInteger(v10)) return false
-              break
-            }
-            case "eventIds": {
-              const v10 = v2[v9]
-              if (!(Array.isArray(v10))) return false
-              if (v10.length < 1) return false
-              for (let v14 = 0; v14 < v10.length; v14++) {
-                const v15 = v10[v14]
-                if (!c_common_defs_id(v15)) return false
-              }
-              if (!unique(v10)) return false
-              break
-            }
-            default: {
-              return false
-            }
+            if (v18 !== undefined && !(c_common_defs_acceptanceCriterion_properties_description(v18) || x !== undefined && v_common_defs_acceptanceCriterion_properties_description(v18, p + "/decisions" + '/' + v16 + "/description", x, "#/properties/decisions/items/properties/description"))) return false
+            if (v19 !== undefined && !v_agentCard_properties_capabilities_items_properties_verifiedEvidence(v19, x && p + "/decisions" + '/' + v16 + "/sourceEventIds", x, "#/properties/decisions/items/properties/sourceEventIds")) return false
+            if (x) for (const v20 in v17) switch (v20) { case "description": case "sourceEventIds": break; default: x.add(p + "/decisions" + '/' + v16 + '/' + pointerToken(v20), "additionalProperties", "unknown member is not allowed", "#/properties/decisions/items/additionalProperties") }
           }
         }
-        break
       }
-      case "artifactHashes": {
-        const v2 = v[v1]
-        if (!(Array.isArray(v2))) return false
-        for (let v18 = 0; v18 < v2.length; v18++) {
-          const v19 = v2[v18]
-          if (!c_common_defs_sha256(v19)) return false
-        }
-        if (!unique(v2)) return false
-        break
-      }
-      case "summary": {
-        const v2 = v[v1]
-        if (!(typeof v2 === 'string')) return false
-        if (!(v2.length <= 50000 || codePoints(v2) <= 50000)) return false
-        if (!(v2.length >= 2 || (v2.length >= 1 && codePoints(v2) >= 1))) return false
-        break
-      }
-      case "decisions": {
-        const v2 = v[v1]
-        if (!(Array.isArray(v2))) return false
-        for (let v23 = 0; v23 < v2.length; v23++) {
-          const v24 = v2[v23]
-          if (!((typeof v24 === 'object' && v24 !== null && !Array.isArray(v24)))) return false
-          if (v24["description"] === undefined || v24["sourceEventIds"] === undefined) return false
-          for (const v25 in v24) {
-            switch (v25) {
-              case "description": {
-                const v26 = v24[v25]
-                if (!(typeof v26 === 'string')) return false
-                if (!(v26.length <= 4000 || codePoints(v26) <= 4000)) return false
-                if (!(v26.length >= 2 || (v26.length >= 1 && codePoints(v26) >= 1))) return false
-                break
-              }
-              case "sourceEventIds": {
-                const v26 = v24[v25]
-                if (!(Array.isArray(v26))) return false
-                if (v26.length < 1) return false
-                for (let v29 = 0; v29 < v26.length; v29++) {
-                  const v30 = v26[v29]
-                  if (!c_common_defs_id(v30)) return false
-                }
-                if (!unique(v26)) return false
-                break
-              }
-              default: {
-                return false
-              }
-            }
-          }
-        }
-        break
-      }
-      case "constraints": {
-        const v2 = v[v1]
-        if (!(Array.isArray(v2))) return false
-        for (let v33 = 0; v33 < v2.length; v33++) {
-          const v34 = v2[v33]
-          if (!(typeof v34 === 'string')) return false
-          if (!(v34.length <= 4000 || codePoints(v34) <= 4000)) return false
-          if (!(v34.length >= 2 || (v34.length >= 1 && codePoints(v34) >= 1))) return false
-        }
-        break
-      }
-      case "unresolvedQuestions": {
-        const v2 = v[v1]
-        if (!(Array.isArray(v2))) return false
-        for (let v37 = 0; v37 < v2.length; v37++) {
-          const v38 = v2[v37]
-          if (!(typeof v38 === 'string')) return false
-          if (!(v38.length <= 4000 || codePoints(v38) <= 4000)) return false
-          if (!(v38.length >= 2 || (v38.length >= 1 && codePoints(v38) >= 1))) return false
-        }
-        break
-      }
-      case "generatedBy": {
-        const v2 = v[v1]
-        if (!c_common_defs_agentActor(v2)) return false
-        break
-      }
-      case "generatedAt": {
-        const v2 = v[v1]
-        if (!c_common_defs_timestamp(v2)) return false
-        break
-      }
-      case "extensions": {
-        const v2 = v[v1]
-        if (!c_common_defs_extensions(v2)) return false
-        break
-      }
-      case "signature": {
-        const v2 = v[v1]
-        if (!c_common_defs_signature(v2)) return false
-        break
-      }
-      default: {
-        return false
-      }
+    }
+    if (v22 !== undefined && !v_contextPackage_properties_constraints(v22, x && p + "/constraints", x, "#/properties/constraints")) return false
+    if (v23 !== undefined && !v_contextPackage_properties_constraints(v23, x && p + "/unresolvedQuestions", x, "#/properties/unresolvedQuestions")) return false
+    if (v24 !== undefined && !v_common_defs_agentActor(v24, x && p + "/generatedBy", x)) return false
+    if (v25 !== undefined && !(c_common_defs_timestamp(v25) || x !== undefined && v_common_defs_timestamp(v25, p + "/generatedAt", x))) return false
+    if (v26 !== undefined && !v_common_defs_extensions(v26, x && p + "/extensions", x)) return false
+    if (v27 !== undefined && !v_common_defs_signature(v27, x && p + "/signature", x)) return false
+    if (x) for (const v28 in v) switch (v28) { case "contextPackageId": case "version": case "previousContextPackageId": case "missionId": case "groupId": case "workItemId": case "sourceEventRange": case "artifactHashes": case "summary": case "decisions": case "constraints": case "unresolvedQuestions": case "generatedBy": case "generatedAt": case "extensions": case "signature": break; default: x.add(p + '/' + pointerToken(v28), "additionalProperties", "unknown member is not allowed", "#/additionalProperties") }
+  }
+  return true
+}
+
+function v_contextPackage_properties_constraints(v: any, p: string = '', x?: Collector, s: string = "#/properties/constraints"): boolean {
+  L1: {
+    if (!(Array.isArray(v))) { if (!x) return false; x.add(p, "type", "must be array", s + "/type"); break L1 }
+    for (let v1 = 0; v1 < v.length; v1++) {
+      const v2 = v[v1]
+      if (!(c_common_defs_acceptanceCriterion_properties_description(v2) || x !== undefined && v_common_defs_acceptanceCriterion_properties_description(v2, p + '/' + v1, x, s + "/items"))) return false
     }
   }
   return true
 }
 
-/** Reports every issue of the value, up to the collector bound, against `context-package.schema.json#`, from the context-package.schema.json definition of @weft/spec (§21). */
-export function e_contextPackage(v: any, p: string, x: Collector): void {
+/** Validates the value against `group-snapshot.schema.json#`, from the group-snapshot.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_groupSnapshot(v: any, p: string = '', x?: Collector): boolean {
   L1: {
-    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { x.add(p, "type", "must be object", "#/type"); break L1 }
-    if (v["contextPackageId"] === undefined) x.add(p, "required", "must have required property 'contextPackageId'", "#/required")
-    if (v["version"] === undefined) x.add(p, "required", "must have required property 'version'", "#/required")
-    if (v["missionId"] === undefined) x.add(p, "required", "must have required property 'missionId'", "#/required")
-    if (v["groupId"] === undefined) x.add(p, "required", "must have required property 'groupId'", "#/required")
-    if (v["sourceEventRange"] === undefined) x.add(p, "required", "must have required property 'sourceEventRange'", "#/required")
-    if (v["artifactHashes"] === undefined) x.add(p, "required", "must have required property 'artifactHashes'", "#/required")
-    if (v["summary"] === undefined) x.add(p, "required", "must have required property 'summary'", "#/required")
-    if (v["decisions"] === undefined) x.add(p, "required", "must have required property 'decisions'", "#/required")
-    if (v["constraints"] === undefined) x.add(p, "required", "must have required property 'constraints'", "#/required")
-    if (v["unresolvedQuestions"] === undefined) x.add(p, "required", "must have required property 'unresolvedQuestions'", "#/required")
-    if (v["generatedBy"] === undefined) x.add(p, "required", "must have required property 'generatedBy'", "#/required")
-    if (v["generatedAt"] === undefined) x.add(p, "required", "must have required property 'generatedAt'", "#/required")
-    if (v["signature"] === undefined) x.add(p, "required", "must have required property 'signature'", "#/required")
-    {
-      const v1 = v["contextPackageId"]
-      if (v1 !== undefined) {
-        e_common_defs_id(v1, p + "/contextPackageId", x)
-      }
+    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { if (!x) return false; x.add(p, "type", "must be object", "#/type"); break L1 }
+    const v1 = v["snapshotId"]
+    const v2 = v["groupId"]
+    const v3 = v["throughSequence"]
+    const v4 = v["eventIds"]
+    const v5 = v["stateHash"]
+    const v6 = v["policyLog"]
+    const v16 = v["createdBy"]
+    const v21 = v["createdAt"]
+    const v22 = v["signature"]
+    if (v1 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'snapshotId'", "#/required") }
+    if (v2 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'groupId'", "#/required") }
+    if (v3 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'throughSequence'", "#/required") }
+    if (v4 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'eventIds'", "#/required") }
+    if (v5 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'stateHash'", "#/required") }
+    if (v6 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'policyLog'", "#/required") }
+    if (v16 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'createdBy'", "#/required") }
+    if (v21 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'createdAt'", "#/required") }
+    if (v22 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'signature'", "#/required") }
+    if (!x) {
+      let v24 = 0
+      for (const v23 in v) v24++
+      if (v24 !== (v1 === undefined ? 0 : 1) + (v2 === undefined ? 0 : 1) + (v3 === undefined ? 0 : 1) + (v4 === undefined ? 0 : 1) + (v5 === undefined ? 0 : 1) + (v6 === undefined ? 0 : 1) + (v16 === undefined ? 0 : 1) + (v21 === undefined ? 0 : 1) + (v22 === undefined ? 0 : 1)) for (const v23 in v) switch (v23) { case "snapshotId": case "groupId": case "throughSequence": case "eventIds": case "stateHash": case "policyLog": case "createdBy": case "createdAt": case "signature": if (v[v23] === undefined) return false; break; default: return false }
     }
-    {
-      const v2 = v["version"]
-      if (v2 !== undefined) {
-        e_common_defs_positiveInteger(v2, p + "/version", x)
-      }
-    }
-    {
-      const v3 = v["previousContextPackageId"]
-      if (v3 !== undefined) {
-        e_common_defs_id(v3, p + "/previousContextPackageId", x)
-      }
-    }
-    {
-      const v4 = v["missionId"]
-      if (v4 !== undefined) {
-        e_common_defs_id(v4, p + "/missionId", x)
-      }
-    }
-    {
-      const v5 = v["groupId"]
-      if (v5 !== undefined) {
-        e_common_defs_id(v5, p + "/groupId", x)
-      }
-    }
-    {
-      const v6 = v["workItemId"]
-      if (v6 !== undefined) {
-        e_common_defs_id(v6, p + "/workItemId", x)
-      }
-    }
-    {
-      const v7 = v["sourceEventRange"]
-      if (v7 !== undefined) {
-        L8: {
-          if (!((typeof v7 === 'object' && v7 !== null && !Array.isArray(v7)))) { x.add(p + "/sourceEventRange", "type", "must be object", "#/properties/sourceEventRange/type"); break L8 }
-          if (v7["fromSequence"] === undefined) x.add(p + "/sourceEventRange", "required", "must have required property 'fromSequence'", "#/properties/sourceEventRange/required")
-          if (v7["toSequence"] === undefined) x.add(p + "/sourceEventRange", "required", "must have required property 'toSequence'", "#/properties/sourceEventRange/required")
-          if (v7["eventIds"] === undefined) x.add(p + "/sourceEventRange", "required", "must have required property 'eventIds'", "#/properties/sourceEventRange/required")
-          {
-            const v8 = v7["fromSequence"]
-            if (v8 !== undefined) {
-              e_common_defs_positiveInteger(v8, p + "/sourceEventRange" + "/fromSequence", x)
+    if (v1 !== undefined && !(c_common_defs_id(v1) || x !== undefined && v_common_defs_id(v1, p + "/snapshotId", x))) return false
+    if (v2 !== undefined && !(c_common_defs_id(v2) || x !== undefined && v_common_defs_id(v2, p + "/groupId", x))) return false
+    if (v3 !== undefined && !(c_common_defs_positiveInteger(v3) || x !== undefined && v_common_defs_positiveInteger(v3, p + "/throughSequence", x))) return false
+    if (v4 !== undefined && !v_agentCard_properties_capabilities_items_properties_verifiedEvidence(v4, x && p + "/eventIds", x, "#/properties/eventIds")) return false
+    if (v5 !== undefined && !(c_common_defs_sha256(v5) || x !== undefined && v_common_defs_sha256(v5, p + "/stateHash", x))) return false
+    if (v6 !== undefined) {
+      L2: {
+        if (!(Array.isArray(v6))) { if (!x) return false; x.add(p + "/policyLog", "type", "must be array", "#/properties/policyLog/type"); break L2 }
+        if (v6.length < 1) { if (!x) return false; x.add(p + "/policyLog", "minItems", "must have at least 1 items", "#/properties/policyLog/minItems") }
+        for (let v7 = 0; v7 < v6.length; v7++) {
+          const v8 = v6[v7]
+          L3: {
+            if (!((typeof v8 === 'object' && v8 !== null && !Array.isArray(v8)))) { if (!x) return false; x.add(p + "/policyLog" + '/' + v7, "type", "must be object", "#/properties/policyLog/items/type"); break L3 }
+            const v9 = v8["entryId"]
+            const v10 = v8["decision"]
+            const v11 = v8["actor"]
+            const v12 = v8["occurredAt"]
+            const v13 = v8["details"]
+            if (v9 === undefined) { if (!x) return false; x.add(p + "/policyLog" + '/' + v7, "required", "must have required property 'entryId'", "#/properties/policyLog/items/required") }
+            if (v10 === undefined) { if (!x) return false; x.add(p + "/policyLog" + '/' + v7, "required", "must have required property 'decision'", "#/properties/policyLog/items/required") }
+            if (v11 === undefined) { if (!x) return false; x.add(p + "/policyLog" + '/' + v7, "required", "must have required property 'actor'", "#/properties/policyLog/items/required") }
+            if (v12 === undefined) { if (!x) return false; x.add(p + "/policyLog" + '/' + v7, "required", "must have required property 'occurredAt'", "#/properties/policyLog/items/required") }
+            if (v13 === undefined) { if (!x) return false; x.add(p + "/policyLog" + '/' + v7, "required", "must have required property 'details'", "#/properties/policyLog/items/required") }
+            if (!x) {
+              let v15 = 0
+              for (const v14 in v8) v15++
+              if (v15 !== (v9 === undefined ? 0 : 1) + (v10 === undefined ? 0 : 1) + (v11 === undefined ? 0 : 1) + (v12 === undefined ? 0 : 1) + (v13 === undefined ? 0 : 1)) for (const v14 in v8) switch (v14) { case "entryId": case "decision": case "actor": case "occurredAt": case "details": if (v8[v14] === undefined) return false; break; default: return false }
             }
-          }
-          {
-            const v9 = v7["toSequence"]
-            if (v9 !== undefined) {
-              e_common_defs_positiveInteger(v9, p + "/sourceEventRange" + "/toSequence", x)
-            }
-          }
-          {
-            const v10 = v7["eventIds"]
-            if (v10 !== undefined) {
-              L11: {
-                if (!(Array.isArray(v10))) { x.add(p + "/sourceEventRange" + "/eventIds", "type", "must be array", "#/properties/sourceEventRange/properties/eventIds/type"); break L11 }
-                if (v10.length < 1) x.add(p + "/sourceEventRange" + "/eventIds", "minItems", "must have at least 1 items", "#/properties/sourceEventRange/properties/eventIds/minItems")
-                for (let v11 = 0; v11 < v10.length; v11++) {
-                  const v12 = v10[v11]
-                  e_common_defs_id(v12, p + "/sourceEventRange" + "/eventIds" + '/' + v11, x)
-                }
-                if (!unique(v10)) x.add(p + "/sourceEventRange" + "/eventIds", "uniqueItems", "must not contain duplicate items", "#/properties/sourceEventRange/properties/eventIds/uniqueItems")
+            if (v9 !== undefined && !(c_common_defs_id(v9) || x !== undefined && v_common_defs_id(v9, p + "/policyLog" + '/' + v7 + "/entryId", x))) return false
+            if (v10 !== undefined && !(c_common_defs_acceptanceCriterion_properties_description(v10) || x !== undefined && v_common_defs_acceptanceCriterion_properties_description(v10, p + "/policyLog" + '/' + v7 + "/decision", x, "#/properties/policyLog/items/properties/decision"))) return false
+            if (v11 !== undefined && !v_common_defs_actor(v11, x && p + "/policyLog" + '/' + v7 + "/actor", x)) return false
+            if (v12 !== undefined && !(c_common_defs_timestamp(v12) || x !== undefined && v_common_defs_timestamp(v12, p + "/policyLog" + '/' + v7 + "/occurredAt", x))) return false
+            if (v13 !== undefined) {
+              L4: {
+                if (!((typeof v13 === 'object' && v13 !== null && !Array.isArray(v13)))) { if (!x) return false; x.add(p + "/policyLog" + '/' + v7 + "/details", "type", "must be object", "#/properties/policyLog/items/properties/details/type"); break L4 }
               }
             }
-          }
-          for (const v13 in v7) {
-            if (!(v13 === "fromSequence" || v13 === "toSequence" || v13 === "eventIds")) x.add(p + "/sourceEventRange" + '/' + pointerToken(v13), 'additionalProperties', 'unknown member is not allowed', "#/properties/sourceEventRange/additionalProperties")
+            if (x) for (const v14 in v8) switch (v14) { case "entryId": case "decision": case "actor": case "occurredAt": case "details": break; default: x.add(p + "/policyLog" + '/' + v7 + '/' + pointerToken(v14), "additionalProperties", "unknown member is not allowed", "#/properties/policyLog/items/additionalProperties") }
           }
         }
       }
     }
-    {
-      const v14 = v["artifactHashes"]
-      if (v14 !== undefined) {
-        L13: {
-          if (!(Array.isArray(v14))) { x.add(p + "/artifactHashes", "type", "must be array", "#/properties/artifactHashes/type"); break L13 }
-          for (let v15 = 0; v15 < v14.length; v15++) {
-            const v16 = v14[v15]
-            e_common_defs_sha256(v16, p + "/artifactHashes" + '/' + v15, x)
-          }
-          if (!unique(v14)) x.add(p + "/artifactHashes", "uniqueItems", "must not contain duplicate items", "#/properties/artifactHashes/uniqueItems")
+    if (v16 !== undefined) {
+      L5: {
+        if (!((typeof v16 === 'object' && v16 !== null && !Array.isArray(v16)))) { if (!x) return false; x.add(p + "/createdBy", "type", "must be object", "#/properties/createdBy/type"); break L5 }
+        const v17 = v16["type"]
+        const v18 = v16["id"]
+        if (v17 === undefined) { if (!x) return false; x.add(p + "/createdBy", "required", "must have required property 'type'", "#/properties/createdBy/required") }
+        if (v18 === undefined) { if (!x) return false; x.add(p + "/createdBy", "required", "must have required property 'id'", "#/properties/createdBy/required") }
+        if (!x) {
+          let v20 = 0
+          for (const v19 in v16) v20++
+          if (v20 !== (v17 === undefined ? 0 : 1) + (v18 === undefined ? 0 : 1)) for (const v19 in v16) switch (v19) { case "type": case "id": if (v16[v19] === undefined) return false; break; default: return false }
         }
-      }
-    }
-    {
-      const v17 = v["summary"]
-      if (v17 !== undefined) {
-        L15: {
-          if (!(typeof v17 === 'string')) { x.add(p + "/summary", "type", "must be string", "#/properties/summary/type"); break L15 }
-          if (!(v17.length <= 50000 || codePoints(v17) <= 50000)) x.add(p + "/summary", "maxLength", "must have at most 50000 characters", "#/properties/summary/maxLength")
-          if (!(v17.length >= 2 || (v17.length >= 1 && codePoints(v17) >= 1))) x.add(p + "/summary", "minLength", "must have at least 1 characters", "#/properties/summary/minLength")
+        if (v17 !== undefined) {
+          if (!(v17 === "service")) { if (!x) return false; x.add(p + "/createdBy" + "/type", "const", "must be \"service\"", "#/properties/createdBy/properties/type/const") }
         }
+        if (v18 !== undefined && !(c_common_defs_id(v18) || x !== undefined && v_common_defs_id(v18, p + "/createdBy" + "/id", x))) return false
+        if (x) for (const v19 in v16) switch (v19) { case "type": case "id": break; default: x.add(p + "/createdBy" + '/' + pointerToken(v19), "additionalProperties", "unknown member is not allowed", "#/properties/createdBy/additionalProperties") }
       }
     }
-    {
-      const v18 = v["decisions"]
-      if (v18 !== undefined) {
-        L16: {
-          if (!(Array.isArray(v18))) { x.add(p + "/decisions", "type", "must be array", "#/properties/decisions/type"); break L16 }
-          for (let v19 = 0; v19 < v18.length; v19++) {
-            const v20 = v18[v19]
-            L17: {
-              if (!((typeof v20 === 'object' && v20 !== null && !Array.isArray(v20)))) { x.add(p + "/decisions" + '/' + v19, "type", "must be object", "#/properties/decisions/items/type"); break L17 }
-              if (v20["description"] === undefined) x.add(p + "/decisions" + '/' + v19, "required", "must have required property 'description'", "#/properties/decisions/items/required")
-              if (v20["sourceEventIds"] === undefined) x.add(p + "/decisions" + '/' + v19, "required", "must have required property 'sourceEventIds'", "#/properties/decisions/items/required")
-              {
-                const v21 = v20["description"]
-                if (v21 !== undefined) {
-                  L18: {
-                    if (!(typeof v21 === 'string')) { x.add(p + "/decisions" + '/' + v19 + "/description", "type", "must be string", "#/properties/decisions/items/properties/description/type"); break L18 }
-                    if (!(v21.length <= 4000 || codePoints(v21) <= 4000)) x.add(p + "/decisions" + '/' + v19 + "/description", "maxLength", "must have at most 4000 characters", "#/properties/decisions/items/properties/description/maxLength")
-                    if (!(v21.length >= 2 || (v21.length >= 1 && codePoints(v21) >= 1))) x.add(p + "/decisions" + '/' + v19 + "/description", "minLength", "must have at least 1 characters", "#/properties/decisions/items/properties/description/minLength")
-                  }
-                }
-              }
-              {
-                const v22 = v20["sourceEventIds"]
-                if (v22 !== undefined) {
-                  L19: {
-                    if (!(Array.isArray(v22))) { x.add(p + "/decisions" + '/' + v19 + "/sourceEventIds", "type", "must be array", "#/properties/decisions/items/properties/sourceEventIds/type"); break L19 }
-                    if (v22.length < 1) x.add(p + "/decisions" + '/' + v19 + "/sourceEventIds", "minItems", "must have at least 1 items", "#/properties/decisions/items/properties/sourceEventIds/minItems")
-                    for (let v23 = 0; v23 < v22.length; v23++) {
-                      const v24 = v22[v23]
-                      e_common_defs_id(v24, p + "/decisions" + '/' + v19 + "/sourceEventIds" + '/' + v23, x)
-                    }
-                    if (!unique(v22)) x.add(p + "/decisions" + '/' + v19 + "/sourceEventIds", "uniqueItems", "must not contain duplicate items", "#/properties/decisions/items/properties/sourceEventIds/uniqueItems")
-                  }
-                }
-              }
-              for (const v25 in v20) {
-                if (!(v25 === "description" || v25 === "sourceEventIds")) x.add(p + "/decisions" + '/' + v19 + '/' + pointerToken(v25), 'additionalProperties', 'unknown member is not allowed', "#/properties/decisions/items/additionalProperties")
-              }
-            }
-          }
-        }
-      }
-    }
-    {
-      const v26 = v["constraints"]
-      if (v26 !== undefined) {
-        L21: {
-          if (!(Array.isArray(v26))) { x.add(p + "/constraints", "type", "must be array", "#/properties/constraints/type"); break L21 }
-          for (let v27 = 0; v27 < v26.length; v27++) {
-            const v28 = v26[v27]
-            L22: {
-              if (!(typeof v28 === 'string')) { x.add(p + "/constraints" + '/' + v27, "type", "must be string", "#/properties/constraints/items/type"); break L22 }
-              if (!(v28.length <= 4000 || codePoints(v28) <= 4000)) x.add(p + "/constraints" + '/' + v27, "maxLength", "must have at most 4000 characters", "#/properties/constraints/items/maxLength")
-              if (!(v28.length >= 2 || (v28.length >= 1 && codePoints(v28) >= 1))) x.add(p + "/constraints" + '/' + v27, "minLength", "must have at least 1 characters", "#/properties/constraints/items/minLength")
-            }
-          }
-        }
-      }
-    }
-    {
-      const v29 = v["unresolvedQuestions"]
-      if (v29 !== undefined) {
-        L23: {
-          if (!(Array.isArray(v29))) { x.add(p + "/unresolvedQuestions", "type", "must be array", "#/properties/unresolvedQuestions/type"); break L23 }
-          for (let v30 = 0; v30 < v29.length; v30++) {
-            const v31 = v29[v30]
-            L24: {
-              if (!(typeof v31 === 'string')) { x.add(p + "/unresolvedQuestions" + '/' + v30, "type", "must be string", "#/properties/unresolvedQuestions/items/type"); break L24 }
-              if (!(v31.length <= 4000 || codePoints(v31) <= 4000)) x.add(p + "/unresolvedQuestions" + '/' + v30, "maxLength", "must have at most 4000 characters", "#/properties/unresolvedQuestions/items/maxLength")
-              if (!(v31.length >= 2 || (v31.length >= 1 && codePoints(v31) >= 1))) x.add(p + "/unresolvedQuestions" + '/' + v30, "minLength", "must have at least 1 characters", "#/properties/unresolvedQuestions/items/minLength")
-            }
-          }
-        }
-      }
-    }
-    {
-      const v32 = v["generatedBy"]
-      if (v32 !== undefined) {
-        e_common_defs_agentActor(v32, p + "/generatedBy", x)
-      }
-    }
-    {
-      const v33 = v["generatedAt"]
-      if (v33 !== undefined) {
-        e_common_defs_timestamp(v33, p + "/generatedAt", x)
-      }
-    }
-    {
-      const v34 = v["extensions"]
-      if (v34 !== undefined) {
-        e_common_defs_extensions(v34, p + "/extensions", x)
-      }
-    }
-    {
-      const v35 = v["signature"]
-      if (v35 !== undefined) {
-        e_common_defs_signature(v35, p + "/signature", x)
-      }
-    }
-    for (const v36 in v) {
-      if (!(typeof v36 === 'string' && set42.has(v36))) x.add(p + '/' + pointerToken(v36), 'additionalProperties', 'unknown member is not allowed', "#/additionalProperties")
-    }
-  }
-}
-
-/** Returns whether the value is valid against `group-snapshot.schema.json#`, from the group-snapshot.schema.json definition of @weft/spec (§21). */
-export function c_groupSnapshot(v: any): boolean {
-  if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) return false
-  if (v["snapshotId"] === undefined || v["groupId"] === undefined || v["throughSequence"] === undefined || v["eventIds"] === undefined || v["stateHash"] === undefined || v["policyLog"] === undefined || v["createdBy"] === undefined || v["createdAt"] === undefined || v["signature"] === undefined) return false
-  for (const v1 in v) {
-    switch (v1) {
-      case "snapshotId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "groupId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "throughSequence": {
-        const v2 = v[v1]
-        if (!c_common_defs_positiveInteger(v2)) return false
-        break
-      }
-      case "eventIds": {
-        const v2 = v[v1]
-        if (!(Array.isArray(v2))) return false
-        if (v2.length < 1) return false
-        for (let v7 = 0; v7 < v2.length; v7++) {
-          const v8 = v2[v7]
-          if (!c_common_defs_id(v8)) return false
-        }
-        if (!unique(v2)) return false
-        break
-      }
-      case "stateHash": {
-        const v2 = v[v1]
-        if (!c_common_defs_sha256(v2)) return false
-        break
-      }
-      case "policyLog": {
-        const v2 = v[v1]
-        if (!(Array.isArray(v2))) return false
-        if (v2.length < 1) return false
-        for (let v12 = 0; v12 < v2.length; v12++) {
-          const v13 = v2[v12]
-          if (!((typeof v13 === 'object' && v13 !== null && !Array.isArray(v13)))) return false
-          if (v13["entryId"] === undefined || v13["decision"] === undefined || v13["actor"] === undefined || v13["occurredAt"] === undefined || v13["details"] === undefined) return false
-          for (const v14 in v13) {
-            switch (v14) {
-              case "entryId": {
-                const v15 = v13[v14]
-                if (!c_common_defs_id(v15)) return false
-                break
-              }
-              case "decision": {
-                const v15 = v13[v14]
-                if (!(typeof v15 === 'string')) return false
-                if (!(v15.length <= 4000 || codePoints(v15) <= 4000)) return false
-                if (!(v15.length >= 2 || (v15.length >= 1 && codePoints(v15) >= 1))) return false
-                break
-              }
-              case "actor": {
-                const v15 = v13[v14]
-                if (!c_common_defs_actor(v15)) return false
-                break
-              }
-              case "occurredAt": {
-                const v15 = v13[v14]
-                if (!c_common_defs_timestamp(v15)) return false
-                break
-              }
-              case "details": {
-                const v15 = v13[v14]
-                if (!((typeof v15 === 'object' && v15 !== null && !Array.isArray(v15)))) return false
-                break
-              }
-              default: {
-                return false
-              }
-            }
-          }
-        }
-        break
-      }
-      case "createdBy": {
-        const v2 = v[v1]
-        if (!((typeof v2 === 'object' && v2 !== null && !Array.isArray(v2)))) return false
-        if (v2["type"] === undefined || v2["id"] === undefined) return false
-        for (const v21 in v2) {
-          switch (v21) {
-            case "type": {
-              const v22 = v2[v21]
-              if (!(v22 === "service")) return false
-              break
-            }
-            case "id": {
-              const v22 = v2[v21]
-              if (!c_common_defs_id(v22)) return false
-              break
-            }
-            default: {
-              return false
-            }
-          }
-        }
-        break
-      }
-      case "createdAt": {
-        const v2 = v[v1]
-        if (!c_common_defs_timestamp(v2)) return false
-        break
-      }
-      case "signature": {
-        const v2 = v[v1]
-        if (!c_common_defs_signature(v2)) return false
-        break
-      }
-      default: {
-        return false
-      }
-    }
+    if (v21 !== undefined && !(c_common_defs_timestamp(v21) || x !== undefined && v_common_defs_timestamp(v21, p + "/createdAt", x))) return false
+    if (v22 !== undefined && !v_common_defs_signature(v22, x && p + "/signature", x)) return false
+    if (x) for (const v23 in v) switch (v23) { case "snapshotId": case "groupId": case "throughSequence": case "eventIds": case "stateHash": case "policyLog": case "createdBy": case "createdAt": case "signature": break; default: x.add(p + '/' + pointerToken(v23), "additionalProperties", "unknown member is not allowed", "#/additionalProperties") }
   }
   return true
 }
 
-/** Reports every issue of the value, up to the collector bound, against `group-snapshot.schema.json#`, from the group-snapshot.schema.json definition of @weft/spec (§21). */
-export function e_groupSnapshot(v: any, p: string, x: Collector): void {
+/** Validates the value against `extension-profile.schema.json#`, from the extension-profile.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_extensionProfile(v: any, p: string = '', x?: Collector): boolean {
   L1: {
-    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { x.add(p, "type", "must be object", "#/type"); break L1 }
-    if (v["snapshotId"] === undefined) x.add(p, "required", "must have required property 'snapshotId'", "#/required")
-    if (v["groupId"] === undefined) x.add(p, "required", "must have required property 'groupId'", "#/required")
-    if (v["throughSequence"] === undefined) x.add(p, "required", "must have required property 'throughSequence'", "#/required")
-    if (v["eventIds"] === undefined) x.add(p, "required", "must have required property 'eventIds'", "#/required")
-    if (v["stateHash"] === undefined) x.add(p, "required", "must have required property 'stateHash'", "#/required")
-    if (v["policyLog"] === undefined) x.add(p, "required", "must have required property 'policyLog'", "#/required")
-    if (v["createdBy"] === undefined) x.add(p, "required", "must have required property 'createdBy'", "#/required")
-    if (v["createdAt"] === undefined) x.add(p, "required", "must have required property 'createdAt'", "#/required")
-    if (v["signature"] === undefined) x.add(p, "required", "must have required property 'signature'", "#/required")
-    {
-      const v1 = v["snapshotId"]
-      if (v1 !== undefined) {
-        e_common_defs_id(v1, p + "/snapshotId", x)
-      }
+    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { if (!x) return false; x.add(p, "type", "must be object", "#/type"); break L1 }
+    const v1 = v["profileUri"]
+    const v2 = v["name"]
+    const v3 = v["version"]
+    const v4 = v["schemaUri"]
+    const v5 = v["schemaHash"]
+    const v6 = v["requiredCapabilities"]
+    const v9 = v["critical"]
+    const v10 = v["commandKinds"]
+    const v11 = v["eventKinds"]
+    const v12 = v["overridesCoreInvariants"]
+    const v13 = v["approvedBy"]
+    const v14 = v["approvedAt"]
+    const v15 = v["signature"]
+    if (v1 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'profileUri'", "#/required") }
+    if (v2 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'name'", "#/required") }
+    if (v3 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'version'", "#/required") }
+    if (v4 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'schemaUri'", "#/required") }
+    if (v5 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'schemaHash'", "#/required") }
+    if (v6 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'requiredCapabilities'", "#/required") }
+    if (v9 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'critical'", "#/required") }
+    if (v10 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'commandKinds'", "#/required") }
+    if (v11 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'eventKinds'", "#/required") }
+    if (v12 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'overridesCoreInvariants'", "#/required") }
+    if (v13 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'approvedBy'", "#/required") }
+    if (v14 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'approvedAt'", "#/required") }
+    if (v15 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'signature'", "#/required") }
+    if (!x) {
+      let v17 = 0
+      for (const v16 in v) v17++
+      if (v17 !== (v1 === undefined ? 0 : 1) + (v2 === undefined ? 0 : 1) + (v3 === undefined ? 0 : 1) + (v4 === undefined ? 0 : 1) + (v5 === undefined ? 0 : 1) + (v6 === undefined ? 0 : 1) + (v9 === undefined ? 0 : 1) + (v10 === undefined ? 0 : 1) + (v11 === undefined ? 0 : 1) + (v12 === undefined ? 0 : 1) + (v13 === undefined ? 0 : 1) + (v14 === undefined ? 0 : 1) + (v15 === undefined ? 0 : 1)) for (const v16 in v) switch (v16) { case "profileUri": case "name": case "version": case "schemaUri": case "schemaHash": case "requiredCapabilities": case "critical": case "commandKinds": case "eventKinds": case "overridesCoreInvariants": case "approvedBy": case "approvedAt": case "signature": if (v[v16] === undefined) return false; break; default: return false }
     }
-    {
-      const v2 = v["groupId"]
-      if (v2 !== undefined) {
-        e_common_defs_id(v2, p + "/groupId", x)
-      }
-    }
-    {
-      const v3 = v["throughSequence"]
-      if (v3 !== undefined) {
-        e_common_defs_positiveInteger(v3, p + "/throughSequence", x)
-      }
-    }
-    {
-      const v4 = v["eventIds"]
-      if (v4 !== undefined) {
-        L5: {
-          if (!(Array.isArray(v4))) { x.add(p + "/eventIds", "type", "must be array", "#/properties/eventIds/type"); break L5 }
-          if (v4.length < 1) x.add(p + "/eventIds", "minItems", "must have at least 1 items", "#/properties/eventIds/minItems")
-          for (let v5 = 0; v5 < v4.length; v5++) {
-            const v6 = v4[v5]
-            e_common_defs_id(v6, p + "/eventIds" + '/' + v5, x)
-          }
-          if (!unique(v4)) x.add(p + "/eventIds", "uniqueItems", "must not contain duplicate items", "#/properties/eventIds/uniqueItems")
+    if (v1 !== undefined && !(c_common_defs_id(v1) || x !== undefined && v_common_defs_id(v1, p + "/profileUri", x))) return false
+    if (v2 !== undefined && !(c_agentCard_properties_displayName(v2) || x !== undefined && v_agentCard_properties_displayName(v2, p + "/name", x, "#/properties/name"))) return false
+    if (v3 !== undefined && !(c_common_defs_semver(v3) || x !== undefined && v_common_defs_semver(v3, p + "/version", x))) return false
+    if (v4 !== undefined && !(c_agentCard_properties_capabilities_items_properties_inputSchema(v4) || x !== undefined && v_agentCard_properties_capabilities_items_properties_inputSchema(v4, p + "/schemaUri", x, "#/properties/schemaUri"))) return false
+    if (v5 !== undefined && !(c_common_defs_sha256(v5) || x !== undefined && v_common_defs_sha256(v5, p + "/schemaHash", x))) return false
+    if (v6 !== undefined) {
+      L2: {
+        if (!(Array.isArray(v6))) { if (!x) return false; x.add(p + "/requiredCapabilities", "type", "must be array", "#/properties/requiredCapabilities/type"); break L2 }
+        for (let v7 = 0; v7 < v6.length; v7++) {
+          const v8 = v6[v7]
+          if (!v_common_defs_capabilityRef(v8, x && p + "/requiredCapabilities" + '/' + v7, x)) return false
         }
       }
     }
-    {
-      const v7 = v["stateHash"]
-      if (v7 !== undefined) {
-        e_common_defs_sha256(v7, p + "/stateHash", x)
+    if (v9 !== undefined) {
+      L3: {
+        if (!(typeof v9 === 'boolean')) { if (!x) return false; x.add(p + "/critical", "type", "must be boolean", "#/properties/critical/type"); break L3 }
       }
     }
-    {
-      const v8 = v["policyLog"]
-      if (v8 !== undefined) {
-        L8: {
-          if (!(Array.isArray(v8))) { x.add(p + "/policyLog", "type", "must be array", "#/properties/policyLog/type"); break L8 }
-          if (v8.length < 1) x.add(p + "/policyLog", "minItems", "must have at least 1 items", "#/properties/policyLog/minItems")
-          for (let v9 = 0; v9 < v8.length; v9++) {
-            const v10 = v8[v9]
-            L9: {
-              if (!((typeof v10 === 'object' && v10 !== null && !Array.isArray(v10)))) { x.add(p + "/policyLog" + '/' + v9, "type", "must be object", "#/properties/policyLog/items/type"); break L9 }
-              if (v10["entryId"] === undefined) x.add(p + "/policyLog" + '/' + v9, "required", "must have required property 'entryId'", "#/properties/policyLog/items/required")
-              if (v10["decision"] === undefined) x.add(p + "/policyLog" + '/' + v9, "required", "must have required property 'decision'", "#/properties/policyLog/items/required")
-              if (v10["actor"] === undefined) x.add(p + "/policyLog" + '/' + v9, "required", "must have required property 'actor'", "#/properties/policyLog/items/required")
-              if (v10["occurredAt"] === undefined) x.add(p + "/policyLog" + '/' + v9, "required", "must have required property 'occurredAt'", "#/properties/policyLog/items/required")
-              if (v10["details"] === undefined) x.add(p + "/policyLog" + '/' + v9, "required", "must have required property 'details'", "#/properties/policyLog/items/required")
-              {
-                const v11 = v10["entryId"]
-                if (v11 !== undefined) {
-                  e_common_defs_id(v11, p + "/policyLog" + '/' + v9 + "/entryId", x)
-                }
-              }
-              {
-                const v12 = v10["decision"]
-                if (v12 !== undefined) {
-                  L11: {
-                    if (!(typeof v12 === 'string')) { x.add(p + "/policyLog" + '/' + v9 + "/decision", "type", "must be string", "#/properties/policyLog/items/properties/decision/type"); break L11 }
-                    if (!(v12.length <= 4000 || codePoints(v12) <= 4000)) x.add(p + "/policyLog" + '/' + v9 + "/decision", "maxLength", "must have at most 4000 characters", "#/properties/policyLog/items/properties/decision/maxLength")
-                    if (!(v12.length >= 2 || (v12.length >= 1 && codePoints(v12) >= 1))) x.add(p + "/policyLog" + '/' + v9 + "/decision", "minLength", "must have at least 1 characters", "#/properties/policyLog/items/properties/decision/minLength")
-                  }
-                }
-              }
-              {
-                const v13 = v10["actor"]
-                if (v13 !== undefined) {
-                  e_common_defs_actor(v13, p + "/policyLog" + '/' + v9 + "/actor", x)
-                }
-              }
-              {
-                const v14 = v10["occurredAt"]
-                if (v14 !== undefined) {
-                  e_common_defs_timestamp(v14, p + "/policyLog" + '/' + v9 + "/occurredAt", x)
-                }
-              }
-              {
-                const v15 = v10["details"]
-                if (v15 !== undefined) {
-                  L14: {
-                    if (!((typeof v15 === 'object' && v15 !== null && !Array.isArray(v15)))) { x.add(p + "/policyLog" + '/' + v9 + "/details", "type", "must be object", "#/properties/policyLog/items/properties/details/type"); break L14 }
-                  }
-                }
-              }
-              for (const v16 in v10) {
-                if (!(v16 === "entryId" || v16 === "decision" || v16 === "actor" || v16 === "occurredAt" || v16 === "details")) x.add(p + "/policyLog" + '/' + v9 + '/' + pointerToken(v16), 'additionalProperties', 'unknown member is not allowed', "#/properties/policyLog/items/additionalProperties")
-              }
-            }
-          }
-        }
-      }
+    if (v10 !== undefined && !v_extensionProfile_properties_commandKinds(v10, x && p + "/commandKinds", x, "#/properties/commandKinds")) return false
+    if (v11 !== undefined && !v_extensionProfile_properties_commandKinds(v11, x && p + "/eventKinds", x, "#/properties/eventKinds")) return false
+    if (v12 !== undefined) {
+      if (!(v12 === false)) { if (!x) return false; x.add(p + "/overridesCoreInvariants", "const", "must be false", "#/properties/overridesCoreInvariants/const") }
     }
-    {
-      const v17 = v["createdBy"]
-      if (v17 !== undefined) {
-        L15: {
-          if (!((typeof v17 === 'object' && v17 !== null && !Array.isArray(v17)))) { x.add(p + "/createdBy", "type", "must be object", "#/properties/createdBy/type"); break L15 }
-          if (v17["type"] === undefined) x.add(p + "/createdBy", "required", "must have required property 'type'", "#/properties/createdBy/required")
-          if (v17["id"] === undefined) x.add(p + "/createdBy", "required", "must have required property 'id'", "#/properties/createdBy/required")
-          {
-            const v18 = v17["type"]
-            if (v18 !== undefined) {
-              if (!(v18 === "service")) x.add(p + "/createdBy" + "/type", "const", "must be \"service\"", "#/properties/createdBy/properties/type/const")
-            }
-          }
-          {
-            const v19 = v17["id"]
-            if (v19 !== undefined) {
-              e_common_defs_id(v19, p + "/createdBy" + "/id", x)
-            }
-          }
-          for (const v20 in v17) {
-            if (!(v20 === "type" || v20 === "id")) x.add(p + "/createdBy" + '/' + pointerToken(v20), 'additionalProperties', 'unknown member is not allowed', "#/properties/createdBy/additionalProperties")
-          }
-        }
-      }
-    }
-    {
-      const v21 = v["createdAt"]
-      if (v21 !== undefined) {
-        e_common_defs_timestamp(v21, p + "/createdAt", x)
-      }
-    }
-    {
-      const v22 = v["signature"]
-      if (v22 !== undefined) {
-        e_common_defs_signature(v22, p + "/signature", x)
-      }
-    }
-    for (const v23 in v) {
-      if (!(typeof v23 === 'string' && set43.has(v23))) x.add(p + '/' + pointerToken(v23), 'additionalProperties', 'unknown member is not allowed', "#/additionalProperties")
-    }
-  }
-}
-
-/** Returns whether the value is valid against `extension-profile.schema.json#`, from the extension-profile.schema.json definition of @weft/spec (§21). */
-export function c_extensionProfile(v: any): boolean {
-  if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) return false
-  if (v["profileUri"] === undefined || v["name"] === undefined || v["version"] === undefined || v["schemaUri"] === undefined || v["schemaHash"] === undefined || v["requiredCapabilities"] === undefined || v["critical"] === undefined || v["commandKinds"] === undefined || v["eventKinds"] === undefined || v["overridesCoreInvariants"] === undefined || v["approvedBy"] === undefined || v["approvedAt"] === undefined || v["signature"] === undefined) return false
-  for (const v1 in v) {
-    switch (v1) {
-      case "profileUri": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "name": {
-        const v2 = v[v1]
-        if (!(typeof v2 === 'string')) return false
-        if (!(v2.length <= 200 || codePoints(v2) <= 200)) return false
-        if (!(v2.length >= 2 || (v2.length >= 1 && codePoints(v2) >= 1))) return false
-        break
-      }
-      case "version": {
-        const v2 = v[v1]
-        if (!c_common_defs_semver(v2)) return false
-        break
-      }
-      case "schemaUri": {
-        const v2 = v[v1]
-        if (!(typeof v2 === 'string')) return false
-        if (!isAbsoluteUri(v2)) return false
-        break
-      }
-      case "schemaHash": {
-        const v2 = v[v1]
-        if (!c_common_defs_sha256(v2)) return false
-        break
-      }
-      case "requiredCapabilities": {
-        const v2 = v[v1]
-        if (!(Array.isArray(v2))) return false
-        for (let v9 = 0; v9 < v2.length; v9++) {
-          const v10 = v2[v9]
-          if (!c_common_defs_capabilityRef(v10)) return false
-        }
-        break
-      }
-      case "critical": {
-        const v2 = v[v1]
-        if (!(typeof v2 === 'boolean')) return false
-        break
-      }
-      case "commandKinds": {
-        const v2 = v[v1]
-        if (!(Array.isArray(v2))) return false
-        for (let v14 = 0; v14 < v2.length; v14++) {
-          const v15 = v2[v14]
-          if (!(typeof v15 === 'string')) return false
-          if (!(v15.length <= 160 || codePoints(v15) <= 160)) return false
-          if (!re3.test(v15)) return false
-        }
-        if (!unique(v2)) return false
-        break
-      }
-      case "eventKinds": {
-        const v2 = v[v1]
-        if (!(Array.isArray(v2))) return false
-        for (let v18 = 0; v18 < v2.length; v18++) {
-          const v19 = v2[v18]
-          if (!(typeof v19 === 'string')) return false
-          if (!(v19.length <= 160 || codePoints(v19) <= 160)) return false
-          if (!re3.test(v19)) return false
-        }
-        if (!unique(v2)) return false
-        break
-      }
-      case "overridesCoreInvariants": {
-        const v2 = v[v1]
-        if (!(v2 === false)) return false
-        break
-      }
-      case "approvedBy": {
-        const v2 = v[v1]
-        if (!c_common_defs_actor(v2)) return false
-        break
-      }
-      case "approvedAt": {
-        const v2 = v[v1]
-        if (!c_common_defs_timestamp(v2)) return false
-        break
-      }
-      case "signature": {
-        const v2 = v[v1]
-        if (!c_common_defs_signature(v2)) return false
-        break
-      }
-      default: {
-        return false
-      }
-    }
+    if (v13 !== undefined && !v_common_defs_actor(v13, x && p + "/approvedBy", x)) return false
+    if (v14 !== undefined && !(c_common_defs_timestamp(v14) || x !== undefined && v_common_defs_timestamp(v14, p + "/approvedAt", x))) return false
+    if (v15 !== undefined && !v_common_defs_signature(v15, x && p + "/signature", x)) return false
+    if (x) for (const v16 in v) switch (v16) { case "profileUri": case "name": case "version": case "schemaUri": case "schemaHash": case "requiredCapabilities": case "critical": case "commandKinds": case "eventKinds": case "overridesCoreInvariants": case "approvedBy": case "approvedAt": case "signature": break; default: x.add(p + '/' + pointerToken(v16), "additionalProperties", "unknown member is not allowed", "#/additionalProperties") }
   }
   return true
 }
 
-/** Reports every issue of the value, up to the collector bound, against `extension-profile.schema.json#`, from the extension-profile.schema.json definition of @weft/spec (§21). */
-export function e_extensionProfile(v: any, p: string, x: Collector): void {
+function v_extensionProfile_properties_commandKinds(v: any, p: string = '', x?: Collector, s: string = "#/properties/commandKinds"): boolean {
   L1: {
-    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { x.add(p, "type", "must be object", "#/type"); break L1 }
-    if (v["profileUri"] === undefined) x.add(p, "required", "must have required property 'profileUri'", "#/required")
-    if (v["name"] === undefined) x.add(p, "required", "must have required property 'name'", "#/required")
-    if (v["version"] === undefined) x.add(p, "required", "must have required property 'version'", "#/required")
-    if (v["schemaUri"] === undefined) x.add(p, "required", "must have required property 'schemaUri'", "#/required")
-    if (v["schemaHash"] === undefined) x.add(p, "required", "must have required property 'schemaHash'", "#/required")
-    if (v["requiredCapabilities"] === undefined) x.add(p, "required", "must have required property 'requiredCapabilities'", "#/required")
-    if (v["critical"] === undefined) x.add(p, "required", "must have required property 'critical'", "#/required")
-    if (v["commandKinds"] === undefined) x.add(p, "required", "must have required property 'commandKinds'", "#/required")
-    if (v["eventKinds"] === undefined) x.add(p, "required", "must have required property 'eventKinds'", "#/required")
-    if (v["overridesCoreInvariants"] === undefined) x.add(p, "required", "must have required property 'overridesCoreInvariants'", "#/required")
-    if (v["approvedBy"] === undefined) x.add(p, "required", "must have required property 'approvedBy'", "#/required")
-    if (v["approvedAt"] === undefined) x.add(p, "required", "must have required property 'approvedAt'", "#/required")
-    if (v["signature"] === undefined) x.add(p, "required", "must have required property 'signature'", "#/required")
-    {
-      const v1 = v["profileUri"]
-      if (v1 !== undefined) {
-        e_common_defs_id(v1, p + "/profileUri", x)
-      }
+    if (!(Array.isArray(v))) { if (!x) return false; x.add(p, "type", "must be array", s + "/type"); break L1 }
+    for (let v1 = 0; v1 < v.length; v1++) {
+      const v2 = v[v1]
+      if (!(c_command_properties_kind_anyOf_1(v2) || x !== undefined && v_command_properties_kind_anyOf_1(v2, p + '/' + v1, x, s + "/items"))) return false
     }
-    {
-      const v2 = v["name"]
-      if (v2 !== undefined) {
-        L3: {
-          if (!(typeof v2 === 'string')) { x.add(p + "/name", "type", "must be string", "#/properties/name/type"); break L3 }
-          if (!(v2.length <= 200 || codePoints(v2) <= 200)) x.add(p + "/name", "maxLength", "must have at most 200 characters", "#/properties/name/maxLength")
-          if (!(v2.length >= 2 || (v2.length >= 1 && codePoints(v2) >= 1))) x.add(p + "/name", "minLength", "must have at least 1 characters", "#/properties/name/minLength")
-        }
-      }
-    }
-    {
-      const v3 = v["version"]
-      if (v3 !== undefined) {
-        e_common_defs_semver(v3, p + "/version", x)
-      }
-    }
-    {
-      const v4 = v["schemaUri"]
-      if (v4 !== undefined) {
-        L5: {
-          if (!(typeof v4 === 'string')) { x.add(p + "/schemaUri", "type", "must be string", "#/properties/schemaUri/type"); break L5 }
-          if (!isAbsoluteUri(v4)) x.add(p + "/schemaUri", "format", "must be a valid uri (§2)", "#/properties/schemaUri/format")
-        }
-      }
-    }
-    {
-      const v5 = v["schemaHash"]
-      if (v5 !== undefined) {
-        e_common_defs_sha256(v5, p + "/schemaHash", x)
-      }
-    }
-    {
-      const v6 = v["requiredCapabilities"]
-      if (v6 !== undefined) {
-        L7: {
-          if (!(Array.isArray(v6))) { x.add(p + "/requiredCapabilities", "type", "must be array", "#/properties/requiredCapabilities/type"); break L7 }
-          for (let v7 = 0; v7 < v6.length; v7++) {
-            const v8 = v6[v7]
-            e_common_defs_capabilityRef(v8, p + "/requiredCapabilities" + '/' + v7, x)
-          }
-        }
-      }
-    }
-    {
-      const v9 = v["critical"]
-      if (v9 !== undefined) {
-        L9: {
-          if (!(typeof v9 === 'boolean')) { x.add(p + "/critical", "type", "must be boolean", "#/properties/critical/type"); break L9 }
-        }
-      }
-    }
-    {
-      const v10 = v["commandKinds"]
-      if (v10 !== undefined) {
-        L10: {
-          if (!(Array.isArray(v10))) { x.add(p + "/commandKinds", "type", "must be array", "#/properties/commandKinds/type"); break L10 }
-          for (let v11 = 0; v11 < v10.length; v11++) {
-            const v12 = v10[v11]
-            L11: {
-              if (!(typeof v12 === 'string')) { x.add(p + "/commandKinds" + '/' + v11, "type", "must be string", "#/properties/commandKinds/items/type"); break L11 }
-              if (!(v12.length <= 160 || codePoints(v12) <= 160)) x.add(p + "/commandKinds" + '/' + v11, "maxLength", "must have at most 160 characters", "#/properties/commandKinds/items/maxLength")
-              if (!re3.test(v12)) x.add(p + "/commandKinds" + '/' + v11, "pattern", "must match the pattern ^ext\\.[a-z0-9][a-z0-9_-]*(?:\\.[a-z0-9][a-z0-9_-]*){2,}$", "#/properties/commandKinds/items/pattern")
-            }
-          }
-          if (!unique(v10)) x.add(p + "/commandKinds", "uniqueItems", "must not contain duplicate items", "#/properties/commandKinds/uniqueItems")
-        }
-      }
-    }
-    {
-      const v13 = v["eventKinds"]
-      if (v13 !== undefined) {
-        L12: {
-          if (!(Array.isArray(v13))) { x.add(p + "/eventKinds", "type", "must be array", "#/properties/eventKinds/type"); break L12 }
-          for (let v14 = 0; v14 < v13.length; v14++) {
-            const v15 = v13[v14]
-            L13: {
-              if (!(typeof v15 === 'string')) { x.add(p + "/eventKinds" + '/' + v14, "type", "must be string", "#/properties/eventKinds/items/type"); break L13 }
-              if (!(v15.length <= 160 || codePoints(v15) <= 160)) x.add(p + "/eventKinds" + '/' + v14, "maxLength", "must have at most 160 characters", "#/properties/eventKinds/items/maxLength")
-              if (!re3.test(v15)) x.add(p + "/eventKinds" + '/' + v14, "pattern", "must match the pattern ^ext\\.[a-z0-9][a-z0-9_-]*(?:\\.[a-z0-9][a-z0-9_-]*){2,}$", "#/properties/eventKinds/items/pattern")
-            }
-          }
-          if (!unique(v13)) x.add(p + "/eventKinds", "uniqueItems", "must not contain duplicate items", "#/properties/eventKinds/uniqueItems")
-        }
-      }
-    }
-    {
-      const v16 = v["overridesCoreInvariants"]
-      if (v16 !== undefined) {
-        if (!(v16 === false)) x.add(p + "/overridesCoreInvariants", "const", "must be false", "#/properties/overridesCoreInvariants/const")
-      }
-    }
-    {
-      const v17 = v["approvedBy"]
-      if (v17 !== undefined) {
-        e_common_defs_actor(v17, p + "/approvedBy", x)
-      }
-    }
-    {
-      const v18 = v["approvedAt"]
-      if (v18 !== undefined) {
-        e_common_defs_timestamp(v18, p + "/approvedAt", x)
-      }
-    }
-    {
-      const v19 = v["signature"]
-      if (v19 !== undefined) {
-        e_common_defs_signature(v19, p + "/signature", x)
-      }
-    }
-    for (const v20 in v) {
-      if (!(typeof v20 === 'string' && set44.has(v20))) x.add(p + '/' + pointerToken(v20), 'additionalProperties', 'unknown member is not allowed', "#/additionalProperties")
-    }
-  }
-}
-
-/** Returns whether the value is valid against `first-admission-record.schema.json#`, from the first-admission-record.schema.json definition of @weft/spec (§21). */
-export function c_firstAdmissionRecord(v: any): boolean {
-  if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) return false
-  if (v["protocolVersion"] === undefined || v["admissionRecordId"] === undefined || v["organizationId"] === undefined || v["documentKind"] === undefined || v["signingHash"] === undefined || v["keyId"] === undefined || v["principal"] === undefined || v["trustedAcceptedAt"] === undefined || v["acceptedBy"] === undefined) return false
-  for (const v1 in v) {
-    switch (v1) {
-      case "protocolVersion": {
-        const v2 = v[v1]
-        if (!c_common_defs_protocolVersion(v2)) return false
-        break
-      }
-      case "admissionRecordId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "organizationId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "documentKind": {
-        const v2 = v[v1]
-        if (!(typeof v2 === 'string' && set45.has(v2))) return false
-        break
-      }
-      case "signingHash": {
-        const v2 = v[v1]
-        if (!c_common_defs_sha256(v2)) return false
-        break
-      }
-      case "keyId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "principal": {
-        const v2 = v[v1]
-        if (!c_common_defs_actor(v2)) return false
-        break
-      }
-      case "trustedAcceptedAt": {
-        const v2 = v[v1]
-        if (!c_common_defs_timestamp(v2)) return false
-        break
-      }
-      case "acceptedBy": {
-        const v2 = v[v1]
-        {
-          if (!c_common_defs_actor(v2)) return false
-        }
-        {
-          if ((typeof v2 === 'object' && v2 !== null && !Array.isArray(v2))) {
-            {
-              const v14 = v2["type"]
-              if (v14 !== undefined) {
-                if (!(v14 === "service")) return false
-              }
-            }
-          }
-        }
-        break
-      }
-      default: {
-        return false
-      }
-    }
+    if (!unique(v)) { if (!x) return false; x.add(p, "uniqueItems", "must not contain duplicate items", s + "/uniqueItems") }
   }
   return true
 }
 
-/** Reports every issue of the value, up to the collector bound, against `first-admission-record.schema.json#`, from the first-admission-record.schema.json definition of @weft/spec (§21). */
-export function e_firstAdmissionRecord(v: any, p: string, x: Collector): void {
+function v_command_properties_kind_anyOf_1(v: any, p: string = '', x?: Collector, s: string = "#/properties/kind/anyOf/1"): boolean {
   L1: {
-    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { x.add(p, "type", "must be object", "#/type"); break L1 }
-    if (v["protocolVersion"] === undefined) x.add(p, "required", "must have required property 'protocolVersion'", "#/required")
-    if (v["admissionRecordId"] === undefined) x.add(p, "required", "must have required property 'admissionRecordId'", "#/required")
-    if (v["organizationId"] === undefined) x.add(p, "required", "must have required property 'organizationId'", "#/required")
-    if (v["documentKind"] === undefined) x.add(p, "required", "must have required property 'documentKind'", "#/required")
-    if (v["signingHash"] === undefined) x.add(p, "required", "must have required property 'signingHash'", "#/required")
-    if (v["keyId"] === undefined) x.add(p, "required", "must have required property 'keyId'", "#/required")
-    if (v["principal"] === undefined) x.add(p, "required", "must have required property 'principal'", "#/required")
-    if (v["trustedAcceptedAt"] === undefined) x.add(p, "required", "must have required property 'trustedAcceptedAt'", "#/required")
-    if (v["acceptedBy"] === undefined) x.add(p, "required", "must have required property 'acceptedBy'", "#/required")
-    {
-      const v1 = v["protocolVersion"]
-      if (v1 !== undefined) {
-        e_common_defs_protocolVersion(v1, p + "/protocolVersion", x)
-      }
-    }
-    {
-      const v2 = v["admissionRecordId"]
-      if (v2 !== undefined) {
-        e_common_defs_id(v2, p + "/admissionRecordId", x)
-      }
-    }
-    {
-      const v3 = v["organizationId"]
-      if (v3 !== undefined) {
-        e_common_defs_id(v3, p + "/organizationId", x)
-      }
-    }
-    {
-      const v4 = v["documentKind"]
-      if (v4 !== undefined) {
-        if (!(typeof v4 === 'string' && set45.has(v4))) x.add(p + "/documentKind", "enum", "must be one of the allowed values (9 values)", "#/properties/documentKind/enum")
-      }
-    }
-    {
-      const v5 = v["signingHash"]
-      if (v5 !== undefined) {
-        e_common_defs_sha256(v5, p + "/signingHash", x)
-      }
-    }
-    {
-      const v6 = v["keyId"]
-      if (v6 !== undefined) {
-        e_common_defs_id(v6, p + "/keyId", x)
-      }
-    }
-    {
-      const v7 = v["principal"]
-      if (v7 !== undefined) {
-        e_common_defs_actor(v7, p + "/principal", x)
-      }
-    }
-    {
-      const v8 = v["trustedAcceptedAt"]
-      if (v8 !== undefined) {
-        e_common_defs_timestamp(v8, p + "/trustedAcceptedAt", x)
-      }
-    }
-    {
-      const v9 = v["acceptedBy"]
-      if (v9 !== undefined) {
-        e_common_defs_actor(v9, p + "/acceptedBy", x)
-        if ((typeof v9 === 'object' && v9 !== null && !Array.isArray(v9))) {
-          {
-            const v10 = v9["type"]
-            if (v10 !== undefined) {
-              if (!(v10 === "service")) x.add(p + "/acceptedBy" + "/type", "const", "must be \"service\"", "#/properties/acceptedBy/allOf/1/properties/type/const")
-            }
-          }
-        }
-      }
-    }
-    for (const v11 in v) {
-      if (!(typeof v11 === 'string' && set46.has(v11))) x.add(p + '/' + pointerToken(v11), 'additionalProperties', 'unknown member is not allowed', "#/additionalProperties")
-    }
-  }
-}
-
-/** Reports every issue of the value, up to the collector bound, against `error.schema.json#`, from the error.schema.json definition of @weft/spec (§21). */
-export function e_error(v: any, p: string, x: Collector): void {
-  L1: {
-    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { x.add(p, "type", "must be object", "#/type"); break L1 }
-    if (v["code"] === undefined) x.add(p, "required", "must have required property 'code'", "#/required")
-    if (v["message"] === undefined) x.add(p, "required", "must have required property 'message'", "#/required")
-    if (v["retryable"] === undefined) x.add(p, "required", "must have required property 'retryable'", "#/required")
-    if (v["occurredAt"] === undefined) x.add(p, "required", "must have required property 'occurredAt'", "#/required")
-    {
-      const v1 = v["code"]
-      if (v1 !== undefined) {
-        if (!(typeof v1 === 'string' && set2.has(v1))) x.add(p + "/code", "enum", "must be one of the allowed values (27 values)", "#/properties/code/enum")
-      }
-    }
-    {
-      const v2 = v["message"]
-      if (v2 !== undefined) {
-        L3: {
-          if (!(typeof v2 === 'string')) { x.add(p + "/message", "type", "must be string", "#/properties/message/type"); break L3 }
-          if (!(v2.length <= 2000 || codePoints(v2) <= 2000)) x.add(p + "/message", "maxLength", "must have at most 2000 characters", "#/properties/message/maxLength")
-          if (!(v2.length >= 2 || (v2.length >= 1 && codePoints(v2) >= 1))) x.add(p + "/message", "minLength", "must have at least 1 characters", "#/properties/message/minLength")
-        }
-      }
-    }
-    {
-      const v3 = v["retryable"]
-      if (v3 !== undefined) {
-        L4: {
-          if (!(typeof v3 === 'boolean')) { x.add(p + "/retryable", "type", "must be boolean", "#/properties/retryable/type"); break L4 }
-        }
-      }
-    }
-    {
-      const v4 = v["fatal"]
-      if (v4 !== undefined) {
-        L5: {
-          if (!(typeof v4 === 'boolean')) { x.add(p + "/fatal", "type", "must be boolean", "#/properties/fatal/type"); break L5 }
-        }
-      }
-    }
-    {
-      const v5 = v["relatedFrameId"]
-      if (v5 !== undefined) {
-        e_common_defs_id(v5, p + "/relatedFrameId", x)
-      }
-    }
-    {
-      const v6 = v["relatedActionId"]
-      if (v6 !== undefined) {
-        e_common_defs_id(v6, p + "/relatedActionId", x)
-      }
-    }
-    {
-      const v7 = v["groupId"]
-      if (v7 !== undefined) {
-        e_common_defs_id(v7, p + "/groupId", x)
-      }
-    }
-    {
-      const v8 = v["expectedRevision"]
-      if (v8 !== undefined) {
-        e_common_defs_safeInteger(v8, p + "/expectedRevision", x)
-      }
-    }
-    {
-      const v9 = v["currentRevision"]
-      if (v9 !== undefined) {
-        e_common_defs_safeInteger(v9, p + "/currentRevision", x)
-      }
-    }
-    {
-      const v10 = v["retryAfterMs"]
-      if (v10 !== undefined) {
-        e_common_defs_safeInteger(v10, p + "/retryAfterMs", x)
-      }
-    }
-    {
-      const v11 = v["snapshotArtifactHash"]
-      if (v11 !== undefined) {
-        e_common_defs_sha256(v11, p + "/snapshotArtifactHash", x)
-      }
-    }
-    {
-      const v12 = v["details"]
-      if (v12 !== undefined) {
-        L13: {
-          if (!((typeof v12 === 'object' && v12 !== null && !Array.isArray(v12)))) { x.add(p + "/details", "type", "must be object", "#/properties/details/type"); break L13 }
-        }
-      }
-    }
-    {
-      const v13 = v["occurredAt"]
-      if (v13 !== undefined) {
-        e_common_defs_timestamp(v13, p + "/occurredAt", x)
-      }
-    }
-    for (const v14 in v) {
-      if (!(typeof v14 === 'string' && set47.has(v14))) x.add(p + '/' + pointerToken(v14), 'additionalProperties', 'unknown member is not allowed', "#/additionalProperties")
-    }
-  }
-}
-
-/** Reports every issue of the value, up to the collector bound, against `common.schema.json#/$defs/kind`, from the common.schema.json definition of @weft/spec (§21). */
-export function e_common_defs_kind(v: any, p: string, x: Collector): void {
-  L1: {
-    if (!(typeof v === 'string')) { x.add(p, "type", "must be string", "#/$defs/kind/type"); break L1 }
-    if (!(v.length <= 160 || codePoints(v) <= 160)) x.add(p, "maxLength", "must have at most 160 characters", "#/$defs/kind/maxLength")
-    if (!re1.test(v)) x.add(p, "pattern", "must match the pattern ^[a-z][a-z0-9_]*(?:\\.[a-z][a-z0-9_]*)+$", "#/$defs/kind/pattern")
-  }
-}
-
-/** Returns whether the value is valid against `mission.schema.json#/properties/approvalPolicy`, from the mission.schema.json definition of @weft/spec (§21). */
-export function c_mission_properties_approvalPolicy(v: any): boolean {
-  if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) return false
-  if (v["finalHumanApproval"] === undefined || v["highRiskExecutionApproval"] === undefined) return false
-  for (const v1 in v) {
-    switch (v1) {
-      case "finalHumanApproval": {
-        const v2 = v[v1]
-        if (!(typeof v2 === 'boolean')) return false
-        break
-      }
-      case "highRiskExecutionApproval": {
-        const v2 = v[v1]
-        if (!(typeof v2 === 'boolean')) return false
-        break
-      }
-      case "policyVersion": {
-        const v2 = v[v1]
-        if (!c_common_defs_semver(v2)) return false
-        break
-      }
-      default: {
-        return false
-      }
-    }
+    if (!(typeof v === 'string')) { if (!x) return false; x.add(p, "type", "must be string", s + "/type"); break L1 }
+    if (!(v.length <= 160 || codePoints(v) <= 160)) { if (!x) return false; x.add(p, "maxLength", "must have at most 160 characters", s + "/maxLength") }
+    if (!re4.test(v)) { if (!x) return false; x.add(p, "pattern", "must match the pattern ^ext\\.[a-z0-9][a-z0-9_-]*(?:\\.[a-z0-9][a-z0-9_-]*){2,}$", s + "/pattern") }
   }
   return true
 }
 
-/** Returns whether the value is valid against `mission.schema.json#/properties/pinnedProfiles/items`, from the mission.schema.json definition of @weft/spec (§21). */
-export function c_mission_properties_pinnedProfiles_items(v: any): boolean {
-  if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) return false
-  if (v["profileUri"] === undefined || v["majorVersion"] === undefined) return false
-  for (const v1 in v) {
-    switch (v1) {
-      case "profileUri": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "majorVersion": {
-        const v2 = v[v1]
-        if (!c_common_defs_safeInteger(v2)) return false
-        break
-      }
-      default: {
-        return false
+/** Validates the value against `first-admission-record.schema.json#`, from the first-admission-record.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_firstAdmissionRecord(v: any, p: string = '', x?: Collector): boolean {
+  L1: {
+    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { if (!x) return false; x.add(p, "type", "must be object", "#/type"); break L1 }
+    const v1 = v["protocolVersion"]
+    const v2 = v["admissionRecordId"]
+    const v3 = v["organizationId"]
+    const v4 = v["documentKind"]
+    const v5 = v["signingHash"]
+    const v6 = v["keyId"]
+    const v7 = v["principal"]
+    const v8 = v["trustedAcceptedAt"]
+    const v9 = v["acceptedBy"]
+    if (v1 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'protocolVersion'", "#/required") }
+    if (v2 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'admissionRecordId'", "#/required") }
+    if (v3 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'organizationId'", "#/required") }
+    if (v4 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'documentKind'", "#/required") }
+    if (v5 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'signingHash'", "#/required") }
+    if (v6 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'keyId'", "#/required") }
+    if (v7 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'principal'", "#/required") }
+    if (v8 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'trustedAcceptedAt'", "#/required") }
+    if (v9 === undefined) { if (!x) return false; x.add(p, "required", "must have required property 'acceptedBy'", "#/required") }
+    if (!x) {
+      let v12 = 0
+      for (const v11 in v) v12++
+      if (v12 !== (v1 === undefined ? 0 : 1) + (v2 === undefined ? 0 : 1) + (v3 === undefined ? 0 : 1) + (v4 === undefined ? 0 : 1) + (v5 === undefined ? 0 : 1) + (v6 === undefined ? 0 : 1) + (v7 === undefined ? 0 : 1) + (v8 === undefined ? 0 : 1) + (v9 === undefined ? 0 : 1)) for (const v11 in v) switch (v11) { case "protocolVersion": case "admissionRecordId": case "organizationId": case "documentKind": case "signingHash": case "keyId": case "principal": case "trustedAcceptedAt": case "acceptedBy": if (v[v11] === undefined) return false; break; default: return false }
+    }
+    if (v1 !== undefined && !(c_common_defs_protocolVersion(v1) || x !== undefined && v_common_defs_protocolVersion(v1, p + "/protocolVersion", x))) return false
+    if (v2 !== undefined && !(c_common_defs_id(v2) || x !== undefined && v_common_defs_id(v2, p + "/admissionRecordId", x))) return false
+    if (v3 !== undefined && !(c_common_defs_id(v3) || x !== undefined && v_common_defs_id(v3, p + "/organizationId", x))) return false
+    if (v4 !== undefined) {
+      if (!(typeof v4 === 'string' && set23.has(v4))) { if (!x) return false; x.add(p + "/documentKind", "enum", "must be one of the allowed values (9 values)", "#/properties/documentKind/enum") }
+    }
+    if (v5 !== undefined && !(c_common_defs_sha256(v5) || x !== undefined && v_common_defs_sha256(v5, p + "/signingHash", x))) return false
+    if (v6 !== undefined && !(c_common_defs_id(v6) || x !== undefined && v_common_defs_id(v6, p + "/keyId", x))) return false
+    if (v7 !== undefined && !v_common_defs_actor(v7, x && p + "/principal", x)) return false
+    if (v8 !== undefined && !(c_common_defs_timestamp(v8) || x !== undefined && v_common_defs_timestamp(v8, p + "/trustedAcceptedAt", x))) return false
+    if (v9 !== undefined) {
+      if (!v_common_defs_actor(v9, x && p + "/acceptedBy", x)) return false
+      if ((typeof v9 === 'object' && v9 !== null && !Array.isArray(v9))) {
+        const v10 = v9["type"]
+        if (v10 !== undefined) {
+          if (!(v10 === "service")) { if (!x) return false; x.add(p + "/acceptedBy" + "/type", "const", "must be \"service\"", "#/properties/acceptedBy/allOf/1/properties/type/const") }
+        }
       }
     }
+    if (x) for (const v11 in v) switch (v11) { case "protocolVersion": case "admissionRecordId": case "organizationId": case "documentKind": case "signingHash": case "keyId": case "principal": case "trustedAcceptedAt": case "acceptedBy": break; default: x.add(p + '/' + pointerToken(v11), "additionalProperties", "unknown member is not allowed", "#/additionalProperties") }
   }
   return true
 }
 
-/** Reports every issue of the value, up to the collector bound, against `mission.schema.json#/properties/approvalPolicy`, from the mission.schema.json definition of @weft/spec (§21). */
-export function e_mission_properties_approvalPolicy(v: any, p: string, x: Collector): void {
+/** Validates the value against `common.schema.json#/$defs/kind`, from the common.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_common_defs_kind(v: any, p: string = '', x?: Collector): boolean {
   L1: {
-    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { x.add(p, "type", "must be object", "#/properties/approvalPolicy/type"); break L1 }
-    if (v["finalHumanApproval"] === undefined) x.add(p, "required", "must have required property 'finalHumanApproval'", "#/properties/approvalPolicy/required")
-    if (v["highRiskExecutionApproval"] === undefined) x.add(p, "required", "must have required property 'highRiskExecutionApproval'", "#/properties/approvalPolicy/required")
-    {
-      const v1 = v["finalHumanApproval"]
-      if (v1 !== undefined) {
-        L2: {
-          if (!(typeof v1 === 'boolean')) { x.add(p + "/finalHumanApproval", "type", "must be boolean", "#/properties/approvalPolicy/properties/finalHumanApproval/type"); break L2 }
-        }
-      }
-    }
-    {
-      const v2 = v["highRiskExecutionApproval"]
-      if (v2 !== undefined) {
-        L3: {
-          if (!(typeof v2 === 'boolean')) { x.add(p + "/highRiskExecutionApproval", "type", "must be boolean", "#/properties/approvalPolicy/properties/highRiskExecutionApproval/type"); break L3 }
-        }
-      }
-    }
-    {
-      const v3 = v["policyVersion"]
-      if (v3 !== undefined) {
-        e_common_defs_semver(v3, p + "/policyVersion", x)
-      }
-    }
-    for (const v4 in v) {
-      if (!(v4 === "finalHumanApproval" || v4 === "highRiskExecutionApproval" || v4 === "policyVersion")) x.add(p + '/' + pointerToken(v4), 'additionalProperties', 'unknown member is not allowed', "#/properties/approvalPolicy/additionalProperties")
-    }
+    if (!(typeof v === 'string')) { if (!x) return false; x.add(p, "type", "must be string", "#/$defs/kind/type"); break L1 }
+    if (!(v.length <= 160 || codePoints(v) <= 160)) { if (!x) return false; x.add(p, "maxLength", "must have at most 160 characters", "#/$defs/kind/maxLength") }
+    if (!re1.test(v)) { if (!x) return false; x.add(p, "pattern", "must match the pattern ^[a-z][a-z0-9_]*(?:\\.[a-z][a-z0-9_]*)+$", "#/$defs/kind/pattern") }
   }
+  return true
 }
 
-/** Reports every issue of the value, up to the collector bound, against `mission.schema.json#/properties/pinnedProfiles/items`, from the mission.schema.json definition of @weft/spec (§21). */
-export function e_mission_properties_pinnedProfiles_items(v: any, p: string, x: Collector): void {
-  L1: {
-    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { x.add(p, "type", "must be object", "#/properties/pinnedProfiles/items/type"); break L1 }
-    if (v["profileUri"] === undefined) x.add(p, "required", "must have required property 'profileUri'", "#/properties/pinnedProfiles/items/required")
-    if (v["majorVersion"] === undefined) x.add(p, "required", "must have required property 'majorVersion'", "#/properties/pinnedProfiles/items/required")
-    {
-      const v1 = v["profileUri"]
-      if (v1 !== undefined) {
-        e_common_defs_id(v1, p + "/profileUri", x)
-      }
-    }
-    {
-      const v2 = v["majorVersion"]
-      if (v2 !== undefined) {
-        e_common_defs_safeInteger(v2, p + "/majorVersion", x)
-      }
-    }
-    for (const v3 in v) {
-      if (!(v3 === "profileUri" || v3 === "majorVersion")) x.add(p + '/' + pointerToken(v3), 'additionalProperties', 'unknown member is not allowed', "#/properties/pinnedProfiles/items/additionalProperties")
-    }
-  }
+/** Validates the value against `membership.schema.json#/properties/role`, from the membership.schema.json definition of @weft/spec (§21): without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true. */
+export function v_membership_properties_role(v: any, p: string = '', x?: Collector): boolean {
+  if (!(v === "mission_owner" || v === "coordinator" || v === "worker" || v === "reviewer" || v === "observer" || v === "work_delegate")) { if (!x) return false; x.add(p, "enum", "must be one of the allowed values: \"mission_owner\", \"coordinator\", \"worker\", \"reviewer\", \"observer\", \"work_delegate\"", "#/properties/role/enum") }
+  return true
 }
 
 /** Returns whether the value is valid against `membership.schema.json#/properties/role`, from the membership.schema.json definition of @weft/spec (§21). */
@@ -9626,891 +4130,50 @@ export function c_membership_properties_role(v: any): boolean {
   return true
 }
 
-/** Returns whether the value is valid against `membership.schema.json#/properties/scopes`, from the membership.schema.json definition of @weft/spec (§21). */
-export function c_membership_properties_scopes(v: any): boolean {
-  if (!(Array.isArray(v))) return false
-  if (v.length < 1) return false
-  for (let v2 = 0; v2 < v.length; v2++) {
-    const v3 = v[v2]
-    if (!(typeof v3 === 'string')) return false
-    if (!(v3.length <= 160 || codePoints(v3) <= 160)) return false
-    if (!re23.test(v3)) return false
-  }
-  if (!unique(v)) return false
-  return true
-}
-
-/** Reports every issue of the value, up to the collector bound, against `membership.schema.json#/properties/role`, from the membership.schema.json definition of @weft/spec (§21). */
-export function e_membership_properties_role(v: any, p: string, x: Collector): void {
-  if (!(v === "mission_owner" || v === "coordinator" || v === "worker" || v === "reviewer" || v === "observer" || v === "work_delegate")) x.add(p, "enum", "must be one of the allowed values: \"mission_owner\", \"coordinator\", \"worker\", \"reviewer\", \"observer\", \"work_delegate\"", "#/properties/role/enum")
-}
-
-/** Reports every issue of the value, up to the collector bound, against `membership.schema.json#/properties/scopes`, from the membership.schema.json definition of @weft/spec (§21). */
-export function e_membership_properties_scopes(v: any, p: string, x: Collector): void {
-  L1: {
-    if (!(Array.isArray(v))) { x.add(p, "type", "must be array", "#/properties/scopes/type"); break L1 }
-    if (v.length < 1) x.add(p, "minItems", "must have at least 1 items", "#/properties/scopes/minItems")
-    for (let v1 = 0; v1 < v.length; v1++) {
-      const v2 = v[v1]
-      L2: {
-        if (!(typeof v2 === 'string')) { x.add(p + '/' + v1, "type", "must be string", "#/properties/scopes/items/type"); break L2 }
-        if (!(v2.length <= 160 || codePoints(v2) <= 160)) x.add(p + '/' + v1, "maxLength", "must have at most 160 characters", "#/properties/scopes/items/maxLength")
-        if (!re23.test(v2)) x.add(p + '/' + v1, "pattern", "must match the pattern ^[a-z][a-z0-9._:-]*$", "#/properties/scopes/items/pattern")
-      }
-    }
-    if (!unique(v)) x.add(p, "uniqueItems", "must not contain duplicate items", "#/properties/scopes/uniqueItems")
-  }
-}
-
-/** Returns whether the value is valid against `message.schema.json#/properties/content/items`, from the message.schema.json definition of @weft/spec (§21). */
-export function c_message_properties_content_items(v: any): boolean {
-  if ((c_message_properties_content_items_oneOf_0(v) ? 1 : 0) + (c_message_properties_content_items_oneOf_1(v) ? 1 : 0) + (c_message_properties_content_items_oneOf_2(v) ? 1 : 0) !== 1) return false
-  return true
-}
-
-/** Reports every issue of the value, up to the collector bound, against `message.schema.json#/properties/content/items`, from the message.schema.json definition of @weft/spec (§21). */
-export function e_message_properties_content_items(v: any, p: string, x: Collector): void {
-  if ((c_message_properties_content_items_oneOf_0(v) ? 1 : 0) + (c_message_properties_content_items_oneOf_1(v) ? 1 : 0) + (c_message_properties_content_items_oneOf_2(v) ? 1 : 0) !== 1) x.add(p, "oneOf", "must match exactly one of 3 alternatives", "#/properties/content/items/oneOf")
-}
-
-/** Returns whether the value is valid against `work-item.schema.json#/properties/selectionBasis`, from the work-item.schema.json definition of @weft/spec (§21). */
-export function c_workItem_properties_selectionBasis(v: any): boolean {
-  if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) return false
-  if (v["requiredCapabilities"] === undefined || v["verifiedMatches"] === undefined || v["authorizationEligible"] === undefined || v["availabilityEstimate"] === undefined || v["expectedCost"] === undefined || v["reliabilityEvidence"] === undefined || v["policyRulesApplied"] === undefined) return false
-  for (const v1 in v) {
-    switch (v1) {
-      case "requiredCapabilities": {
-        const v2 = v[v1]
-        if (!(Array.isArray(v2))) return false
-        if (v2.length < 1) return false
-        for (let v4 = 0; v4 < v2.length; v4++) {
-          const v5 = v2[v4]
-          if (!c_common_defs_capabilityRef(v5)) return false
-        }
-        break
-      }
-      case "verifiedMatches": {
-        const v2 = v[v1]
-        if (!(Array.isArray(v2))) return false
-        if (v2.length < 1) return false
-        for (let v8 = 0; v8 < v2.length; v8++) {
-          const v9 = v2[v8]
-          if (!c_common_defs_capabilityRef(v9)) return false
-        }
-        break
-      }
-      case "authorizationEligible": {
-        const v2 = v[v1]
-        if (!(typeof v2 === 'boolean')) return false
-        break
-      }
-      case "availabilityEstimate": {
-        const v2 = v[v1]
-        if (!c_common_defs_timestamp(v2)) return false
-        break
-      }
-      case "expectedCost": {
-        const v2 = v[v1]
-        if (!((typeof v2 === 'number' && Number.isFinite(v2)))) return false
-        if (v2 < 0) return false
-        break
-      }
-      case "reliabilityEvidence": {
-        const v2 = v[v1]
-        if (!(Array.isArray(v2))) return false
-        for (let v15 = 0; v15 < v2.length; v15++) {
-          const v16 = v2[v15]
-          if (!c_common_defs_id(v16)) return false
-        }
-        break
-      }
-      case "policyRulesApplied": {
-        const v2 = v[v1]
-        if (!(Array.isArray(v2))) return false
-        if (v2.length < 1) return false
-        for (let v19 = 0; v19 < v2.length; v19++) {
-          const v20 = v2[v19]
-          if (!(typeof v20 === 'string')) return false
-          if (!(v20.length <= 200 || codePoints(v20) <= 200)) return false
-          if (!(v20.length >= 2 || (v20.length >= 1 && codePoints(v20) >= 1))) return false
-        }
-        break
-      }
-      default: {
-        return false
-      }
-    }
-  }
-  return true
-}
-
-/** Reports every issue of the value, up to the collector bound, against `work-item.schema.json#/properties/selectionBasis`, from the work-item.schema.json definition of @weft/spec (§21). */
-export function e_workItem_properties_selectionBasis(v: any, p: string, x: Collector): void {
-  L1: {
-    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { x.add(p, "type", "must be object", "#/properties/selectionBasis/type"); break L1 }
-    if (v["requiredCapabilities"] === undefined) x.add(p, "required", "must have required property 'requiredCapabilities'", "#/properties/selectionBasis/required")
-    if (v["verifiedMatches"] === undefined) x.add(p, "required", "must have required property 'verifiedMatches'", "#/properties/selectionBasis/required")
-    if (v["authorizationEligible"] === undefined) x.add(p, "required", "must have required property 'authorizationEligible'", "#/properties/selectionBasis/required")
-    if (v["availabilityEstimate"] === undefined) x.add(p, "required", "must have required property 'availabilityEstimate'", "#/properties/selectionBasis/required")
-    if (v["expectedCost"] === undefined) x.add(p, "required", "must have required property 'expectedCost'", "#/properties/selectionBasis/required")
-    if (v["reliabilityEvidence"] === undefined) x.add(p, "required", "must have required property 'reliabilityEvidence'", "#/properties/selectionBasis/required")
-    if (v["policyRulesApplied"] === undefined) x.add(p, "required", "must have required property 'policyRulesApplied'", "#/properties/selectionBasis/required")
-    {
-      const v1 = v["requiredCapabilities"]
-      if (v1 !== undefined) {
-        L2: {
-          if (!(Array.isArray(v1))) { x.add(p + "/requiredCapabilities", "type", "must be array", "#/properties/selectionBasis/properties/requiredCapabilities/type"); break L2 }
-          if (v1.length < 1) x.add(p + "/requiredCapabilities", "minItems", "must have at least 1 items", "#/properties/selectionBasis/properties/requiredCapabilities/minItems")
-          for (let v2 = 0; v2 < v1.length; v2++) {
-            const v3 = v1[v2]
-            e_common_defs_capabilityRef(v3, p + "/requiredCapabilities" + '/' + v2, x)
-          }
-        }
-      }
-    }
-    {
-      const v4 = v["verifiedMatches"]
-      if (v4 !== undefined) {
-        L4: {
-          if (!(Array.isArray(v4))) { x.add(p + "/verifiedMatches", "type", "must be array", "#/properties/selectionBasis/properties/verifiedMatches/type"); break L4 }
-          if (v4.length < 1) x.add(p + "/verifiedMatches", "minItems", "must have at least 1 items", "#/properties/selectionBasis/properties/verifiedMatches/minItems")
-          for (let v5 = 0; v5 < v4.length; v5++) {
-            const v6 = v4[v5]
-            e_common_defs_capabilityRef(v6, p + "/verifiedMatches" + '/' + v5, x)
-          }
-        }
-      }
-    }
-    {
-      const v7 = v["authorizationEligible"]
-      if (v7 !== undefined) {
-        L6: {
-          if (!(typeof v7 === 'boolean')) { x.add(p + "/authorizationEligible", "type", "must be boolean", "#/properties/selectionBasis/properties/authorizationEligible/type"); break L6 }
-        }
-      }
-    }
-    {
-      const v8 = v["availabilityEstimate"]
-      if (v8 !== undefined) {
-        e_common_defs_timestamp(v8, p + "/availabilityEstimate", x)
-      }
-    }
-    {
-      const v9 = v["expectedCost"]
-      if (v9 !== undefined) {
-        L8: {
-          if (!((typeof v9 === 'number' && Number.isFinite(v9)))) { x.add(p + "/expectedCost", "type", "must be number", "#/properties/selectionBasis/properties/expectedCost/type"); break L8 }
-          if (v9 < 0) x.add(p + "/expectedCost", "minimum", "must be at least 0", "#/properties/selectionBasis/properties/expectedCost/minimum")
-        }
-      }
-    }
-    {
-      const v10 = v["reliabilityEvidence"]
-      if (v10 !== undefined) {
-        L9: {
-          if (!(Array.isArray(v10))) { x.add(p + "/reliabilityEvidence", "type", "must be array", "#/properties/selectionBasis/properties/reliabilityEvidence/type"); break L9 }
-          for (let v11 = 0; v11 < v10.length; v11++) {
-            const v12 = v10[v11]
-            e_common_defs_id(v12, p + "/reliabilityEvidence" + '/' + v11, x)
-          }
-        }
-      }
-    }
-    {
-      const v13 = v["policyRulesApplied"]
-      if (v13 !== undefined) {
-        L11: {
-          if (!(Array.isArray(v13))) { x.add(p + "/policyRulesApplied", "type", "must be array", "#/properties/selectionBasis/properties/policyRulesApplied/type"); break L11 }
-          if (v13.length < 1) x.add(p + "/policyRulesApplied", "minItems", "must have at least 1 items", "#/properties/selectionBasis/properties/policyRulesApplied/minItems")
-          for (let v14 = 0; v14 < v13.length; v14++) {
-            const v15 = v13[v14]
-            L12: {
-              if (!(typeof v15 === 'string')) { x.add(p + "/policyRulesApplied" + '/' + v14, "type", "must be string", "#/properties/selectionBasis/properties/policyRulesApplied/items/type"); break L12 }
-              if (!(v15.length <= 200 || codePoints(v15) <= 200)) x.add(p + "/policyRulesApplied" + '/' + v14, "maxLength", "must have at most 200 characters", "#/properties/selectionBasis/properties/policyRulesApplied/items/maxLength")
-              if (!(v15.length >= 2 || (v15.length >= 1 && codePoints(v15) >= 1))) x.add(p + "/policyRulesApplied" + '/' + v14, "minLength", "must have at least 1 characters", "#/properties/selectionBasis/properties/policyRulesApplied/items/minLength")
-            }
-          }
-        }
-      }
-    }
-    for (const v16 in v) {
-      if (!(typeof v16 === 'string' && set34.has(v16))) x.add(p + '/' + pointerToken(v16), 'additionalProperties', 'unknown member is not allowed', "#/properties/selectionBasis/additionalProperties")
-    }
-  }
-}
-
-/** Returns whether the value is valid against `work-item.schema.json#/properties/scheduleEstimate`, from the work-item.schema.json definition of @weft/spec (§21). */
-export function c_workItem_properties_scheduleEstimate(v: any): boolean {
-  if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) return false
-  if (v["estimatedStart"] === undefined || v["estimatedCompletion"] === undefined || v["confidence"] === undefined || v["capacityStatus"] === undefined || v["lastCalculatedAt"] === undefined) return false
-  for (const v1 in v) {
-    switch (v1) {
-      case "estimatedStart": {
-        const v2 = v[v1]
-        if (!c_common_defs_timestamp(v2)) return false
-        break
-      }
-      case "estimatedCompletion": {
-        const v2 = v[v1]
-        if (!c_common_defs_timestamp(v2)) return false
-        break
-      }
-      case "confidence": {
-        const v2 = v[v1]
-        if (!((typeof v2 === 'number' && Number.isFinite(v2)))) return false
-        if (v2 < 0) return false
-        if (v2 > 1) return false
-        break
-      }
-      case "capacityStatus": {
-        const v2 = v[v1]
-        if (!(v2 === "available" || v2 === "queued" || v2 === "constrained" || v2 === "blocked")) return false
-        break
-      }
-      case "lastCalculatedAt": {
-        const v2 = v[v1]
-        if (!c_common_defs_timestamp(v2)) return false
-        break
-      }
-      default: {
-        return false
-      }
-    }
-  }
-  return true
-}
-
-/** Reports every issue of the value, up to the collector bound, against `work-item.schema.json#/properties/scheduleEstimate`, from the work-item.schema.json definition of @weft/spec (§21). */
-export function e_workItem_properties_scheduleEstimate(v: any, p: string, x: Collector): void {
-  L1: {
-    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { x.add(p, "type", "must be object", "#/properties/scheduleEstimate/type"); break L1 }
-    if (v["estimatedStart"] === undefined) x.add(p, "required", "must have required property 'estimatedStart'", "#/properties/scheduleEstimate/required")
-    if (v["estimatedCompletion"] === undefined) x.add(p, "required", "must have required property 'estimatedCompletion'", "#/properties/scheduleEstimate/required")
-    if (v["confidence"] === undefined) x.add(p, "required", "must have required property 'confidence'", "#/properties/scheduleEstimate/required")
-    if (v["capacityStatus"] === undefined) x.add(p, "required", "must have required property 'capacityStatus'", "#/properties/scheduleEstimate/required")
-    if (v["lastCalculatedAt"] === undefined) x.add(p, "required", "must have required property 'lastCalculatedAt'", "#/properties/scheduleEstimate/required")
-    {
-      const v1 = v["estimatedStart"]
-      if (v1 !== undefined) {
-        e_common_defs_timestamp(v1, p + "/estimatedStart", x)
-      }
-    }
-    {
-      const v2 = v["estimatedCompletion"]
-      if (v2 !== undefined) {
-        e_common_defs_timestamp(v2, p + "/estimatedCompletion", x)
-      }
-    }
-    {
-      const v3 = v["confidence"]
-      if (v3 !== undefined) {
-        L4: {
-          if (!((typeof v3 === 'number' && Number.isFinite(v3)))) { x.add(p + "/confidence", "type", "must be number", "#/properties/scheduleEstimate/properties/confidence/type"); break L4 }
-          if (v3 < 0) x.add(p + "/confidence", "minimum", "must be at least 0", "#/properties/scheduleEstimate/properties/confidence/minimum")
-          if (v3 > 1) x.add(p + "/confidence", "maximum", "must be at most 1", "#/properties/scheduleEstimate/properties/confidence/maximum")
-        }
-      }
-    }
-    {
-      const v4 = v["capacityStatus"]
-      if (v4 !== undefined) {
-        if (!(v4 === "available" || v4 === "queued" || v4 === "constrained" || v4 === "blocked")) x.add(p + "/capacityStatus", "enum", "must be one of the allowed values: \"available\", \"queued\", \"constrained\", \"blocked\"", "#/properties/scheduleEstimate/properties/capacityStatus/enum")
-      }
-    }
-    {
-      const v5 = v["lastCalculatedAt"]
-      if (v5 !== undefined) {
-        e_common_defs_timestamp(v5, p + "/lastCalculatedAt", x)
-      }
-    }
-    for (const v6 in v) {
-      if (!(v6 === "estimatedStart" || v6 === "estimatedCompletion" || v6 === "confidence" || v6 === "capacityStatus" || v6 === "lastCalculatedAt")) x.add(p + '/' + pointerToken(v6), 'additionalProperties', 'unknown member is not allowed', "#/properties/scheduleEstimate/additionalProperties")
-    }
-  }
-}
-
-/** Returns whether the value is valid against `work-item.schema.json#/properties/progress`, from the work-item.schema.json definition of @weft/spec (§21). */
-export function c_workItem_properties_progress(v: any): boolean {
-  if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) return false
-  if (v["currentPhase"] === undefined || v["completedMilestones"] === undefined || v["nextCheckpoint"] === undefined || v["blockers"] === undefined || v["updatedCompletionEstimate"] === undefined || v["evidenceIds"] === undefined) return false
-  for (const v1 in v) {
-    switch (v1) {
-      case "currentPhase": {
-        const v2 = v[v1]
-        if (!(typeof v2 === 'string')) return false
-        if (!(v2.length <= 500 || codePoints(v2) <= 500)) return false
-        if (!(v2.length >= 2 || (v2.length >= 1 && codePoints(v2) >= 1))) return false
-        break
-      }
-      case "completedMilestones": {
-        const v2 = v[v1]
-        if (!(Array.isArray(v2))) return false
-        for (let v5 = 0; v5 < v2.length; v5++) {
-          const v6 = v2[v5]
-          if (!(typeof v6 === 'string')) return false
-          if (!(v6.length <= 500 || codePoints(v6) <= 500)) return false
-          if (!(v6.length >= 2 || (v6.length >= 1 && codePoints(v6) >= 1))) return false
-        }
-        break
-      }
-      case "nextCheckpoint": {
-        const v2 = v[v1]
-        if (!(typeof v2 === 'string')) return false
-        if (!(v2.length <= 500 || codePoints(v2) <= 500)) return false
-        if (!(v2.length >= 2 || (v2.length >= 1 && codePoints(v2) >= 1))) return false
-        break
-      }
-      case "blockers": {
-        const v2 = v[v1]
-        if (!(Array.isArray(v2))) return false
-        for (let v10 = 0; v10 < v2.length; v10++) {
-          const v11 = v2[v10]
-          if (!(typeof v11 === 'string')) return false
-          if (!(v11.length <= 2000 || codePoints(v11) <= 2000)) return false
-          if (!(v11.length >= 2 || (v11.length >= 1 && codePoints(v11) >= 1))) return false
-        }
-        break
-      }
-      case "updatedCompletionEstimate": {
-        const v2 = v[v1]
-        if (!c_common_defs_timestamp(v2)) return false
-        break
-      }
-      case "evidenceIds": {
-        const v2 = v[v1]
-        if (!(Array.isArray(v2))) return false
-        for (let v15 = 0; v15 < v2.length; v15++) {
-          const v16 = v2[v15]
-          if (!c_common_defs_id(v16)) return false
-        }
-        if (!unique(v2)) return false
-        break
-      }
-      default: {
-        return false
-      }
-    }
-  }
-  return true
-}
-
-/** Reports every issue of the value, up to the collector bound, against `work-item.schema.json#/properties/progress`, from the work-item.schema.json definition of @weft/spec (§21). */
-export function e_workItem_properties_progress(v: any, p: string, x: Collector): void {
-  L1: {
-    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { x.add(p, "type", "must be object", "#/properties/progress/type"); break L1 }
-    if (v["currentPhase"] === undefined) x.add(p, "required", "must have required property 'currentPhase'", "#/properties/progress/required")
-    if (v["completedMilestones"] === undefined) x.add(p, "required", "must have required property 'completedMilestones'", "#/properties/progress/required")
-    if (v["nextCheckpoint"] === undefined) x.add(p, "required", "must have required property 'nextCheckpoint'", "#/properties/progress/required")
-    if (v["blockers"] === undefined) x.add(p, "required", "must have required property 'blockers'", "#/properties/progress/required")
-    if (v["updatedCompletionEstimate"] === undefined) x.add(p, "required", "must have required property 'updatedCompletionEstimate'", "#/properties/progress/required")
-    if (v["evidenceIds"] === undefined) x.add(p, "required", "must have required property 'evidenceIds'", "#/properties/progress/required")
-    {
-      const v1 = v["currentPhase"]
-      if (v1 !== undefined) {
-        L2: {
-          if (!(typeof v1 === 'string')) { x.add(p + "/currentPhase", "type", "must be string", "#/properties/progress/properties/currentPhase/type"); break L2 }
-          if (!(v1.length <= 500 || codePoints(v1) <= 500)) x.add(p + "/currentPhase", "maxLength", "must have at most 500 characters", "#/properties/progress/properties/currentPhase/maxLength")
-          if (!(v1.length >= 2 || (v1.length >= 1 && codePoints(v1) >= 1))) x.add(p + "/currentPhase", "minLength", "must have at least 1 characters", "#/properties/progress/properties/currentPhase/minLength")
-        }
-      }
-    }
-    {
-      const v2 = v["completedMilestones"]
-      if (v2 !== undefined) {
-        L3: {
-          if (!(Array.isArray(v2))) { x.add(p + "/completedMilestones", "type", "must be array", "#/properties/progress/properties/completedMilestones/type"); break L3 }
-          for (let v3 = 0; v3 < v2.length; v3++) {
-            const v4 = v2[v3]
-            L4: {
-              if (!(typeof v4 === 'string')) { x.add(p + "/completedMilestones" + '/' + v3, "type", "must be string", "#/properties/progress/properties/completedMilestones/items/type"); break L4 }
-              if (!(v4.length <= 500 || codePoints(v4) <= 500)) x.add(p + "/completedMilestones" + '/' + v3, "maxLength", "must have at most 500 characters", "#/properties/progress/properties/completedMilestones/items/maxLength")
-              if (!(v4.length >= 2 || (v4.length >= 1 && codePoints(v4) >= 1))) x.add(p + "/completedMilestones" + '/' + v3, "minLength", "must have at least 1 characters", "#/properties/progress/properties/completedMilestones/items/minLength")
-            }
-          }
-        }
-      }
-    }
-    {
-      const v5 = v["nextCheckpoint"]
-      if (v5 !== undefined) {
-        L5: {
-          if (!(typeof v5 === 'string')) { x.add(p + "/nextCheckpoint", "type", "must be string", "#/properties/progress/properties/nextCheckpoint/type"); break L5 }
-          if (!(v5.length <= 500 || codePoints(v5) <= 500)) x.add(p + "/nextCheckpoint", "maxLength", "must have at most 500 characters", "#/properties/progress/properties/nextCheckpoint/maxLength")
-          if (!(v5.length >= 2 || (v5.length >= 1 && codePoints(v5) >= 1))) x.add(p + "/nextCheckpoint", "minLength", "must have at least 1 characters", "#/properties/progress/properties/nextCheckpoint/minLength")
-        }
-      }
-    }
-    {
-      const v6 = v["blockers"]
-      if (v6 !== undefined) {
-        L6: {
-          if (!(Array.isArray(v6))) { x.add(p + "/blockers", "type", "must be array", "#/properties/progress/properties/blockers/type"); break L6 }
-          for (let v7 = 0; v7 < v6.length; v7++) {
-            const v8 = v6[v7]
-            L7: {
-              if (!(typeof v8 === 'string')) { x.add(p + "/blockers" + '/' + v7, "type", "must be string", "#/properties/progress/properties/blockers/items/type"); break L7 }
-              if (!(v8.length <= 2000 || codePoints(v8) <= 2000)) x.add(p + "/blockers" + '/' + v7, "maxLength", "must have at most 2000 characters", "#/properties/progress/properties/blockers/items/maxLength")
-              if (!(v8.length >= 2 || (v8.length >= 1 && codePoints(v8) >= 1))) x.add(p + "/blockers" + '/' + v7, "minLength", "must have at least 1 characters", "#/properties/progress/properties/blockers/items/minLength")
-            }
-          }
-        }
-      }
-    }
-    {
-      const v9 = v["updatedCompletionEstimate"]
-      if (v9 !== undefined) {
-        e_common_defs_timestamp(v9, p + "/updatedCompletionEstimate", x)
-      }
-    }
-    {
-      const v10 = v["evidenceIds"]
-      if (v10 !== undefined) {
-        L9: {
-          if (!(Array.isArray(v10))) { x.add(p + "/evidenceIds", "type", "must be array", "#/properties/progress/properties/evidenceIds/type"); break L9 }
-          for (let v11 = 0; v11 < v10.length; v11++) {
-            const v12 = v10[v11]
-            e_common_defs_id(v12, p + "/evidenceIds" + '/' + v11, x)
-          }
-          if (!unique(v10)) x.add(p + "/evidenceIds", "uniqueItems", "must not contain duplicate items", "#/properties/progress/properties/evidenceIds/uniqueItems")
-        }
-      }
-    }
-    for (const v13 in v) {
-      if (!(v13 === "currentPhase" || v13 === "completedMilestones" || v13 === "nextCheckpoint" || v13 === "blockers" || v13 === "updatedCompletionEstimate" || v13 === "evidenceIds")) x.add(p + '/' + pointerToken(v13), 'additionalProperties', 'unknown member is not allowed', "#/properties/progress/additionalProperties")
-    }
-  }
-}
-
-/** Returns whether the value is valid against `command.schema.json#/properties/kind`, from the command.schema.json definition of @weft/spec (§21). */
-export function c_command_properties_kind(v: any): boolean {
-  if (!(c_command_properties_kind_anyOf_0(v) || c_command_properties_kind_anyOf_1(v))) return false
-  return true
-}
-
-/** Reports every issue of the value, up to the collector bound, against `command.schema.json#/properties/kind`, from the command.schema.json definition of @weft/spec (§21). */
-export function e_command_properties_kind(v: any, p: string, x: Collector): void {
-  if (!(c_command_properties_kind_anyOf_0(v) || c_command_properties_kind_anyOf_1(v))) x.add(p, "anyOf", "must match at least one of 2 alternatives", "#/properties/kind/anyOf")
-}
-
-/** Returns whether the value is valid against `mission.schema.json#/properties/coordinator`, from the mission.schema.json definition of @weft/spec (§21). */
-export function c_mission_properties_coordinator(v: any): boolean {
-  if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) return false
-  if (v["agentId"] === undefined || v["agentCardVersion"] === undefined || v["coordinatorEpoch"] === undefined || v["leaseId"] === undefined) return false
-  for (const v1 in v) {
-    switch (v1) {
-      case "agentId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "agentCardVersion": {
-        const v2 = v[v1]
-        if (!c_common_defs_positiveInteger(v2)) return false
-        break
-      }
-      case "coordinatorEpoch": {
-        const v2 = v[v1]
-        if (!c_common_defs_positiveInteger(v2)) return false
-        break
-      }
-      case "leaseId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      default: {
-        return false
-      }
-    }
-  }
-  return true
-}
-
-/** Reports every issue of the value, up to the collector bound, against `mission.schema.json#/properties/coordinator`, from the mission.schema.json definition of @weft/spec (§21). */
-export function e_mission_properties_coordinator(v: any, p: string, x: Collector): void {
-  L1: {
-    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { x.add(p, "type", "must be object", "#/properties/coordinator/type"); break L1 }
-    if (v["agentId"] === undefined) x.add(p, "required", "must have required property 'agentId'", "#/properties/coordinator/required")
-    if (v["agentCardVersion"] === undefined) x.add(p, "required", "must have required property 'agentCardVersion'", "#/properties/coordinator/required")
-    if (v["coordinatorEpoch"] === undefined) x.add(p, "required", "must have required property 'coordinatorEpoch'", "#/properties/coordinator/required")
-    if (v["leaseId"] === undefined) x.add(p, "required", "must have required property 'leaseId'", "#/properties/coordinator/required")
-    {
-      const v1 = v["agentId"]
-      if (v1 !== undefined) {
-        e_common_defs_id(v1, p + "/agentId", x)
-      }
-    }
-    {
-      const v2 = v["agentCardVersion"]
-      if (v2 !== undefined) {
-        e_common_defs_positiveInteger(v2, p + "/agentCardVersion", x)
-      }
-    }
-    {
-      const v3 = v["coordinatorEpoch"]
-      if (v3 !== undefined) {
-        e_common_defs_positiveInteger(v3, p + "/coordinatorEpoch", x)
-      }
-    }
-    {
-      const v4 = v["leaseId"]
-      if (v4 !== undefined) {
-        e_common_defs_id(v4, p + "/leaseId", x)
-      }
-    }
-    for (const v5 in v) {
-      if (!(v5 === "agentId" || v5 === "agentCardVersion" || v5 === "coordinatorEpoch" || v5 === "leaseId")) x.add(p + '/' + pointerToken(v5), 'additionalProperties', 'unknown member is not allowed', "#/properties/coordinator/additionalProperties")
-    }
-  }
-}
-
-/** Returns whether the value is valid against `membership.schema.json#/properties/delegationGrants/items`, from the membership.schema.json definition of @weft/spec (§21). */
-export function c_membership_properties_delegationGrants_items(v: any): boolean {
-  if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) return false
-  if (v["grantId"] === undefined || v["granteeAgentId"] === undefined || v["missionId"] === undefined || v["groupId"] === undefined || v["targetWorkItemId"] === undefined || v["allowedCapabilities"] === undefined || v["budget"] === undefined || v["maxDescendantDepth"] === undefined || v["granteeMembershipEpoch"] === undefined || v["coordinatorEpoch"] === undefined || v["grantedBy"] === undefined || v["grantedAt"] === undefined || v["expiresAt"] === undefined) return false
-  for (const v1 in v) {
-    switch (v1) {
-      case "grantId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "granteeAgentId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "missionId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "groupId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "targetWorkItemId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "allowedCapabilities": {
-        const v2 = v[v1]
-        if (!(Array.isArray(v2))) return false
-        if (v2.length < 1) return false
-        for (let v9 = 0; v9 < v2.length; v9++) {
-          const v10 = v2[v9]
-          if (!c_common_defs_capabilityRef(v10)) return false
-        }
-        if (!unique(v2)) return false
-        break
-      }
-      case "budget": {
-        const v2 = v[v1]
-        if ((typeof v2 === 'object' && v2 !== null && !Array.isArray(v2))) {
-          if (v2["currency"] === undefined || v2["financialLimit"] === undefined || v2["modelTokenLimit"] === undefined || v2["toolCallLimit"] === undefined || v2["computeSecondsLimit"] === undefined || v2["wallClockSecondsLimit"] === undefined || v2["externalSideEffectLimit"] === undefined) return false
-        }
-        {
-          if (!c_common_defs_budget(v2)) return false
-        }
-        break
-      }
-      case "maxDescendantDepth": {
-        const v2 = v[v1]
-        if (!c_common_defs_safeInteger(v2)) return false
-        break
-      }
-      case "granteeMembershipEpoch": {
-        const v2 = v[v1]
-        if (!c_common_defs_positiveInteger(v2)) return false
-        break
-      }
-      case "coordinatorEpoch": {
-        const v2 = v[v1]
-        if (!c_common_defs_positiveInteger(v2)) return false
-        break
-      }
-      case "grantedBy": {
-        const v2 = v[v1]
-        if (!c_common_defs_agentActor(v2)) return false
-        break
-      }
-      case "grantedAt": {
-        const v2 = v[v1]
-        if (!c_common_defs_timestamp(v2)) return false
-        break
-      }
-      case "expiresAt": {
-        const v2 = v[v1]
-        if (!c_common_defs_timestamp(v2)) return false
-        break
-      }
-      default: {
-        return false
-      }
-    }
-  }
-  return true
-}
-
-/** Reports every issue of the value, up to the collector bound, against `membership.schema.json#/properties/delegationGrants/items`, from the membership.schema.json definition of @weft/spec (§21). */
-export function e_membership_properties_delegationGrants_items(v: any, p: string, x: Collector): void {
-  L1: {
-    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { x.add(p, "type", "must be object", "#/properties/delegationGrants/items/type"); break L1 }
-    if (v["grantId"] === undefined) x.add(p, "required", "must have required property 'grantId'", "#/properties/delegationGrants/items/required")
-    if (v["granteeAgentId"] === undefined) x.add(p, "required", "must have required property 'granteeAgentId'", "#/properties/delegationGrants/items/required")
-    if (v["missionId"] === undefined) x.add(p, "required", "must have required property 'missionId'", "#/properties/delegationGrants/items/required")
-    if (v["groupId"] === undefined) x.add(p, "required", "must have required property 'groupId'", "#/properties/delegationGrants/items/required")
-    if (v["targetWorkItemId"] === undefined) x.add(p, "required", "must have required property 'targetWorkItemId'", "#/properties/delegationGrants/items/required")
-    if (v["allowedCapabilities"] === undefined) x.add(p, "required", "must have required property 'allowedCapabilities'", "#/properties/delegationGrants/items/required")
-    if (v["budget"] === undefined) x.add(p, "required", "must have required property 'budget'", "#/properties/delegationGrants/items/required")
-    if (v["maxDescendantDepth"] === undefined) x.add(p, "required", "must have required property 'maxDescendantDepth'", "#/properties/delegationGrants/items/required")
-    if (v["granteeMembershipEpoch"] === undefined) x.add(p, "required", "must have required property 'granteeMembershipEpoch'", "#/properties/delegationGrants/items/required")
-    if (v["coordinatorEpoch"] === undefined) x.add(p, "required", "must have required property 'coordinatorEpoch'", "#/properties/delegationGrants/items/required")
-    if (v["grantedBy"] === undefined) x.add(p, "required", "must have required property 'grantedBy'", "#/properties/delegationGrants/items/required")
-    if (v["grantedAt"] === undefined) x.add(p, "required", "must have required property 'grantedAt'", "#/properties/delegationGrants/items/required")
-    if (v["expiresAt"] === undefined) x.add(p, "required", "must have required property 'expiresAt'", "#/properties/delegationGrants/items/required")
-    {
-      const v1 = v["grantId"]
-      if (v1 !== undefined) {
-        e_common_defs_id(v1, p + "/grantId", x)
-      }
-    }
-    {
-      const v2 = v["granteeAgentId"]
-      if (v2 !== undefined) {
-        e_common_defs_id(v2, p + "/granteeAgentId", x)
-      }
-    }
-    {
-      const v3 = v["missionId"]
-      if (v3 !== undefined) {
-        e_common_defs_id(v3, p + "/missionId", x)
-      }
-    }
-    {
-      const v4 = v["groupId"]
-      if (v4 !== undefined) {
-        e_common_defs_id(v4, p + "/groupId", x)
-      }
-    }
-    {
-      const v5 = v["targetWorkItemId"]
-      if (v5 !== undefined) {
-        e_common_defs_id(v5, p + "/targetWorkItemId", x)
-      }
-    }
-    {
-      const v6 = v["allowedCapabilities"]
-      if (v6 !== undefined) {
-        L7: {
-          if (!(Array.isArray(v6))) { x.add(p + "/allowedCapabilities", "type", "must be array", "#/properties/delegationGrants/items/properties/allowedCapabilities/type"); break L7 }
-          if (v6.length < 1) x.add(p + "/allowedCapabilities", "minItems", "must have at least 1 items", "#/properties/delegationGrants/items/properties/allowedCapabilities/minItems")
-          for (let v7 = 0; v7 < v6.length; v7++) {
-            const v8 = v6[v7]
-            e_common_defs_capabilityRef(v8, p + "/allowedCapabilities" + '/' + v7, x)
-          }
-          if (!unique(v6)) x.add(p + "/allowedCapabilities", "uniqueItems", "must not contain duplicate items", "#/properties/delegationGrants/items/properties/allowedCapabilities/uniqueItems")
-        }
-      }
-    }
-    {
-      const v9 = v["budget"]
-      if (v9 !== undefined) {
-        if ((typeof v9 === 'object' && v9 !== null && !Array.isArray(v9))) {
-          if (v9["currency"] === undefined) x.add(p + "/budget", "required", "must have required property 'currency'", "#/properties/delegationGrants/items/properties/budget/required")
-          if (v9["financialLimit"] === undefined) x.add(p + "/budget", "required", "must have required property 'financialLimit'", "#/properties/delegationGrants/items/properties/budget/required")
-          if (v9["modelTokenLimit"] === undefined) x.add(p + "/budget", "required", "must have required property 'modelTokenLimit'", "#/properties/delegationGrants/items/properties/budget/required")
-          if (v9["toolCallLimit"] === undefined) x.add(p + "/budget", "required", "must have required property 'toolCallLimit'", "#/properties/delegationGrants/items/properties/budget/required")
-          if (v9["computeSecondsLimit"] === undefined) x.add(p + "/budget", "required", "must have required property 'computeSecondsLimit'", "#/properties/delegationGrants/items/properties/budget/required")
-          if (v9["wallClockSecondsLimit"] === undefined) x.add(p + "/budget", "required", "must have required property 'wallClockSecondsLimit'", "#/properties/delegationGrants/items/properties/budget/required")
-          if (v9["externalSideEffectLimit"] === undefined) x.add(p + "/budget", "required", "must have required property 'externalSideEffectLimit'", "#/properties/delegationGrants/items/properties/budget/required")
-        }
-        e_common_defs_budget(v9, p + "/budget", x)
-      }
-    }
-    {
-      const v10 = v["maxDescendantDepth"]
-      if (v10 !== undefined) {
-        e_common_defs_safeInteger(v10, p + "/maxDescendantDepth", x)
-      }
-    }
-    {
-      const v11 = v["granteeMembershipEpoch"]
-      if (v11 !== undefined) {
-        e_common_defs_positiveInteger(v11, p + "/granteeMembershipEpoch", x)
-      }
-    }
-    {
-      const v12 = v["coordinatorEpoch"]
-      if (v12 !== undefined) {
-        e_common_defs_positiveInteger(v12, p + "/coordinatorEpoch", x)
-      }
-    }
-    {
-      const v13 = v["grantedBy"]
-      if (v13 !== undefined) {
-        e_common_defs_agentActor(v13, p + "/grantedBy", x)
-      }
-    }
-    {
-      const v14 = v["grantedAt"]
-      if (v14 !== undefined) {
-        e_common_defs_timestamp(v14, p + "/grantedAt", x)
-      }
-    }
-    {
-      const v15 = v["expiresAt"]
-      if (v15 !== undefined) {
-        e_common_defs_timestamp(v15, p + "/expiresAt", x)
-      }
-    }
-    for (const v16 in v) {
-      if (!(typeof v16 === 'string' && set24.has(v16))) x.add(p + '/' + pointerToken(v16), 'additionalProperties', 'unknown member is not allowed', "#/properties/delegationGrants/items/additionalProperties")
-    }
-  }
-}
-
-/** Returns whether the value is valid against `work-item.schema.json#/properties/offers/items`, from the work-item.schema.json definition of @weft/spec (§21). */
-export function c_workItem_properties_offers_items(v: any): boolean {
-  if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) return false
-  if (v["offerId"] === undefined || v["agentId"] === undefined || v["agentCardVersion"] === undefined || v["expiresAt"] === undefined || v["status"] === undefined) return false
-  for (const v1 in v) {
-    switch (v1) {
-      case "offerId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "agentId": {
-        const v2 = v[v1]
-        if (!c_common_defs_id(v2)) return false
-        break
-      }
-      case "agentCardVersion": {
-        const v2 = v[v1]
-        if (!c_common_defs_positiveInteger(v2)) return false
-        break
-      }
-      case "expiresAt": {
-        const v2 = v[v1]
-        if (!c_common_defs_timestamp(v2)) return false
-        break
-      }
-      case "status": {
-        const v2 = v[v1]
-        if (!(v2 === "pending" || v2 === "accepted" || v2 === "declined" || v2 === "withdrawn" || v2 === "expired" || v2 === "lost_race")) return false
-        break
-      }
-      case "declineReason": {
-        const v2 = v[v1]
-        if (!(typeof v2 === 'string' && set33.has(v2))) return false
-        break
-      }
-      default: {
-        return false
-      }
-    }
-  }
-  return true
-}
-
-/** Reports every issue of the value, up to the collector bound, against `work-item.schema.json#/properties/offers/items`, from the work-item.schema.json definition of @weft/spec (§21). */
-export function e_workItem_properties_offers_items(v: any, p: string, x: Collector): void {
-  L1: {
-    if (!((typeof v === 'object' && v !== null && !Array.isArray(v)))) { x.add(p, "type", "must be object", "#/properties/offers/items/type"); break L1 }
-    if (v["offerId"] === undefined) x.add(p, "required", "must have required property 'offerId'", "#/properties/offers/items/required")
-    if (v["agentId"] === undefined) x.add(p, "required", "must have required property 'agentId'", "#/properties/offers/items/required")
-    if (v["agentCardVersion"] === undefined) x.add(p, "required", "must have required property 'agentCardVersion'", "#/properties/offers/items/required")
-    if (v["expiresAt"] === undefined) x.add(p, "required", "must have required property 'expiresAt'", "#/properties/offers/items/required")
-    if (v["status"] === undefined) x.add(p, "required", "must have required property 'status'", "#/properties/offers/items/required")
-    {
-      const v1 = v["offerId"]
-      if (v1 !== undefined) {
-        e_common_defs_id(v1, p + "/offerId", x)
-      }
-    }
-    {
-      const v2 = v["agentId"]
-      if (v2 !== undefined) {
-        e_common_defs_id(v2, p + "/agentId", x)
-      }
-    }
-    {
-      const v3 = v["agentCardVersion"]
-      if (v3 !== undefined) {
-        e_common_defs_positiveInteger(v3, p + "/agentCardVersion", x)
-      }
-    }
-    {
-      const v4 = v["expiresAt"]
-      if (v4 !== undefined) {
-        e_common_defs_timestamp(v4, p + "/expiresAt", x)
-      }
-    }
-    {
-      const v5 = v["status"]
-      if (v5 !== undefined) {
-        if (!(v5 === "pending" || v5 === "accepted" || v5 === "declined" || v5 === "withdrawn" || v5 === "expired" || v5 === "lost_race")) x.add(p + "/status", "enum", "must be one of the allowed values: \"pending\", \"accepted\", \"declined\", \"withdrawn\", \"expired\", \"lost_race\"", "#/properties/offers/items/properties/status/enum")
-      }
-    }
-    {
-      const v6 = v["declineReason"]
-      if (v6 !== undefined) {
-        if (!(typeof v6 === 'string' && set33.has(v6))) x.add(p + "/declineReason", "enum", "must be one of the allowed values: \"capacity\", \"deadline\", \"capability\", \"authorization\", \"dependency\", \"budget\", \"other\"", "#/properties/offers/items/properties/declineReason/enum")
-      }
-    }
-    for (const v7 in v) {
-      if (!(v7 === "offerId" || v7 === "agentId" || v7 === "agentCardVersion" || v7 === "expiresAt" || v7 === "status" || v7 === "declineReason")) x.add(p + '/' + pointerToken(v7), 'additionalProperties', 'unknown member is not allowed', "#/properties/offers/items/additionalProperties")
-    }
-  }
-}
-
-/** Generated check and collect functions of every normative document, keyed by document name. */
+/** Generated validator functions of every normative document, keyed by document name. */
 export const documentValidators = {
   /** MissionWeaveProtocol 0.1 Common Definitions (`common.schema.json`). */
-  common: { name: "common", file: "common.schema.json", schemaId: "https://missionweaveprotocol.dev/schemas/0.1/common.schema.json", check: c_common as (v: unknown) => v is unknown, collect: e_common as (v: unknown, p: string, x: Collector) => void },
+  common: { name: "common", file: "common.schema.json", schemaId: "https://missionweaveprotocol.dev/schemas/0.1/common.schema.json", check: v_common as (v: unknown) => v is unknown, collect: v_common as (v: unknown, p: string, x: Collector) => void },
   /** MissionWeaveProtocol 0.1 WebSocket Frame (`websocket-frame.schema.json`). */
-  websocketFrame: { name: "websocketFrame", file: "websocket-frame.schema.json", schemaId: "https://missionweaveprotocol.dev/schemas/0.1/websocket-frame.schema.json", check: c_websocketFrame as (v: unknown) => v is WebSocketFrame, collect: e_websocketFrame as (v: unknown, p: string, x: Collector) => void },
+  websocketFrame: { name: "websocketFrame", file: "websocket-frame.schema.json", schemaId: "https://missionweaveprotocol.dev/schemas/0.1/websocket-frame.schema.json", check: v_websocketFrame as (v: unknown) => v is WebSocketFrame, collect: v_websocketFrame as (v: unknown, p: string, x: Collector) => void },
   /** MissionWeaveProtocol 0.1 Command Envelope (`command.schema.json`). */
-  command: { name: "command", file: "command.schema.json", schemaId: "https://missionweaveprotocol.dev/schemas/0.1/command.schema.json", check: c_command as (v: unknown) => v is Command, collect: e_command as (v: unknown, p: string, x: Collector) => void },
+  command: { name: "command", file: "command.schema.json", schemaId: "https://missionweaveprotocol.dev/schemas/0.1/command.schema.json", check: v_command as (v: unknown) => v is Command, collect: v_command as (v: unknown, p: string, x: Collector) => void },
   /** MissionWeaveProtocol 0.1 Event Envelope (`event.schema.json`). */
-  event: { name: "event", file: "event.schema.json", schemaId: "https://missionweaveprotocol.dev/schemas/0.1/event.schema.json", check: c_event as (v: unknown) => v is Event, collect: e_event as (v: unknown, p: string, x: Collector) => void },
+  event: { name: "event", file: "event.schema.json", schemaId: "https://missionweaveprotocol.dev/schemas/0.1/event.schema.json", check: v_event as (v: unknown) => v is Event, collect: v_event as (v: unknown, p: string, x: Collector) => void },
   /** MissionWeaveProtocol 0.1 Agent Card (`agent-card.schema.json`). */
-  agentCard: { name: "agentCard", file: "agent-card.schema.json", schemaId: "https://missionweaveprotocol.dev/schemas/0.1/agent-card.schema.json", check: c_agentCard as (v: unknown) => v is AgentCard, collect: e_agentCard as (v: unknown, p: string, x: Collector) => void },
+  agentCard: { name: "agentCard", file: "agent-card.schema.json", schemaId: "https://missionweaveprotocol.dev/schemas/0.1/agent-card.schema.json", check: v_agentCard as (v: unknown) => v is AgentCard, collect: v_agentCard as (v: unknown, p: string, x: Collector) => void },
   /** MissionWeaveProtocol 0.1 Presence Record (`presence-record.schema.json`). */
-  presenceRecord: { name: "presenceRecord", file: "presence-record.schema.json", schemaId: "https://missionweaveprotocol.dev/schemas/0.1/presence-record.schema.json", check: c_presenceRecord as (v: unknown) => v is PresenceRecord, collect: e_presenceRecord as (v: unknown, p: string, x: Collector) => void },
+  presenceRecord: { name: "presenceRecord", file: "presence-record.schema.json", schemaId: "https://missionweaveprotocol.dev/schemas/0.1/presence-record.schema.json", check: v_presenceRecord as (v: unknown) => v is PresenceRecord, collect: v_presenceRecord as (v: unknown, p: string, x: Collector) => void },
   /** MissionWeaveProtocol 0.1 Mission (`mission.schema.json`). */
-  mission: { name: "mission", file: "mission.schema.json", schemaId: "https://missionweaveprotocol.dev/schemas/0.1/mission.schema.json", check: c_mission as (v: unknown) => v is Mission, collect: e_mission as (v: unknown, p: string, x: Collector) => void },
+  mission: { name: "mission", file: "mission.schema.json", schemaId: "https://missionweaveprotocol.dev/schemas/0.1/mission.schema.json", check: v_mission as (v: unknown) => v is Mission, collect: v_mission as (v: unknown, p: string, x: Collector) => void },
   /** MissionWeaveProtocol 0.1 Mission Group (`group.schema.json`). */
-  group: { name: "group", file: "group.schema.json", schemaId: "https://missionweaveprotocol.dev/schemas/0.1/group.schema.json", check: c_group as (v: unknown) => v is Group, collect: e_group as (v: unknown, p: string, x: Collector) => void },
+  group: { name: "group", file: "group.schema.json", schemaId: "https://missionweaveprotocol.dev/schemas/0.1/group.schema.json", check: v_group as (v: unknown) => v is Group, collect: v_group as (v: unknown, p: string, x: Collector) => void },
   /** MissionWeaveProtocol 0.1 Group Membership (`membership.schema.json`). */
-  membership: { name: "membership", file: "membership.schema.json", schemaId: "https://missionweaveprotocol.dev/schemas/0.1/membership.schema.json", check: c_membership as (v: unknown) => v is Membership, collect: e_membership as (v: unknown, p: string, x: Collector) => void },
+  membership: { name: "membership", file: "membership.schema.json", schemaId: "https://missionweaveprotocol.dev/schemas/0.1/membership.schema.json", check: v_membership as (v: unknown) => v is Membership, collect: v_membership as (v: unknown, p: string, x: Collector) => void },
   /** MissionWeaveProtocol 0.1 Conversation (`conversation.schema.json`). */
-  conversation: { name: "conversation", file: "conversation.schema.json", schemaId: "https://missionweaveprotocol.dev/schemas/0.1/conversation.schema.json", check: c_conversation as (v: unknown) => v is Conversation, collect: e_conversation as (v: unknown, p: string, x: Collector) => void },
+  conversation: { name: "conversation", file: "conversation.schema.json", schemaId: "https://missionweaveprotocol.dev/schemas/0.1/conversation.schema.json", check: v_conversation as (v: unknown) => v is Conversation, collect: v_conversation as (v: unknown, p: string, x: Collector) => void },
   /** MissionWeaveProtocol 0.1 Committed Message (`message.schema.json`). */
-  message: { name: "message", file: "message.schema.json", schemaId: "https://missionweaveprotocol.dev/schemas/0.1/message.schema.json", check: c_message as (v: unknown) => v is Message, collect: e_message as (v: unknown, p: string, x: Collector) => void },
+  message: { name: "message", file: "message.schema.json", schemaId: "https://missionweaveprotocol.dev/schemas/0.1/message.schema.json", check: v_message as (v: unknown) => v is Message, collect: v_message as (v: unknown, p: string, x: Collector) => void },
   /** MissionWeaveProtocol 0.1 Work Contract (`work-contract.schema.json`). */
-  workContract: { name: "workContract", file: "work-contract.schema.json", schemaId: "https://missionweaveprotocol.dev/schemas/0.1/work-contract.schema.json", check: c_workContract as (v: unknown) => v is WorkContract, collect: e_workContract as (v: unknown, p: string, x: Collector) => void },
+  workContract: { name: "workContract", file: "work-contract.schema.json", schemaId: "https://missionweaveprotocol.dev/schemas/0.1/work-contract.schema.json", check: v_workContract as (v: unknown) => v is WorkContract, collect: v_workContract as (v: unknown, p: string, x: Collector) => void },
   /** MissionWeaveProtocol 0.1 WorkItem (`work-item.schema.json`). */
-  workItem: { name: "workItem", file: "work-item.schema.json", schemaId: "https://missionweaveprotocol.dev/schemas/0.1/work-item.schema.json", check: c_workItem as (v: unknown) => v is WorkItem, collect: e_workItem as (v: unknown, p: string, x: Collector) => void },
+  workItem: { name: "workItem", file: "work-item.schema.json", schemaId: "https://missionweaveprotocol.dev/schemas/0.1/work-item.schema.json", check: v_workItem as (v: unknown) => v is WorkItem, collect: v_workItem as (v: unknown, p: string, x: Collector) => void },
   /** MissionWeaveProtocol 0.1 Artifact Manifest (`artifact.schema.json`). */
-  artifact: { name: "artifact", file: "artifact.schema.json", schemaId: "https://missionweaveprotocol.dev/schemas/0.1/artifact.schema.json", check: c_artifact as (v: unknown) => v is Artifact, collect: e_artifact as (v: unknown, p: string, x: Collector) => void },
+  artifact: { name: "artifact", file: "artifact.schema.json", schemaId: "https://missionweaveprotocol.dev/schemas/0.1/artifact.schema.json", check: v_artifact as (v: unknown) => v is Artifact, collect: v_artifact as (v: unknown, p: string, x: Collector) => void },
   /** MissionWeaveProtocol 0.1 Evidence (`evidence.schema.json`). */
-  evidence: { name: "evidence", file: "evidence.schema.json", schemaId: "https://missionweaveprotocol.dev/schemas/0.1/evidence.schema.json", check: c_evidence as (v: unknown) => v is Evidence, collect: e_evidence as (v: unknown, p: string, x: Collector) => void },
+  evidence: { name: "evidence", file: "evidence.schema.json", schemaId: "https://missionweaveprotocol.dev/schemas/0.1/evidence.schema.json", check: v_evidence as (v: unknown) => v is Evidence, collect: v_evidence as (v: unknown, p: string, x: Collector) => void },
   /** MissionWeaveProtocol 0.1 Fenced Lease (`lease.schema.json`). */
-  lease: { name: "lease", file: "lease.schema.json", schemaId: "https://missionweaveprotocol.dev/schemas/0.1/lease.schema.json", check: c_lease as (v: unknown) => v is Lease, collect: e_lease as (v: unknown, p: string, x: Collector) => void },
+  lease: { name: "lease", file: "lease.schema.json", schemaId: "https://missionweaveprotocol.dev/schemas/0.1/lease.schema.json", check: v_lease as (v: unknown) => v is Lease, collect: v_lease as (v: unknown, p: string, x: Collector) => void },
   /** MissionWeaveProtocol 0.1 Approval Decision (`approval.schema.json`). */
-  approval: { name: "approval", file: "approval.schema.json", schemaId: "https://missionweaveprotocol.dev/schemas/0.1/approval.schema.json", check: c_approval as (v: unknown) => v is Approval, collect: e_approval as (v: unknown, p: string, x: Collector) => void },
+  approval: { name: "approval", file: "approval.schema.json", schemaId: "https://missionweaveprotocol.dev/schemas/0.1/approval.schema.json", check: v_approval as (v: unknown) => v is Approval, collect: v_approval as (v: unknown, p: string, x: Collector) => void },
   /** MissionWeaveProtocol 0.1 Context Package (`context-package.schema.json`). */
-  contextPackage: { name: "contextPackage", file: "context-package.schema.json", schemaId: "https://missionweaveprotocol.dev/schemas/0.1/context-package.schema.json", check: c_contextPackage as (v: unknown) => v is ContextPackage, collect: e_contextPackage as (v: unknown, p: string, x: Collector) => void },
+  contextPackage: { name: "contextPackage", file: "context-package.schema.json", schemaId: "https://missionweaveprotocol.dev/schemas/0.1/context-package.schema.json", check: v_contextPackage as (v: unknown) => v is ContextPackage, collect: v_contextPackage as (v: unknown, p: string, x: Collector) => void },
   /** MissionWeaveProtocol 0.1 Signed Group Snapshot (`group-snapshot.schema.json`). */
-  groupSnapshot: { name: "groupSnapshot", file: "group-snapshot.schema.json", schemaId: "https://missionweaveprotocol.dev/schemas/0.1/group-snapshot.schema.json", check: c_groupSnapshot as (v: unknown) => v is GroupSnapshot, collect: e_groupSnapshot as (v: unknown, p: string, x: Collector) => void },
+  groupSnapshot: { name: "groupSnapshot", file: "group-snapshot.schema.json", schemaId: "https://missionweaveprotocol.dev/schemas/0.1/group-snapshot.schema.json", check: v_groupSnapshot as (v: unknown) => v is GroupSnapshot, collect: v_groupSnapshot as (v: unknown, p: string, x: Collector) => void },
   /** MissionWeaveProtocol 0.1 Extension Profile (`extension-profile.schema.json`). */
-  extensionProfile: { name: "extensionProfile", file: "extension-profile.schema.json", schemaId: "https://missionweaveprotocol.dev/schemas/0.1/extension-profile.schema.json", check: c_extensionProfile as (v: unknown) => v is ExtensionProfile, collect: e_extensionProfile as (v: unknown, p: string, x: Collector) => void },
+  extensionProfile: { name: "extensionProfile", file: "extension-profile.schema.json", schemaId: "https://missionweaveprotocol.dev/schemas/0.1/extension-profile.schema.json", check: v_extensionProfile as (v: unknown) => v is ExtensionProfile, collect: v_extensionProfile as (v: unknown, p: string, x: Collector) => void },
   /** MissionWeaveProtocol 0.1 First-Admission Record (`first-admission-record.schema.json`). */
-  firstAdmissionRecord: { name: "firstAdmissionRecord", file: "first-admission-record.schema.json", schemaId: "https://missionweaveprotocol.dev/schemas/0.1/first-admission-record.schema.json", check: c_firstAdmissionRecord as (v: unknown) => v is FirstAdmissionRecord, collect: e_firstAdmissionRecord as (v: unknown, p: string, x: Collector) => void },
+  firstAdmissionRecord: { name: "firstAdmissionRecord", file: "first-admission-record.schema.json", schemaId: "https://missionweaveprotocol.dev/schemas/0.1/first-admission-record.schema.json", check: v_firstAdmissionRecord as (v: unknown) => v is FirstAdmissionRecord, collect: v_firstAdmissionRecord as (v: unknown, p: string, x: Collector) => void },
   /** MissionWeaveProtocol 0.1 Protocol Error (`error.schema.json`). */
-  error: { name: "error", file: "error.schema.json", schemaId: "https://missionweaveprotocol.dev/schemas/0.1/error.schema.json", check: c_error as (v: unknown) => v is WireError, collect: e_error as (v: unknown, p: string, x: Collector) => void },
+  error: { name: "error", file: "error.schema.json", schemaId: "https://missionweaveprotocol.dev/schemas/0.1/error.schema.json", check: v_error as (v: unknown) => v is WireError, collect: v_error as (v: unknown, p: string, x: Collector) => void },
 } as const

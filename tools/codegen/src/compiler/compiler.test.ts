@@ -20,7 +20,7 @@ const runtime = {
 }
 
 /** Compiles `schemas` (file -> schema) and evaluates the emitted code of `root` in one scope. */
-function compile(schemas: Record<string, unknown>, root = Object.keys(schemas)[0]!): Compiled {
+function compile(schemas: Record<string, unknown>, root = Object.keys(schemas)[0]!, pointer = ''): Compiled {
   const registry = new SchemaRegistry()
   for (const [file, schema] of Object.entries(schemas)) registry.add(BASE + file, JSON.parse(JSON.stringify(schema)))
   const compiler = new ValidatorCompiler(registry, {
@@ -28,14 +28,17 @@ function compile(schemas: Record<string, unknown>, root = Object.keys(schemas)[0
     formats: { uri: { name: 'isUri', from: 'formats' } },
     runtime: 'runtime',
   })
-  const names = compiler.entry(BASE + root)
+  const names = compiler.entry(BASE + root, pointer)
   const modules = compiler.modules()
   let code = ''
   for (const mod of modules.values()) {
-    code += mod.constants.join('\n') + '\n'
-    for (const fn of mod.functions) code += `function ${fn.name}(${fn.kind === 'check' ? 'v' : 'v, p, x'}) {\n${fn.body}}\n`
+    for (const constant of mod.constants) code += `const ${constant.name} = ${constant.initializer}\n`
+    for (const fn of mod.functions) {
+      const s = fn.schemaPathDefault === undefined ? '' : `, s = ${JSON.stringify(fn.schemaPathDefault)}`
+      code += `function ${fn.name}(${fn.mode === 'check' ? 'v' : `v, p, x${s}`}) {\n${fn.body}}\n`
+    }
   }
-  code += `return { check: ${names.check}, collect: ${names.collect} }`
+  code += `return { check: ${names.name}, collect: ${names.name} }`
   const { check, collect } = new Function(...Object.keys(runtime), code)(...Object.values(runtime)) as {
     check: (v: unknown) => boolean
     collect: (v: unknown, p: string, x: unknown) => void
@@ -101,7 +104,7 @@ describe('ValidatorCompiler', () => {
     expect(v.check({ id: 'not a uri' })).toBe(false)
     expect(v.check({ id: 'urn:aaaaaaaaaaaa' })).toBe(false)
     expect([...v.modules.keys()].sort()).toEqual(['common_json', 'doc_json'])
-    expect(v.modules.get('doc_json')!.imports.get('./common_json.js')).toEqual(new Set(['c_common_json_defs_id', 'e_common_json_defs_id']))
+    expect(v.modules.get('doc_json')!.imports.get('./common_json.js')).toEqual(new Set(['c_common_json_defs_id', 'v_common_json_defs_id']))
     expect(v.errors({ id: 'x y' })).toEqual([{ path: '/id', keyword: 'format', message: 'must be a valid uri (§2)', schemaPath: '#/$defs/id/format' }])
   })
 
@@ -170,9 +173,51 @@ describe('ValidatorCompiler', () => {
     expect(v.errors('abc').map((i) => i.keyword)).toEqual(['type'])
   })
 
+  it('emits a schema that occurs at several locations once, each issue carrying the schema path of its location', () => {
+    const text = { type: 'string', minLength: 1, maxLength: 3 }
+    const v = compile({ 'a.json': { type: 'object', properties: { a: text, b: { type: 'array', items: text }, c: { type: 'object', properties: { d: text } } } } })
+    const functions = [...v.modules.values()].flatMap((m) => m.functions)
+    const shared = functions.filter((f) => f.mode === 'collect' && f.schemaPathDefault !== undefined)
+    expect(shared.map((f) => [f.name, f.uses])).toEqual([['v_a_json_properties_a', 3]])
+    expect(v.check({ a: 'abc', b: ['x'], c: { d: 'y' } })).toBe(true)
+    expect(v.check({ c: { d: 'long' } })).toBe(false)
+    expect(v.errors({ a: 'long', b: [''], c: { d: 7 } })).toEqual([
+      { path: '/a', keyword: 'maxLength', message: 'must have at most 3 characters', schemaPath: '#/properties/a/maxLength' },
+      { path: '/b/0', keyword: 'minLength', message: 'must have at least 1 characters', schemaPath: '#/properties/b/items/minLength' },
+      { path: '/c/d', keyword: 'type', message: 'must be string', schemaPath: '#/properties/c/properties/d/type' },
+    ])
+  })
+
+  it('gives a leaf schema a check-only twin, and an entry of a shared schema a function of its own', () => {
+    const schemas = { 'c.json': { $defs: { a: { type: 'string', maxLength: 3 }, b: { type: 'string', maxLength: 3 } } } }
+    const v = compile(schemas, 'c.json', '/$defs/b')
+    const functions = [...v.modules.values()].flatMap((m) => m.functions)
+    expect(functions.map((f) => [f.name, f.mode])).toEqual([['v_c_json_defs_b', 'collect']])
+    expect(v.errors('long')).toEqual([{ path: '', keyword: 'maxLength', message: 'must have at most 3 characters', schemaPath: '#/$defs/b/maxLength' }])
+    const doc = compile({ 'd.json': { type: 'object', properties: { id: { $ref: 'c.json#/$defs/a' } } }, ...schemas })
+    expect(doc.modules.get('c_json')!.functions.map((f) => [f.name, f.mode])).toEqual([
+      ['v_c_json_defs_a', 'collect'],
+      ['c_c_json_defs_a', 'check'],
+    ])
+    expect(doc.check({ id: 'abc' })).toBe(true)
+    expect(doc.check({ id: 'abcd' })).toBe(false)
+    expect(doc.errors({ id: 'abcd' }).map((i) => i.schemaPath)).toEqual(['#/$defs/a/maxLength'])
+  })
+
+  it('judges members set to undefined (JavaScript, not JSON) as the for-in check did: declared ones by their schema', () => {
+    const closed = compile({ 'a.json': { type: 'object', additionalProperties: false, properties: { s: { type: 'string' }, any: {} } } })
+    expect(closed.check({ s: undefined })).toBe(false)
+    expect(closed.check({ any: undefined })).toBe(true)
+    expect(closed.check({ other: undefined })).toBe(false)
+    expect(closed.check(Object.assign(Object.create({ inherited: 1 }), { s: 'x' }))).toBe(false)
+    const open = compile({ 'a.json': { type: 'object', properties: { s: { type: 'string' } } } })
+    expect(open.check({ s: undefined })).toBe(true)
+  })
+
   it('refuses unknown keywords and formats instead of ignoring them', () => {
     expect(() => compile({ 'a.json': { type: 'object', patternProperties: {} } })).toThrow(/unsupported keyword "patternProperties"/)
     expect(() => compile({ 'a.json': { type: 'string', format: 'email' } })).toThrow(/unsupported format "email"/)
     expect(() => compile({ 'a.json': { $ref: 'missing.json' } })).toThrow(/unresolvable \$ref/)
+    expect(() => compile({ 'a.json': { type: 'object', properties: { toString: { type: 'string' } } } })).toThrow(/also a member of every object/)
   })
 })

@@ -2,18 +2,27 @@
  * An ahead-of-time compiler from JSON Schema Draft 2020-12 (the keyword subset the
  * MissionWeaveProtocol 0.1 schemas use) to JavaScript validator functions.
  *
- * Every schema location compiles to up to two functions:
- * - a *check* function `c_*(v): boolean` that stops at the first failure (the hot path: most
- *   documents are valid, and a hostile one is rejected as soon as anything is wrong), and
- * - a *collect* function `e_*(v, p, x): void` that reports issues into a bounded collector `x`
- *   (`x.add(path, keyword, message, schemaPath)` throws once the bound is reached, which ends the
- *   walk: hostile input can never produce an unbounded error list).
+ * Every schema compiles to one function `v_*(v, p?, x?): boolean` with an optional collector:
+ * - without `x` it answers whether `v` is valid and stops at the first failure (the hot path:
+ *   most documents are valid, and a hostile one is rejected as soon as anything is wrong);
+ * - with a bounded collector `x` it reports every issue under the instance path `p` and returns
+ *   true (`x.add(path, keyword, message, schemaPath)` throws once the bound is reached, which ends
+ *   the walk: hostile input can never produce an unbounded error list).
+ *
+ * A schema only ever asked for a verdict (the branches of `anyOf`, `oneOf`, `not`, `if` and
+ * `propertyNames`) compiles to a check-only `v_*(v)`.
+ *
+ * Schemas with the same content (the same assertions, `$ref`s resolved) share one function
+ * wherever they occur, so a payload part used by forty payloads is emitted once. Issues carry the
+ * schema path of the location being validated, so a function whose schema occurs at several
+ * paths takes that path as a fourth parameter `s`; one used at a single path writes it as a
+ * literal.
  *
  * Unknown keywords are a compile error, not silently ignored: a validator that skipped a keyword
  * would accept documents the normative schema rejects.
  * @module
  */
-import { escapePointerToken, type Location, type SchemaNode, type SchemaRegistry } from './registry.js'
+import { escapePointerToken, resolveUri, type Location, type SchemaNode, type SchemaRegistry } from './registry.js'
 
 /** Where the code for a schema resource goes, and how its functions are named. */
 export interface Placement {
@@ -29,9 +38,9 @@ export interface FormatImport {
   readonly from: string
   /**
    * Patterns every string accepted by the format matches, and patterns none of them matches.
-   * The check path skips a `pattern` (or a `not: { pattern }`) the format already decides once the
-   * format has passed; the collect path still reports each keyword. Each claim must be proven by a
-   * test of the format implementation.
+   * Without a collector a `pattern` (or a `not: { pattern }`) the format already decides is
+   * skipped once the format has passed; with one, each keyword is still reported. Each claim must
+   * be proven by a test of the format implementation.
    */
   readonly implies?: { readonly patterns?: readonly string[]; readonly excludes?: readonly string[] }
 }
@@ -46,13 +55,36 @@ export interface CompilerOptions {
   readonly runtime: string
 }
 
+/**
+ * What a generated function can do: `collect` functions take `(v, p?, x?)` (and `s` when
+ * {@link CompiledFunction.schemaPath} is a parameter) and report into the optional collector;
+ * `check` functions take `(v)` and only answer.
+ */
+export type FunctionMode = 'check' | 'collect'
+
 /** One generated function. */
 export interface CompiledFunction {
   readonly name: string
-  readonly kind: 'check' | 'collect'
-  /** Absolute location `base#pointer` it validates, for its TSDoc. */
+  /** What it takes and does, see {@link FunctionMode}. */
+  readonly mode: FunctionMode
+  /**
+   * Set when its schema occurs at several schema paths: callers pass the path of the location
+   * they validate as `s`, which defaults to this one (the path of `location`). Unset, the path is
+   * written into the body.
+   */
+  readonly schemaPathDefault?: string
+  /** Absolute location `base#pointer` of the first occurrence of its schema, for its TSDoc. */
   readonly location: string
+  /** How many schema locations and `$ref`s name its schema (more than one for a shared part). */
+  readonly uses: number
   readonly body: string
+}
+
+/** A module-level constant: a compiled regular expression or a set of allowed strings. */
+export interface CompiledConstant {
+  readonly name: string
+  /** The expression it is bound to, e.g. `new RegExp("^a$", 'u')`. */
+  readonly initializer: string
 }
 
 /** What the compiler produced for one module. */
@@ -61,9 +93,9 @@ export interface CompiledModule {
   /** Named imports by source module. */
   readonly imports: Map<string, Set<string>>
   /** Module-level constants (regular expressions, sets), in creation order. */
-  readonly constants: string[]
+  readonly constants: CompiledConstant[]
   readonly functions: CompiledFunction[]
-  /** Names other modules import from this one. */
+  /** Names other modules import from this one, and entry points. */
   readonly exported: Set<string>
 }
 
@@ -88,6 +120,13 @@ const OBJECT_KEYWORDS = ['required', 'properties', 'additionalProperties', 'prop
 const ARRAY_KEYWORDS = ['items', 'minItems', 'maxItems', 'uniqueItems']
 const STRING_KEYWORDS = ['minLength', 'maxLength', 'pattern', 'format']
 const NUMBER_KEYWORDS = ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf']
+/** Keywords holding one subschema, a map of them, or a list of them. */
+const SUBSCHEMA = new Set(['items', 'additionalProperties', 'propertyNames', 'not', 'if', 'then', 'else'])
+const SUBSCHEMA_LISTS = new Set(['allOf', 'anyOf', 'oneOf'])
+/** Keywords of a {@link ValidatorCompiler} leaf: a schema validated in a few lines. */
+const LEAF_KEYWORDS = new Set(['type', 'const', 'enum', 'not', ...STRING_KEYWORDS, ...NUMBER_KEYWORDS])
+/** Keywords whose code is large enough that a schema holding one alone is worth sharing. */
+const APPLICATORS = new Set(['properties', 'items', 'additionalProperties', 'propertyNames', 'allOf', 'anyOf', 'oneOf', 'not', 'if'])
 
 type Obj = { readonly [keyword: string]: unknown }
 
@@ -112,46 +151,94 @@ function isPrimitive(value: unknown): value is string | number | boolean | null 
   return value === null || ['string', 'number', 'boolean'].includes(typeof value)
 }
 
+/** A schema that is a `$ref` and annotations only: its validator is the target's. */
+function isPureRef(node: SchemaNode): node is Obj & { $ref: string } {
+  return typeof node === 'object' && typeof node['$ref'] === 'string' && Object.keys(node).every((k) => k === '$ref' || ANNOTATIONS.has(k))
+}
+
+/** A generated function while the compiler works on it. */
+interface FunctionState {
+  readonly name: string
+  /** The first occurrence of its schema: its code, name, module and default schema path. */
+  readonly loc: Location
+  readonly module: string
+  readonly schemaPath: 'fixed' | 'parameter'
+  readonly uses: number
+  /** Raised from `check` to `collect` when a collecting caller appears; the body is then rebuilt. */
+  mode: FunctionMode
+  body: string
+}
+
+/** The function whose body is being written: how it reports, and where its schema paths start. */
+interface Scope {
+  readonly fn: FunctionState
+  readonly collecting: boolean
+}
+
+/** How often a schema occurs (locations and `$ref`s naming it) and at which schema paths. */
+interface Occurrences {
+  count: number
+  readonly pointers: Set<string>
+  /** The first location, in registration order with `$defs` before the rest of a schema. */
+  readonly first: Location
+}
+
 /** Compiles schema locations into validator functions grouped by module. */
 export class ValidatorCompiler {
   readonly #registry: SchemaRegistry
   readonly #options: CompilerOptions
-  readonly #modules = new Map<string, CompiledModule>()
-  readonly #names = new Map<string, string>() // `${kind}:${base}#${pointer}` -> function name
-  readonly #pending: { kind: 'check' | 'collect'; loc: Location; name: string }[] = []
+  readonly #modules = new Map<string, { readonly name: string; readonly imports: Map<string, Set<string>>; readonly constants: CompiledConstant[]; readonly functions: FunctionState[]; readonly exported: Set<string> }>()
+  readonly #functions = new Map<string, FunctionState>() // content key -> function
+  readonly #names = new Set<string>()
+  readonly #pending: FunctionState[] = []
   readonly #regexps = new Map<string, string>() // `${module}\0${pattern}` -> const name
   readonly #sets = new Map<string, string>()
+  readonly #keys = new WeakMap<object, string>()
+  #occurrences: Map<string, Occurrences> | undefined
   #tmp = 0
   #label = 0
 
+  /** The registry must hold every schema resource before the first {@link entry}. */
   constructor(registry: SchemaRegistry, options: CompilerOptions) {
     this.#registry = registry
     this.#options = options
   }
 
   /**
-   * Requests the check and collect functions of a location and returns their names; the module
-   * that owns the location exports them.
+   * Requests the function validating a location (with an optional collector) and returns its
+   * name; the module that owns it exports it.
    */
-  entry(base: string, pointer = ''): { check: string; collect: string; module: string } {
+  entry(base: string, pointer = ''): { name: string; module: string } {
     const loc = this.#registry.locate(base, pointer)
-    const placement = this.#options.place(base)
-    const check = this.#fn('check', loc)
-    const collect = this.#fn('collect', loc)
-    const mod = this.#module(placement.module)
-    mod.exported.add(check)
-    mod.exported.add(collect)
+    // Called without `s`, a shared function reports the paths of its first location; a location
+    // whose schema first occurs at another path gets a function of its own.
+    const occurrences = this.#survey().get(this.#keyOf(loc))
+    const elsewhere = occurrences !== undefined && occurrences.pointers.size > 1 && occurrences.first.pointer !== loc.pointer
+    const fn = this.#fn(loc, 'collect', elsewhere ? `${base}#${pointer}` : undefined)
+    this.#modules.get(fn.module)!.exported.add(fn.name)
     this.#drain()
-    return { check, collect, module: placement.module }
+    return { name: fn.name, module: fn.module }
   }
 
   /** All modules compiled so far, by name. */
   modules(): ReadonlyMap<string, CompiledModule> {
     this.#drain()
-    return this.#modules
+    const out = new Map<string, CompiledModule>()
+    for (const [name, mod] of this.#modules) {
+      const functions = mod.functions.map(({ name, mode, schemaPath, loc, uses, body }) => ({
+        name,
+        mode,
+        ...(schemaPath === 'parameter' && mode === 'collect' ? { schemaPathDefault: `#${loc.pointer}` } : {}),
+        location: `${loc.base}#${loc.pointer}`,
+        uses,
+        body,
+      }))
+      out.set(name, { ...mod, functions })
+    }
+    return out
   }
 
-  #module(name: string): CompiledModule {
+  #module(name: string) {
     let mod = this.#modules.get(name)
     if (!mod) {
       mod = { name, imports: new Map(), constants: [], functions: [], exported: new Set() }
@@ -160,33 +247,130 @@ export class ValidatorCompiler {
     return mod
   }
 
-  /** The name of the function validating `loc`, scheduling its compilation on first use. */
-  #fn(kind: 'check' | 'collect', loc: Location): string {
-    const key = `${kind}:${loc.base}#${loc.pointer}`
-    let name = this.#names.get(key)
-    if (name === undefined) {
-      const { prefix } = this.#options.place(loc.base)
-      const slug = loc.pointer
+  // ------------------------------------------------------------- schema identity
+
+  /**
+   * The content of a schema as a string: two schemas with the same key compile to the same code.
+   * `$ref`s are made absolute and annotations dropped; a resource root is told apart from inner
+   * schemas, so an entry point is never a shared part.
+   */
+  #key(base: string, node: SchemaNode, root = false): string {
+    if (typeof node === 'boolean') return String(node)
+    let key = this.#keys.get(node)
+    if (key === undefined) {
+      const parts: string[] = []
+      for (const [keyword, value] of Object.entries(node)) {
+        if (ANNOTATIONS.has(keyword)) continue
+        let text: string
+        if (keyword === '$ref') text = str(resolveUri(base, value as string).replace(/#$/, ''))
+        else if (keyword === 'properties') {
+          text = `{${Object.entries(value as Record<string, SchemaNode>).map(([name, sub]) => `${str(name)}:${this.#key(base, sub)}`).join(',')}}`
+        } else if (SUBSCHEMA.has(keyword)) text = this.#key(base, value as SchemaNode)
+        else if (SUBSCHEMA_LISTS.has(keyword) && Array.isArray(value)) text = `[${value.map((sub: SchemaNode) => this.#key(base, sub)).join(',')}]`
+        else text = str(value)
+        parts.push(`${str(keyword)}:${text}`)
+      }
+      key = `{${parts.join(',')}}`
+      this.#keys.set(node, key)
+    }
+    return root ? `root:${key}` : key
+  }
+
+  #keyOf(loc: Location): string {
+    return this.#key(loc.base, loc.node, loc.pointer === '')
+  }
+
+  /** Where every schema of the registry occurs; counted once, before the first function. */
+  #survey(): Map<string, Occurrences> {
+    if (this.#occurrences) return this.#occurrences
+    const found = new Map<string, Occurrences>()
+    const note = (loc: Location): void => {
+      const key = this.#keyOf(loc)
+      const seen = found.get(key)
+      if (seen) {
+        seen.count++
+        seen.pointers.add(loc.pointer)
+      } else found.set(key, { count: 1, pointers: new Set([loc.pointer]), first: loc })
+    }
+    const visit = (base: string, pointer: string, node: SchemaNode): void => {
+      note({ base, pointer, node })
+      if (typeof node !== 'object') return
+      const s = node as Obj
+      if (typeof s['$ref'] === 'string') note(this.#registry.resolve(base, s['$ref']))
+      // `$defs` first: a schema that is also a definition is named after the definition
+      const defs = (s['$defs'] ?? {}) as Record<string, SchemaNode>
+      for (const [name, sub] of Object.entries(defs)) visit(base, child(pointer, '$defs', name), sub)
+      for (const [keyword, value] of Object.entries(s)) {
+        if (keyword === 'properties') {
+          for (const [name, sub] of Object.entries(value as Record<string, SchemaNode>)) visit(base, child(pointer, 'properties', name), sub)
+        } else if (SUBSCHEMA.has(keyword)) visit(base, child(pointer, keyword), value as SchemaNode)
+        else if (SUBSCHEMA_LISTS.has(keyword) && Array.isArray(value)) value.forEach((sub: SchemaNode, i) => visit(base, child(pointer, keyword, i), sub))
+      }
+    }
+    for (const [base, schema] of this.#registry.resources()) visit(base, '', schema)
+    this.#occurrences = found
+    return found
+  }
+
+  /** Whether a schema met inside another is validated by a call to its shared function. */
+  #shared(loc: Location): boolean {
+    const node = loc.node
+    if (typeof node !== 'object' || isPureRef(node)) return false
+    if ((this.#survey().get(this.#keyOf(loc))?.count ?? 0) < 2) return false
+    // a schema of one plain keyword compiles to one line: a call would save nothing
+    const keywords = Object.keys(node).filter((k) => !ANNOTATIONS.has(k))
+    return keywords.length >= 2 || keywords.some((k) => APPLICATORS.has(k))
+  }
+
+  // ------------------------------------------------------------------ functions
+
+  /**
+   * The function validating the schema at `loc`, scheduling its compilation on first use and its
+   * recompilation when a collecting caller first asks for a check-only one.
+   */
+  #fn(loc: Location, mode: FunctionMode, own?: string): FunctionState {
+    const content = this.#keyOf(loc)
+    const twin = own === undefined && mode === 'check' && this.#leaf(loc.node)
+    const key = own !== undefined ? `own:${own}` : twin ? `check:${content}` : content
+    let fn = this.#functions.get(key)
+    if (fn === undefined) {
+      const occurrences = own === undefined ? this.#survey().get(content) : undefined
+      const first = occurrences?.first ?? loc
+      const { module, prefix } = this.#options.place(first.base)
+      const slug = first.pointer
         .split('/')
         .filter(Boolean)
         .map((t) => t.replace(/^\$/, '').replace(/[^A-Za-z0-9]+/g, '_'))
         .join('_')
-      name = `${kind === 'check' ? 'c' : 'e'}_${prefix}${slug ? '_' + slug : ''}`
-      this.#names.set(key, name)
-      this.#pending.push({ kind, loc, name })
+      const name = `${twin ? 'c' : 'v'}_${prefix}${slug ? '_' + slug : ''}`
+      if (this.#names.has(name)) throw new Error(`two schemas would share the function name ${name}`)
+      this.#names.add(name)
+      fn = {
+        name,
+        loc: first,
+        module,
+        schemaPath: (occurrences?.pointers.size ?? 1) > 1 ? 'parameter' : 'fixed',
+        uses: occurrences?.count ?? 1,
+        mode,
+        body: '',
+      }
+      this.#functions.set(key, fn)
+      this.#module(module).functions.push(fn)
+      this.#pending.push(fn)
+    } else if (mode === 'collect' && fn.mode === 'check') {
+      fn.mode = 'collect'
+      this.#pending.push(fn)
     }
-    return name
+    return fn
   }
 
-  /** A reference from code in `fromModule` to the function validating `loc`. */
-  #call(kind: 'check' | 'collect', loc: Location, fromModule: string): string {
-    const name = this.#fn(kind, loc)
-    const owner = this.#options.place(loc.base).module
-    if (owner !== fromModule) {
-      this.#module(owner).exported.add(name)
-      this.#import(fromModule, `./${owner}.js`, name)
+  /** The name code in `fromModule` calls `fn` by, importing it from its module if need be. */
+  #use(fn: FunctionState, fromModule: string): string {
+    if (fn.module !== fromModule) {
+      this.#module(fn.module).exported.add(fn.name)
+      this.#import(fromModule, `./${fn.module}.js`, fn.name)
     }
-    return name
+    return fn.name
   }
 
   #import(module: string, from: string, name: string): void {
@@ -197,20 +381,11 @@ export class ValidatorCompiler {
   }
 
   #drain(): void {
-    for (let job = this.#pending.shift(); job; job = this.#pending.shift()) {
-      const module = this.#options.place(job.loc.base).module
+    for (let fn = this.#pending.shift(); fn; fn = this.#pending.shift()) {
       this.#tmp = 0
       this.#label = 0
-      const body =
-        job.kind === 'check'
-          ? `${this.#check(job.loc, 'v', module)}return true\n`
-          : this.#collect(job.loc, 'v', 'p', module)
-      this.#module(module).functions.push({
-        name: job.name,
-        kind: job.kind,
-        location: `${job.loc.base}#${job.loc.pointer}`,
-        body,
-      })
+      const scope: Scope = { fn, collecting: fn.mode === 'collect' }
+      fn.body = `${this.#emit(fn.loc, 'v', 'p', scope)}return true\n`
     }
   }
 
@@ -221,7 +396,7 @@ export class ValidatorCompiler {
       name = `re${this.#module(module).constants.length}`
       // Validate the pattern now: a bad pattern must fail generation, not import.
       new RegExp(pattern, 'u')
-      this.#module(module).constants.push(`const ${name} = new RegExp(${str(pattern)}, 'u')`)
+      this.#module(module).constants.push({ name, initializer: `new RegExp(${str(pattern)}, 'u')` })
       this.#regexps.set(key, name)
     }
     return name
@@ -232,7 +407,7 @@ export class ValidatorCompiler {
     let name = this.#sets.get(key)
     if (!name) {
       name = `set${this.#module(module).constants.length}`
-      this.#module(module).constants.push(`const ${name} = new Set(${str(values)})`)
+      this.#module(module).constants.push({ name, initializer: `new Set(${str(values)})` })
       this.#sets.set(key, name)
     }
     return name
@@ -273,47 +448,157 @@ export class ValidatorCompiler {
     )
   }
 
-  // ---------------------------------------------------------------- check mode
+  // ------------------------------------------------------------- calls and paths
 
-  /** Statements that `return false` when `v` fails the schema at `loc`. */
-  #check(loc: Location, v: string, module: string): string {
+  /** The expression of the schema path `pointer` inside the function being written. */
+  #schemaPath(scope: Scope, pointer: string): string {
+    if (scope.fn.schemaPath === 'fixed') return str(`#${pointer}`)
+    const root = scope.fn.loc.pointer
+    if (!pointer.startsWith(root)) throw new Error(`schema path ${pointer} is outside ${root}`)
+    const rest = pointer.slice(root.length)
+    return rest ? `s + ${str(rest)}` : 's'
+  }
+
+  /**
+   * A call validating `v` against the schema at `target`: with the instance path `p` and the
+   * collector when the caller collects (both computed only when there is a collector), else with
+   * the value alone. `schemaPath` is the path the target's issues start from.
+   */
+  #call(scope: Scope, target: Location, v: string, p: string, schemaPath: string): string {
+    const fn = this.#fn(target, scope.collecting ? 'collect' : 'check')
+    const name = this.#use(fn, scope.fn.module)
+    if (!scope.collecting) return `${name}(${v})`
+    // A leaf is answered by its check-only twin; the collector walks it only when that says no.
+    const leaf = this.#leaf(target.node)
+    const guard = (arg: string): string => (leaf || arg === 'p' || arg === 's' || arg.startsWith('"') ? arg : `x && ${arg}`)
+    const args = [v, guard(p), 'x']
+    if (fn.schemaPath === 'parameter') args.push(guard(schemaPath))
+    else if (schemaPath !== 's' && schemaPath !== str(`#${fn.loc.pointer}`)) throw new Error(`${name} reports under #${fn.loc.pointer}, not ${schemaPath}`)
+    if (!leaf) return `${name}(${args.join(', ')})`
+    const check = this.#use(this.#fn(target, 'check'), scope.fn.module)
+    return `(${check}(${v}) || x !== undefined && ${name}(${args.join(', ')}))`
+  }
+
+  /**
+   * Whether a schema only tests a value's own type, bounds, pattern, format or members of a list.
+   * Its check-only code is a few lines that V8 inlines into the caller, where the same code with
+   * its reports would be too large to: such a schema gets a check-only twin `c_*` beside `v_*`.
+   */
+  #leaf(node: SchemaNode): boolean {
+    return typeof node === 'object' && Object.keys(node).every((k) => ANNOTATIONS.has(k) || LEAF_KEYWORDS.has(k))
+  }
+
+  /** A call validating a subschema, when it is a `$ref` or a shared part; otherwise undefined. */
+  #callFor(scope: Scope, loc: Location, v: string, p: string): string | undefined {
     const node = loc.node
+    if (isPureRef(node)) {
+      const target = this.#registry.resolve(loc.base, node.$ref)
+      return this.#call(scope, target, v, p, str(`#${target.pointer}`))
+    }
+    return this.#shared(loc) ? this.#call(scope, loc, v, p, this.#schemaPath(scope, loc.pointer)) : undefined
+  }
+
+  /** Statements validating a subschema in place, or by a call when it is shared. */
+  #inline(scope: Scope, loc: Location, v: string, p: string): string {
+    const call = this.#callFor(scope, loc, v, p)
+    return call === undefined ? this.#emit(loc, v, p, scope) : `if (!${call}) return false\n`
+  }
+
+  /** The check-only function of a branch (`anyOf`, `oneOf`, `not`, `if`, `propertyNames`). */
+  #branch(scope: Scope, loc: Location): string {
+    let target = loc
+    for (let hops = 0; isPureRef(target.node); hops++) {
+      if (hops > 32) throw new Error(`$ref cycle at ${loc.base}#${loc.pointer}`)
+      target = this.#registry.resolve(target.base, target.node.$ref)
+    }
+    return this.#use(this.#fn(target, 'check'), scope.fn.module)
+  }
+
+  /**
+   * `if (cond)` the value fails: without a collector the function returns false; with one the
+   * issue is reported and the walk goes on.
+   */
+  #report(scope: Scope, cond: string, p: string, keyword: string, message: string, schemaPath: string): string {
+    if (!scope.collecting) return `if (${cond}) return false\n`
+    return `if (${cond}) { if (!x) return false; x.add(${p}, ${str(keyword)}, ${str(message)}, ${schemaPath}) }\n`
+  }
+
+  /** An issue reported only to a collector: its check is implied by one already made. */
+  #note(scope: Scope, cond: () => string, p: string, keyword: string, message: string, schemaPath: string): string {
+    return scope.collecting ? `if (x && ${cond()}) x.add(${p}, ${str(keyword)}, ${str(message)}, ${schemaPath})\n` : ''
+  }
+
+  // ------------------------------------------------------------------- keywords
+
+  /**
+   * Statements validating `v` against the schema at `loc`, with the instance path in the
+   * expression `p`. When collecting, a failed type precondition leaves a labelled block, so no
+   * later keyword runs on a value of the wrong type.
+   */
+  #emit(loc: Location, v: string, p: string, scope: Scope): string {
+    const node = loc.node
+    const module = scope.fn.module
     if (node === true) return ''
-    if (node === false) return 'return false\n'
+    if (node === false) {
+      if (!scope.collecting) return 'return false\n'
+      return `if (!x) return false\nx.add(${p}, "false", "no value is allowed here", ${this.#schemaPath(scope, loc.pointer)})\n`
+    }
     this.#validate(node, loc)
     const s = node as Obj
+    const label = `L${++this.#label}`
+    const at = (keyword: string): string => this.#schemaPath(scope, child(loc.pointer, keyword))
+    const report = (cond: string, keyword: string, message: string): string => this.#report(scope, cond, p, keyword, message, at(keyword))
     let out = ''
     if (typeof s['$ref'] === 'string') {
       const target = this.#registry.resolve(loc.base, s['$ref'])
-      out += `if (!${this.#call('check', target, module)}(${v})) return false\n`
+      out += `if (!${this.#call(scope, target, v, p, str(`#${target.pointer}`))}) return false\n`
     }
     const types = s['type'] === undefined ? undefined : ([] as string[]).concat(s['type'] as string | string[])
-    if (types) out += `if (!(${types.map((t) => typeTest(t, v)).join(' || ')})) return false\n`
-    if ('const' in s) out += `if (!${this.#oneOf(module, [s['const']], v)}) return false\n`
-    if (Array.isArray(s['enum'])) out += `if (!${this.#oneOf(module, s['enum'], v)}) return false\n`
-    out += this.#guarded(types, 'string', STRING_KEYWORDS, s, v, this.#checkString(s, v, module))
-    out += this.#guarded(types, 'number', NUMBER_KEYWORDS, s, v, this.#checkNumber(s, v))
-    out += this.#guarded(types, 'object', OBJECT_KEYWORDS, s, v, this.#checkObject(s, loc, v, module))
-    out += this.#guarded(types, 'array', ARRAY_KEYWORDS, s, v, this.#checkArray(s, loc, v, module))
+    if (types) {
+      const test = `!(${types.map((t) => typeTest(t, v)).join(' || ')})`
+      out += scope.collecting
+        ? `if (${test}) { if (!x) return false; x.add(${p}, "type", ${str(`must be ${types.join(' or ')}`)}, ${at('type')}); break ${label} }\n`
+        : `if (${test}) return false\n`
+    }
+    if ('const' in s) out += report(`!${this.#oneOf(module, [s['const']], v)}`, 'const', `must be ${str(s['const'])}`)
+    if (Array.isArray(s['enum'])) {
+      const listed = s['enum'].length <= 8 ? `: ${s['enum'].map((e) => str(e)).join(', ')}` : ` (${s['enum'].length} values)`
+      out += report(`!${this.#oneOf(module, s['enum'], v)}`, 'enum', `must be one of the allowed values${listed}`)
+    }
+    out += this.#guarded(types, 'string', STRING_KEYWORDS, s, v, this.#string(s, loc, v, p, scope, report))
+    let numCode = ''
+    for (const [kw, op, words] of [
+      ['minimum', '<', 'at least'], ['maximum', '>', 'at most'],
+      ['exclusiveMinimum', '<=', 'more than'], ['exclusiveMaximum', '>=', 'less than'],
+    ] as const) {
+      if (typeof s[kw] === 'number') numCode += report(`${v} ${op} ${s[kw]}`, kw, `must be ${words} ${s[kw]}`)
+    }
+    if (typeof s['multipleOf'] === 'number') numCode += report(`!Number.isInteger(${v} / ${s['multipleOf']})`, 'multipleOf', `must be a multiple of ${s['multipleOf']}`)
+    out += this.#guarded(types, 'number', NUMBER_KEYWORDS, s, v, numCode)
+    out += this.#guarded(types, 'object', OBJECT_KEYWORDS, s, v, this.#object(s, loc, v, p, scope, report))
+    out += this.#guarded(types, 'array', ARRAY_KEYWORDS, s, v, this.#array(s, loc, v, p, scope, report))
     if (Array.isArray(s['allOf'])) {
-      s['allOf'].forEach((_, i) => (out += this.#block(this.#check(this.#sub(loc, 'allOf', i), v, module))))
+      s['allOf'].forEach((_, i) => (out += this.#inline(scope, this.#sub(loc, 'allOf', i), v, p)))
     }
     if (Array.isArray(s['anyOf'])) {
-      const calls = s['anyOf'].map((_, i) => `${this.#call('check', this.#sub(loc, 'anyOf', i), module)}(${v})`)
-      out += `if (!(${calls.join(' || ')})) return false\n`
+      const calls = s['anyOf'].map((_, i) => `${this.#branch(scope, this.#sub(loc, 'anyOf', i))}(${v})`)
+      out += report(`!(${calls.join(' || ')})`, 'anyOf', `must match at least one of ${calls.length} alternatives`)
     }
     if (Array.isArray(s['oneOf'])) {
-      const calls = s['oneOf'].map((_, i) => `(${this.#call('check', this.#sub(loc, 'oneOf', i), module)}(${v}) ? 1 : 0)`)
-      out += `if (${calls.join(' + ')} !== 1) return false\n`
+      const calls = s['oneOf'].map((_, i) => `(${this.#branch(scope, this.#sub(loc, 'oneOf', i))}(${v}) ? 1 : 0)`)
+      out += report(`${calls.join(' + ')} !== 1`, 'oneOf', `must match exactly one of ${calls.length} alternatives`)
     }
-    if ('not' in s && !this.#notImplied(s)) out += `if (${this.#call('check', this.#sub(loc, 'not'), module)}(${v})) return false\n`
+    if ('not' in s) {
+      const excluded = (): string => `${this.#branch(scope, this.#sub(loc, 'not'))}(${v})`
+      out += this.#notImplied(s) ? this.#note(scope, excluded, p, 'not', this.#notMessage(s['not']), at('not')) : report(excluded(), 'not', this.#notMessage(s['not']))
+    }
     if ('if' in s && ('then' in s || 'else' in s)) {
-      const cond = `${this.#call('check', this.#sub(loc, 'if'), module)}(${v})`
-      const then = 'then' in s ? this.#check(this.#sub(loc, 'then'), v, module) : ''
-      const otherwise = 'else' in s ? this.#check(this.#sub(loc, 'else'), v, module) : ''
+      const cond = `${this.#branch(scope, this.#sub(loc, 'if'))}(${v})`
+      const then = 'then' in s ? this.#inline(scope, this.#sub(loc, 'then'), v, p) : ''
+      const otherwise = 'else' in s ? this.#inline(scope, this.#sub(loc, 'else'), v, p) : ''
       out += `if (${cond}) {\n${then}}${otherwise ? ` else {\n${otherwise}}` : ''}\n`
     }
-    return out
+    return out.includes(`break ${label} `) ? `${label}: {\n${out}}\n` : out
   }
 
   /** `not: { pattern }` on a string node whose format excludes that pattern. */
@@ -325,6 +610,12 @@ export class ValidatorCompiler {
     return typeof pattern === 'string' && types === 'string' && this.#implied(s, 'excludes', pattern)
   }
 
+  /** Whether the node's format (checked first) already decides `pattern` (see {@link FormatImport.implies}). */
+  #implied(s: Obj, relation: 'patterns' | 'excludes', pattern: string): boolean {
+    if (typeof s['format'] !== 'string') return false
+    return this.#options.formats[s['format']]?.implies?.[relation]?.includes(pattern) ?? false
+  }
+
   /** Wraps type-specific statements in a type test unless `type` already guarantees the type. */
   #guarded(types: string[] | undefined, family: string, keywords: string[], s: Obj, v: string, code: string): string {
     if (!code || !keywords.some((k) => k in s)) return code
@@ -332,10 +623,6 @@ export class ValidatorCompiler {
     if (types && types.length === 1 && implied.includes(types[0]!)) return code
     const test = family === 'number' ? `typeof ${v} === 'number'` : typeTest(family, v)
     return `if (${test}) {\n${code}}\n`
-  }
-
-  #block(code: string): string {
-    return code ? `{\n${code}}\n` : ''
   }
 
   #lengthTests(s: Obj, v: string, module: string): { min?: string; max?: string } {
@@ -361,171 +648,23 @@ export class ValidatorCompiler {
     return `${format.name}(${v})`
   }
 
-  #checkString(s: Obj, v: string, module: string): string {
+  #string(s: Obj, loc: Location, v: string, p: string, scope: Scope, report: (cond: string, keyword: string, message: string) => string): string {
+    const module = scope.fn.module
     let out = ''
     const { min, max } = this.#lengthTests(s, v, module)
-    if (max) out += `if (!${max}) return false\n`
-    if (min) out += `if (!${min}) return false\n`
+    if (max) out += report(`!${max}`, 'maxLength', `must have at most ${s['maxLength']} characters`)
+    if (min) out += report(`!${min}`, 'minLength', `must have at least ${s['minLength']} characters`)
     const format = this.#formatCall(s, v, module)
-    if (format) out += `if (!${format}) return false\n`
-    if (typeof s['pattern'] === 'string' && !this.#implied(s, 'patterns', s['pattern'])) {
-      out += `if (!${this.#regexp(module, s['pattern'])}.test(${v})) return false\n`
+    if (format) out += report(`!${format}`, 'format', `must be a valid ${s['format']} (§2)`)
+    const pattern = s['pattern']
+    if (typeof pattern === 'string') {
+      const message = `must match the pattern ${pattern}`
+      const fails = (): string => `!${this.#regexp(module, pattern)}.test(${v})`
+      out += this.#implied(s, 'patterns', pattern)
+        ? this.#note(scope, fails, p, 'pattern', message, this.#schemaPath(scope, child(loc.pointer, 'pattern')))
+        : report(fails(), 'pattern', message)
     }
     return out
-  }
-
-  /** Whether the node's format (checked first) already decides `pattern` (see {@link FormatImport.implies}). */
-  #implied(s: Obj, relation: 'patterns' | 'excludes', pattern: string): boolean {
-    if (typeof s['format'] !== 'string') return false
-    return this.#options.formats[s['format']]?.implies?.[relation]?.includes(pattern) ?? false
-  }
-
-  #checkNumber(s: Obj, v: string): string {
-    let out = ''
-    if (typeof s['minimum'] === 'number') out += `if (${v} < ${s['minimum']}) return false\n`
-    if (typeof s['maximum'] === 'number') out += `if (${v} > ${s['maximum']}) return false\n`
-    if (typeof s['exclusiveMinimum'] === 'number') out += `if (${v} <= ${s['exclusiveMinimum']}) return false\n`
-    if (typeof s['exclusiveMaximum'] === 'number') out += `if (${v} >= ${s['exclusiveMaximum']}) return false\n`
-    if (typeof s['multipleOf'] === 'number') out += `if (!Number.isInteger(${v} / ${s['multipleOf']})) return false\n`
-    return out
-  }
-
-  #checkObject(s: Obj, loc: Location, v: string, module: string): string {
-    let out = ''
-    const required = (s['required'] as string[] | undefined) ?? []
-    if (required.length) out += `if (${required.map((k) => `${v}[${str(k)}] === undefined`).join(' || ')}) return false\n`
-    if (s['dependentRequired']) {
-      for (const [k, deps] of Object.entries(s['dependentRequired'] as Record<string, string[]>)) {
-        if (deps.length) out += `if (${v}[${str(k)}] !== undefined && (${deps.map((d) => `${v}[${str(d)}] === undefined`).join(' || ')})) return false\n`
-      }
-    }
-    const properties = (s['properties'] as Record<string, SchemaNode> | undefined) ?? {}
-    const names = Object.keys(properties)
-    const additional = s['additionalProperties']
-    const needsCount = typeof s['minProperties'] === 'number' || typeof s['maxProperties'] === 'number'
-    const k = this.#var()
-    const count = needsCount ? this.#var() : undefined
-    if (additional === false || (additional !== undefined && additional !== true) || 'propertyNames' in s || needsCount) {
-      // One pass over the members: each known member is validated where it is met, any other
-      // member against additionalProperties.
-      let loop = ''
-      if ('propertyNames' in s) loop += `if (!${this.#call('check', this.#sub(loc, 'propertyNames'), module)}(${k})) return false\n`
-      if (count) loop += `${count}++\n`
-      const vk = this.#var()
-      let cases = ''
-      for (const name of names) {
-        const code = this.#check(this.#sub(loc, 'properties', name), vk, module)
-        cases += `case ${str(name)}: {\n${code ? `const ${vk} = ${v}[${k}]\n${code}` : ''}break\n}\n`
-      }
-      let fallback = ''
-      if (additional === false) fallback = 'return false\n'
-      else if (additional !== undefined && additional !== true) {
-        const code = this.#check(this.#sub(loc, 'additionalProperties'), vk, module)
-        fallback = code ? `const ${vk} = ${v}[${k}]\n${code}` : ''
-      }
-      loop += names.length ? `switch (${k}) {\n${cases}default: {\n${fallback}}\n}\n` : fallback
-      out += `${count ? `let ${count} = 0\n` : ''}for (const ${k} in ${v}) {\n${loop}}\n`
-      if (count && typeof s['minProperties'] === 'number') out += `if (${count} < ${s['minProperties']}) return false\n`
-      if (count && typeof s['maxProperties'] === 'number') out += `if (${count} > ${s['maxProperties']}) return false\n`
-    } else {
-      for (const name of names) {
-        const x = this.#var()
-        const code = this.#check(this.#sub(loc, 'properties', name), x, module)
-        if (code) out += `{\nconst ${x} = ${v}[${str(name)}]\nif (${x} !== undefined) {\n${code}}\n}\n`
-      }
-    }
-    return out
-  }
-
-  #checkArray(s: Obj, loc: Location, v: string, module: string): string {
-    let out = ''
-    if (typeof s['minItems'] === 'number') out += `if (${v}.length < ${s['minItems']}) return false\n`
-    if (typeof s['maxItems'] === 'number') out += `if (${v}.length > ${s['maxItems']}) return false\n`
-    if ('items' in s) {
-      const i = this.#var()
-      const x = this.#var()
-      const code = this.#check(this.#sub(loc, 'items'), x, module)
-      if (code) out += `for (let ${i} = 0; ${i} < ${v}.length; ${i}++) {\nconst ${x} = ${v}[${i}]\n${code}}\n`
-    }
-    if (s['uniqueItems'] === true) out += `if (!${this.#runtime(module, 'unique')}(${v})) return false\n`
-    return out
-  }
-
-  // -------------------------------------------------------------- collect mode
-
-  /**
-   * Statements reporting every issue of `v` against `loc` into collector `x`, with the instance
-   * path in the expression `p`. Wrapped in a labelled block: a failed type precondition leaves
-   * the block, so no later keyword runs on a value of the wrong type.
-   */
-  #collect(loc: Location, v: string, p: string, module: string): string {
-    const node = loc.node
-    const sp = `#${loc.pointer}`
-    if (node === true) return ''
-    if (node === false) return `x.add(${p}, 'false', 'no value is allowed here', ${str(sp)})\n`
-    this.#validate(node, loc)
-    const s = node as Obj
-    const label = `L${++this.#label}`
-    const add = (keyword: string, message: string, extra = ''): string =>
-      `x.add(${p}, ${str(keyword)}, ${message}, ${str(child(loc.pointer, keyword).replace(/^/, '#'))}${extra})`
-    let out = ''
-    if (typeof s['$ref'] === 'string') {
-      const target = this.#registry.resolve(loc.base, s['$ref'])
-      out += `${this.#call('collect', target, module)}(${v}, ${p}, x)\n`
-    }
-    const types = s['type'] === undefined ? undefined : ([] as string[]).concat(s['type'] as string | string[])
-    if (types) {
-      out += `if (!(${types.map((t) => typeTest(t, v)).join(' || ')})) { ${add('type', str(`must be ${types.join(' or ')}`))}; break ${label} }\n`
-    }
-    if ('const' in s) out += `if (!${this.#oneOf(module, [s['const']], v)}) ${add('const', str(`must be ${str(s['const'])}`))}\n`
-    if (Array.isArray(s['enum'])) {
-      const listed = s['enum'].length <= 8 ? `: ${s['enum'].map((e) => str(e)).join(', ')}` : ` (${s['enum'].length} values)`
-      out += `if (!${this.#oneOf(module, s['enum'], v)}) ${add('enum', str(`must be one of the allowed values${listed}`))}\n`
-    }
-    // string
-    let strCode = ''
-    const { min, max } = this.#lengthTests(s, v, module)
-    if (max) strCode += `if (!${max}) ${add('maxLength', str(`must have at most ${s['maxLength']} characters`))}\n`
-    if (min) strCode += `if (!${min}) ${add('minLength', str(`must have at least ${s['minLength']} characters`))}\n`
-    const format = this.#formatCall(s, v, module)
-    if (format) strCode += `if (!${format}) ${add('format', str(`must be a valid ${s['format']} (§2)`))}\n`
-    if (typeof s['pattern'] === 'string') {
-      strCode += `if (!${this.#regexp(module, s['pattern'])}.test(${v})) ${add('pattern', str(`must match the pattern ${s['pattern']}`))}\n`
-    }
-    out += this.#guarded(types, 'string', STRING_KEYWORDS, s, v, strCode)
-    // number
-    let numCode = ''
-    for (const [kw, op, words] of [
-      ['minimum', '<', 'at least'], ['maximum', '>', 'at most'],
-      ['exclusiveMinimum', '<=', 'more than'], ['exclusiveMaximum', '>=', 'less than'],
-    ] as const) {
-      if (typeof s[kw] === 'number') numCode += `if (${v} ${op} ${s[kw]}) ${add(kw, str(`must be ${words} ${s[kw]}`))}\n`
-    }
-    if (typeof s['multipleOf'] === 'number') numCode += `if (!Number.isInteger(${v} / ${s['multipleOf']})) ${add('multipleOf', str(`must be a multiple of ${s['multipleOf']}`))}\n`
-    out += this.#guarded(types, 'number', NUMBER_KEYWORDS, s, v, numCode)
-    out += this.#guarded(types, 'object', OBJECT_KEYWORDS, s, v, this.#collectObject(s, loc, v, p, module, add))
-    out += this.#guarded(types, 'array', ARRAY_KEYWORDS, s, v, this.#collectArray(s, loc, v, p, module, add))
-    if (Array.isArray(s['allOf'])) {
-      s['allOf'].forEach((_, i) => (out += this.#collect(this.#sub(loc, 'allOf', i), v, p, module)))
-    }
-    if (Array.isArray(s['anyOf'])) {
-      const calls = s['anyOf'].map((_, i) => `${this.#call('check', this.#sub(loc, 'anyOf', i), module)}(${v})`)
-      out += `if (!(${calls.join(' || ')})) ${add('anyOf', str(`must match at least one of ${calls.length} alternatives`))}\n`
-    }
-    if (Array.isArray(s['oneOf'])) {
-      const calls = s['oneOf'].map((_, i) => `(${this.#call('check', this.#sub(loc, 'oneOf', i), module)}(${v}) ? 1 : 0)`)
-      out += `if (${calls.join(' + ')} !== 1) ${add('oneOf', str(`must match exactly one of ${calls.length} alternatives`))}\n`
-    }
-    if ('not' in s) {
-      out += `if (${this.#call('check', this.#sub(loc, 'not'), module)}(${v})) ${add('not', str(this.#notMessage(s['not'])))}\n`
-    }
-    if ('if' in s && ('then' in s || 'else' in s)) {
-      const cond = `${this.#call('check', this.#sub(loc, 'if'), module)}(${v})`
-      const then = 'then' in s ? this.#collect(this.#sub(loc, 'then'), v, p, module) : ''
-      const otherwise = 'else' in s ? this.#collect(this.#sub(loc, 'else'), v, p, module) : ''
-      out += `if (${cond}) {\n${then}}${otherwise ? ` else {\n${otherwise}}` : ''}\n`
-    }
-    return out.includes(`break ${label} `) ? `${label}: {\n${out}}\n` : out
   }
 
   #notMessage(not: unknown): string {
@@ -541,64 +680,163 @@ export class ValidatorCompiler {
     return 'must not match the excluded schema'
   }
 
-  #collectObject(s: Obj, loc: Location, v: string, p: string, module: string, add: (kw: string, msg: string, extra?: string) => string): string {
-    let out = ''
+  /**
+   * Object keywords in the order their issues are reported: `required`, `dependentRequired`, each
+   * declared property, then one pass over the members for `propertyNames`,
+   * `additionalProperties` and the member count. Each declared member is read once.
+   */
+  #object(s: Obj, loc: Location, v: string, p: string, scope: Scope, report: (cond: string, keyword: string, message: string) => string): string {
+    const module = scope.fn.module
     const required = (s['required'] as string[] | undefined) ?? []
-    for (const name of required) {
-      out += `if (${v}[${str(name)}] === undefined) ${add('required', str(`must have required property '${name}'`))}\n`
-    }
-    if (s['dependentRequired']) {
-      for (const [k, deps] of Object.entries(s['dependentRequired'] as Record<string, string[]>)) {
-        for (const d of deps) out += `if (${v}[${str(k)}] !== undefined && ${v}[${str(d)}] === undefined) ${add('dependentRequired', str(`must have property '${d}' when '${k}' is present`))}\n`
-      }
-    }
-    const properties = (s['properties'] as Record<string, SchemaNode> | undefined) ?? {}
-    const names = Object.keys(properties)
-    for (const name of names) {
+    const dependent = Object.entries((s['dependentRequired'] as Record<string, string[]> | undefined) ?? {})
+    const names = Object.keys((s['properties'] as Record<string, SchemaNode> | undefined) ?? {})
+    const members = names.map((name) => {
+      // members are read by name, which would find an inherited `toString` on any object
+      if (name in Object.prototype) throw new Error(`member name ${str(name)} at ${loc.base}#${loc.pointer} is also a member of every object`)
+      const sub = this.#sub(loc, 'properties', name)
       const x = this.#var()
-      const code = this.#collect(this.#sub(loc, 'properties', name), x, `${p} + ${str('/' + escapePointerToken(name))}`, module)
-      if (code) out += `{\nconst ${x} = ${v}[${str(name)}]\nif (${x} !== undefined) {\n${code}}\n}\n`
-    }
+      const path = `${p} + ${str('/' + escapePointerToken(name))}`
+      const call = this.#callFor(scope, sub, x, path)
+      return { name, sub, x, call, code: call === undefined ? this.#emit(sub, x, path, scope) : '' }
+    })
     const additional = s['additionalProperties']
     const needsCount = typeof s['minProperties'] === 'number' || typeof s['maxProperties'] === 'number'
+    // A closed object is checked by counting: when its members number as many as its declared
+    // members present, none is unknown (see below).
+    const counted = additional === false && names.length > 0 && !('propertyNames' in s) && !needsCount
+    const tested = new Set([...required, ...dependent.flatMap(([k, deps]) => [k, ...deps])])
+    const read = new Map(members.filter((m) => counted || m.call !== undefined || m.code || tested.has(m.name)).map((m) => [m.name, m.x]))
+    const member = (name: string): string => read.get(name) ?? `${v}[${str(name)}]`
+    let out = ''
+    for (const [name, x] of read) out += `const ${x} = ${v}[${str(name)}]\n`
+    if (scope.collecting) {
+      for (const name of required) out += report(`${member(name)} === undefined`, 'required', `must have required property '${name}'`)
+      for (const [k, deps] of dependent) {
+        for (const d of deps) out += report(`${member(k)} !== undefined && ${member(d)} === undefined`, 'dependentRequired', `must have property '${d}' when '${k}' is present`)
+      }
+    } else {
+      // one test per keyword: without a collector the first failure is all that matters
+      if (required.length) out += `if (${required.map((k) => `${member(k)} === undefined`).join(' || ')}) return false\n`
+      for (const [k, deps] of dependent) {
+        if (deps.length) out += `if (${member(k)} !== undefined && (${deps.map((d) => `${member(d)} === undefined`).join(' || ')})) return false\n`
+      }
+    }
+    let checks = ''
+    for (const m of members) {
+      if (m.call !== undefined) checks += `if (${m.x} !== undefined && !${m.call}) return false\n`
+      else if (m.code) checks += `if (${m.x} !== undefined) {\n${m.code}}\n`
+    }
+    if (counted) {
+      const { early, late } = this.#closed(members, loc, v, p, scope)
+      return out + early + checks + late
+    }
+    out += checks
     if ((additional !== undefined && additional !== true) || 'propertyNames' in s || needsCount) {
       const k = this.#var()
       const count = needsCount ? this.#var() : undefined
-      const keyPath = `${p} + '/' + ${this.#runtime(module, 'pointerToken')}(${k})`
+      const keyPath = scope.collecting ? `${p} + '/' + ${this.#runtime(module, 'pointerToken')}(${k})` : p
+      const at = (keyword: string): string => this.#schemaPath(scope, child(loc.pointer, keyword))
       let loop = ''
       if (count) loop += `${count}++\n`
       if ('propertyNames' in s) {
-        loop += `if (!${this.#call('check', this.#sub(loc, 'propertyNames'), module)}(${k})) x.add(${keyPath}, 'propertyNames', 'member name is not allowed here', ${str(`#${child(loc.pointer, 'propertyNames')}`)})\n`
+        const allowed = `${this.#branch(scope, this.#sub(loc, 'propertyNames'))}(${k})`
+        loop += this.#report(scope, `!${allowed}`, keyPath, 'propertyNames', 'member name is not allowed here', at('propertyNames'))
       }
+      // One switch sorts the members: a declared one is done (its value is validated above),
+      // any other is unknown (see #closed for members set to undefined).
+      const next = additional === undefined || typeof additional === 'boolean' ? 'break' : 'continue'
+      const { rejecting, accepting, cases } = this.#declared(members)
+      let sorted = ''
+      if (rejecting.length) sorted += ` ${cases(rejecting)} if (${v}[${k}] === undefined${scope.collecting ? ' && !x' : ''}) return false; ${next};`
+      if (accepting.length && additional !== undefined && additional !== true) sorted += ` ${cases(accepting)} ${next};`
       if (additional === false) {
-        const known = names.length ? `${this.#oneOf(module, names, k)}` : 'false'
-        loop += `if (!${known}) x.add(${keyPath}, 'additionalProperties', 'unknown member is not allowed', ${str(`#${child(loc.pointer, 'additionalProperties')}`)})\n`
-      } else if (additional !== undefined && additional !== true) {
+        sorted += ` default: ${scope.collecting ? `if (!x) return false; x.add(${keyPath}, "additionalProperties", "unknown member is not allowed", ${at('additionalProperties')})` : 'return false'}`
+      }
+      if (sorted) loop += names.length ? `switch (${k}) {${sorted} }\n` : `${sorted.replace(/^ default: /, '')}\n`
+      if (additional !== undefined && typeof additional !== 'boolean') {
         const x = this.#var()
-        const code = this.#collect(this.#sub(loc, 'additionalProperties'), x, keyPath, module)
-        if (code) {
-          const known = names.length ? `if (${this.#oneOf(module, names, k)}) continue\n` : ''
-          loop += `${known}const ${x} = ${v}[${k}]\n${code}`
-        }
+        const code = this.#inline(scope, this.#sub(loc, 'additionalProperties'), x, keyPath)
+        if (code) loop += `const ${x} = ${v}[${k}]\n${code}`
       }
       out += `${count ? `let ${count} = 0\n` : ''}for (const ${k} in ${v}) {\n${loop}}\n`
-      if (count && typeof s['minProperties'] === 'number') out += `if (${count} < ${s['minProperties']}) ${add('minProperties', str(`must have at least ${s['minProperties']} members`))}\n`
-      if (count && typeof s['maxProperties'] === 'number') out += `if (${count} > ${s['maxProperties']}) ${add('maxProperties', str(`must have at most ${s['maxProperties']} members`))}\n`
+      if (count && typeof s['minProperties'] === 'number') out += report(`${count} < ${s['minProperties']}`, 'minProperties', `must have at least ${s['minProperties']} members`)
+      if (count && typeof s['maxProperties'] === 'number') out += report(`${count} > ${s['maxProperties']}`, 'maxProperties', `must have at most ${s['maxProperties']} members`)
     }
     return out
   }
 
-  #collectArray(s: Obj, loc: Location, v: string, p: string, module: string, add: (kw: string, msg: string) => string): string {
+  /**
+   * The declared members whose schema rejects `undefined` and those whose schema accepts it, and
+   * how to name them as `case` labels. A declared member set to `undefined` (possible in a
+   * JavaScript object, never in JSON) is invalid without a collector when its schema rejects
+   * undefined, as when each member met was validated by name, and is not an issue with one.
+   */
+  #declared<M extends { readonly name: string; readonly sub: Location }>(members: readonly M[]) {
+    return {
+      rejecting: members.filter((m) => !this.#acceptsUndefined(m.sub)),
+      accepting: members.filter((m) => this.#acceptsUndefined(m.sub)),
+      cases: (list: readonly M[]): string => list.map((m) => `case ${str(m.name)}:`).join(' '),
+    }
+  }
+
+  /**
+   * The unknown-member test of a closed object (`additionalProperties: false`, declared
+   * members, no `propertyNames` or member count). Without a collector it comes before the
+   * members' values, so a stray member fails fast, and it counts the members first: as many as
+   * the declared ones present (the values read before) means none is unknown or set to undefined,
+   * so sorting each member by name is needed only when the counts differ. With a collector the
+   * unknown members are reported after the issues of the declared ones.
+   */
+  #closed(members: readonly { readonly name: string; readonly sub: Location; readonly x: string }[], loc: Location, v: string, p: string, scope: Scope): { early: string; late: string } {
+    const k = this.#var()
+    const n = this.#var()
+    const { rejecting, accepting, cases } = this.#declared(members)
+    let known = ''
+    if (rejecting.length) known += ` ${cases(rejecting)} if (${v}[${k}] === undefined) return false; break;`
+    if (accepting.length) known += ` ${cases(accepting)} break;`
+    const present = members.map((m) => `(${m.x} === undefined ? 0 : 1)`).join(' + ')
+    const early = `let ${n} = 0\nfor (const ${k} in ${v}) ${n}++\nif (${n} !== ${present}) for (const ${k} in ${v}) switch (${k}) {${known} default: return false }\n`
+    if (!scope.collecting) return { early, late: '' }
+    const keyPath = `${p} + '/' + ${this.#runtime(scope.fn.module, 'pointerToken')}(${k})`
+    const unknown = `x.add(${keyPath}, "additionalProperties", "unknown member is not allowed", ${this.#schemaPath(scope, child(loc.pointer, 'additionalProperties'))})`
+    return { early: `if (!x) {\n${early}}\n`, late: `if (x) for (const ${k} in ${v}) switch (${k}) { ${cases(members)} break; default: ${unknown} }\n` }
+  }
+
+  /**
+   * Whether the JavaScript value `undefined` passes the schema at `loc` (it fails every `type`,
+   * `const` and `enum`, and skips the keywords of one type), decided here once for the members
+   * of {@link #object}.
+   */
+  #acceptsUndefined(loc: Location, depth = 0): boolean {
+    const node = loc.node
+    if (typeof node === 'boolean') return node
+    if (depth > 32) throw new Error(`$ref cycle at ${loc.base}#${loc.pointer}`)
+    if (node['type'] !== undefined || 'const' in node || Array.isArray(node['enum'])) return false
+    const accepts = (...tokens: (string | number)[]): boolean => this.#acceptsUndefined(this.#sub(loc, ...tokens), depth + 1)
+    const list = (keyword: string): boolean[] => (Array.isArray(node[keyword]) ? node[keyword].map((_, i) => accepts(keyword, i)) : [])
+    if (typeof node['$ref'] === 'string' && !this.#acceptsUndefined(this.#registry.resolve(loc.base, node['$ref']), depth + 1)) return false
+    if (list('allOf').includes(false)) return false
+    if (Array.isArray(node['anyOf']) && !list('anyOf').includes(true)) return false
+    if (Array.isArray(node['oneOf']) && list('oneOf').filter(Boolean).length !== 1) return false
+    if ('not' in node && accepts('not')) return false
+    if ('if' in node) {
+      const branch = accepts('if') ? 'then' : 'else'
+      if (branch in node && !accepts(branch)) return false
+    }
+    return true
+  }
+
+  #array(s: Obj, loc: Location, v: string, p: string, scope: Scope, report: (cond: string, keyword: string, message: string) => string): string {
     let out = ''
-    if (typeof s['minItems'] === 'number') out += `if (${v}.length < ${s['minItems']}) ${add('minItems', str(`must have at least ${s['minItems']} items`))}\n`
-    if (typeof s['maxItems'] === 'number') out += `if (${v}.length > ${s['maxItems']}) ${add('maxItems', str(`must have at most ${s['maxItems']} items`))}\n`
+    if (typeof s['minItems'] === 'number') out += report(`${v}.length < ${s['minItems']}`, 'minItems', `must have at least ${s['minItems']} items`)
+    if (typeof s['maxItems'] === 'number') out += report(`${v}.length > ${s['maxItems']}`, 'maxItems', `must have at most ${s['maxItems']} items`)
     if ('items' in s) {
       const i = this.#var()
       const x = this.#var()
-      const code = this.#collect(this.#sub(loc, 'items'), x, `${p} + '/' + ${i}`, module)
+      const code = this.#inline(scope, this.#sub(loc, 'items'), x, `${p} + '/' + ${i}`)
       if (code) out += `for (let ${i} = 0; ${i} < ${v}.length; ${i}++) {\nconst ${x} = ${v}[${i}]\n${code}}\n`
     }
-    if (s['uniqueItems'] === true) out += `if (!${this.#runtime(module, 'unique')}(${v})) ${add('uniqueItems', str('must not contain duplicate items'))}\n`
+    if (s['uniqueItems'] === true) out += report(`!${this.#runtime(scope.fn.module, 'unique')}(${v})`, 'uniqueItems', 'must not contain duplicate items')
     return out
   }
 }

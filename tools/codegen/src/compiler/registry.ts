@@ -54,6 +54,11 @@ export class SchemaRegistry {
     return this.#resources.has(base)
   }
 
+  /** Every registered resource as `[base, schema]`, in registration order. */
+  resources(): IterableIterator<[string, SchemaNode]> {
+    return this.#resources.entries()
+  }
+
   /** The node at `base#pointer`. */
   locate(base: string, pointer: string): Location {
     const resource = this.#resources.get(base)

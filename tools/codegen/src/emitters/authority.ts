@@ -188,107 +188,9 @@ function reducersFile(ctx: EmitContext): GeneratedOutput {
   })
 }
 
-/** The generated `CommandRule` data of one catalog entry, in the member order of that interface. */
-export function commandRule(entry: CommandInfo): Record<string, unknown> {
-  return {
-    kind: entry.kind,
-    issuerTypes: entry.issuerTypes,
-    requiredEpochs: { agent: entry.requiredEpochs.agent, human: entry.requiredEpochs.human },
-    coordinatorOnly: entry.coordinatorOnly,
-    scope: entry.scope,
-    aggregate: entry.aggregate,
-    emits: entry.emits,
-    requiresExpectedRevision: entry.requiresExpectedRevision === true,
-    section: entry.section,
-  }
-}
-
-/** The generated `EventRule` data of one catalog entry. */
-export function eventRule(entry: EventInfo): Record<string, unknown> {
-  return { kind: entry.kind, scope: entry.scope, aggregate: entry.aggregate, section: entry.section }
-}
-
 /** `export const NAME: TYPE = deepFreeze<TYPE>({ ... })` with TSDoc, one JSON line per entry. */
 function frozenTable(doc: readonly string[], name: string, type: string, entries: readonly (readonly [string, unknown])[]): string {
   return `${docBlock(doc)}\nexport const ${name}: ${type} = deepFreeze<${type}>(${jsonLines(entries)})`
-}
-
-function rulesFile(ctx: EmitContext): GeneratedOutput {
-  const file = new GeneratedFile(`${OUT}/rules.ts`, ctx.preamble)
-  file.importNamed('@weft/spec', ['AggregateType', 'CommandKind', 'EventKind'], true)
-  file.statements(
-    `${docBlock([
-      'What the COMMAND_CATALOG of @weft/spec says about one Command kind (§15.1), as plain data.',
-      'The pipeline checks issuer type, epochs, the Coordinator-only rule and compare-and-set from it.',
-    ])}
-export interface CommandRule<K extends CommandKind = CommandKind> {
-  readonly kind: K
-  /** Principal types that may sign the Command (§6.3). */
-  readonly issuerTypes: readonly ('agent' | 'human' | 'service')[]
-  /** Epochs the envelope must carry per issuer type (§15.1); a service carries none. */
-  readonly requiredEpochs: {
-    readonly agent: readonly ('session' | 'membership' | 'coordinator')[]
-    readonly human: readonly ('session' | 'membership' | 'coordinator')[]
-  }
-  /** Reserved to the current Coordinator (§7.2, \`coordinatorOnlyKind\`). */
-  readonly coordinatorOnly: boolean
-  /** Group-scoped or Organization-scoped (§15.1). */
-  readonly scope: 'group' | 'organization'
-  /** The aggregate whose revision \`expectedRevision\` is compared with (§15.3). */
-  readonly aggregate: AggregateType
-  /** Every Event kind the Command may append. */
-  readonly emits: readonly EventKind[]
-  /** Whether the authority compares-and-sets even without \`expectedRevision\` on the wire (§15.3). */
-  readonly requiresExpectedRevision: boolean
-  /** The PROTOCOL.md section defining the Command. */
-  readonly section: string
-}`,
-  )
-  file.statements(
-    `${docBlock(['What the EVENT_CATALOG of @weft/spec says about one Event kind (§15.2), as plain data.'])}
-export interface EventRule<K extends EventKind = EventKind> {
-  readonly kind: K
-  /** Group Events carry Group ID, sequence and aggregate revision; Organization Events none (§15.2). */
-  readonly scope: 'group' | 'organization'
-  /** The aggregate whose revision the Event advances. */
-  readonly aggregate: AggregateType
-  /** The PROTOCOL.md section defining the fact. */
-  readonly section: string
-}`,
-  )
-  file.statements(
-    `${docBlock(['The rule of every Command kind, keyed by kind (COMMAND_CATALOG, §15.1).'])}\nexport type CommandRules = { readonly [K in CommandKind]: CommandRule<K> }`,
-  )
-  file.statements(
-    `${docBlock(['The rule of every Event kind, keyed by kind (EVENT_CATALOG, §15.2).'])}\nexport type EventRules = { readonly [K in EventKind]: EventRule<K> }`,
-  )
-  file.statements(
-    `${docBlock(['Freezes a generated table and everything in it, so no caller can alter the rules of the spec at run time.'])}
-export function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null) {
-    for (const member of Object.values(value)) deepFreeze(member)
-    Object.freeze(value)
-  }
-  return value
-}`,
-  )
-  file.statements(
-    frozenTable(
-      ['Every Command kind of the COMMAND_CATALOG of @weft/spec with its rule, copied at generation time (§15.1).'],
-      'COMMAND_RULES',
-      'CommandRules',
-      COMMAND_CATALOG.map((e) => [e.kind, commandRule(e)]),
-    ),
-  )
-  file.statements(
-    frozenTable(
-      ['Every Event kind of the EVENT_CATALOG of @weft/spec with its rule, copied at generation time (§15.2).'],
-      'EVENT_RULES',
-      'EventRules',
-      EVENT_CATALOG.map((e) => [e.kind, eventRule(e)]),
-    ),
-  )
-  return { path: file.path, content: file.print() }
 }
 
 /** The lookup key of a (from, event) pair. */
@@ -324,7 +226,16 @@ export function statesWithEvent(rows: readonly AnyTransitionRow[]): [string, str
 function transitionsFile(ctx: EmitContext): GeneratedOutput {
   const file = new GeneratedFile(`${OUT}/transitions.ts`, ctx.preamble)
   file.importNamed('@weft/spec', ['EventKind'], true)
-  file.importNamed('./rules.js', ['deepFreeze'])
+  file.statements(
+    `${docBlock(['Freezes a generated table and everything in it, so no caller can alter the machines of the spec at run time.'])}
+export function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) {
+    for (const member of Object.values(value)) deepFreeze(member)
+    Object.freeze(value)
+  }
+  return value
+}`,
+  )
   file.statements(
     `${docBlock(['One row of a machine table of @weft/spec/machines, minus its (from, event) key.'])}
 export interface TransitionTarget {
@@ -409,14 +320,18 @@ function indexFile(ctx: EmitContext): GeneratedOutput {
       '',
       "export { dispatchCommand, type CommandHandlers } from './handlers.js'",
       "export { applyEvent, type AnyEvent, type EventReducers } from './reducers.js'",
-      "export { COMMAND_RULES, EVENT_RULES, type CommandRule, type CommandRules, type EventRule, type EventRules } from './rules.js'",
       `export {\n${transitions.map((name) => `  ${name},`).join('\n')}\n} from './transitions.js'`,
     ].join('\n'),
   )
   return { path: file.path, content: file.print() }
 }
 
-/** Emits `handlers.ts`, `reducers.ts`, `rules.ts`, `transitions.ts` and `index.ts` of @weft/authority. */
+/**
+ * Emits `handlers.ts`, `reducers.ts`, `transitions.ts` and `index.ts` of @weft/authority. The
+ * catalog's facts (issuer types, epochs, aggregates, emits) are not copied: the Authority reads them
+ * from `@weft/spec` at run time, its one route to the catalog; what is generated is what the catalog
+ * cannot say as data, the typed tables and their dispatch, and the flattened machines.
+ */
 export function emitAuthority(ctx: EmitContext): GeneratedOutput[] {
-  return [handlersFile(ctx), reducersFile(ctx), rulesFile(ctx), transitionsFile(ctx), indexFile(ctx)]
+  return [handlersFile(ctx), reducersFile(ctx), transitionsFile(ctx), indexFile(ctx)]
 }

@@ -1,7 +1,7 @@
 /**
- * Emits `packages/validators/src/gen/`: one module of validator functions per normative document
- * (common definitions are shared by import, never repeated), one module per payload family, and
- * two tables tying them to names and static types.
+ * Emits `packages/validators/src/gen/`: the validator functions of the normative documents in one
+ * module and those of the payloads in another (one function per schema, each shared part emitted
+ * once, see {@link ValidatorCompiler}), and the tables tying them to names and static types.
  * @module
  */
 import type { TSchema } from 'typebox'
@@ -87,7 +87,7 @@ export function emitValidators(ctx: EmitContext, families: readonly PayloadFamil
   // name any schema file of the bundle (§21), and `common.schema.json` accepts every value.
   const documentEntries = ctx.documents.map((doc) => ({
     doc,
-    fns: compiler.entry(ctx.schemaBase + doc.file),
+    fn: compiler.entry(ctx.schemaBase + doc.file).name,
     guard: assertsNothing(json(doc.schema)) ? 'unknown' : doc.typeName,
   }))
   // Every common definition is exported, so hand-written code can validate a primitive alone.
@@ -99,10 +99,7 @@ export function emitValidators(ctx: EmitContext, families: readonly PayloadFamil
   }
   const familyEntries = families.map((family) => ({
     family,
-    entries: Object.keys(family.schemas).map((kind) => ({
-      kind,
-      fns: compiler.entry(payloadBase(family, kind)),
-    })),
+    entries: Object.keys(family.schemas).map((kind) => ({ kind, fn: compiler.entry(payloadBase(family, kind)).name })),
   }))
 
   const sources = new Map<string, string>()
@@ -112,17 +109,26 @@ export function emitValidators(ctx: EmitContext, families: readonly PayloadFamil
   }
   const sourceOf = (location: string): string => sources.get(location.split('#')[0]!) ?? 'the spec'
   const modules = compiler.modules()
+  // One function serves both members of a table row: `check` calls it without a collector.
+  const pair = (fn: string, guard: string): Record<string, string> => ({
+    check: `${fn} as (v: unknown) => v is ${guard}`,
+    collect: `${fn} as (v: unknown, p: string, x: Collector) => void`,
+  })
 
   // Document functions, then the document table.
   const docs = emitModule(ctx, modules.get(DOCUMENTS_MODULE)!, sourceOf)
   docs.importNamed('@weft/spec', documentEntries.map(({ guard }) => guard).filter((guard) => guard !== 'unknown'), true)
-  const rows = documentEntries.map(
-    ({ doc, fns, guard }) =>
-      `  /** ${doc.title} (\`${doc.file}\`). */\n  ${doc.name}: { name: ${JSON.stringify(doc.name)}, file: ${JSON.stringify(doc.file)}, schemaId: ${JSON.stringify(ctx.schemaBase + doc.file)}, check: ${fns.check} as (v: unknown) => v is ${guard}, collect: ${fns.collect} as (v: unknown, p: string, x: Collector) => void },`,
-  )
-  docs.statements(
-    `/** Generated check and collect functions of every normative document, keyed by document name. */\nexport const documentValidators = {\n${rows.join('\n')}\n} as const`,
-  )
+  docs.record({
+    name: 'documentValidators',
+    exported: true,
+    doc: 'Generated validator functions of every normative document, keyed by document name.',
+    members: documentEntries.map(({ doc, fn, guard }) => ({
+      key: doc.name,
+      doc: `${doc.title} (\`${doc.file}\`).`,
+      value: { name: JSON.stringify(doc.name), file: JSON.stringify(doc.file), schemaId: JSON.stringify(ctx.schemaBase + doc.file), ...pair(fn, guard) },
+    })),
+    suffix: 'as const',
+  })
   const outputs: GeneratedOutput[] = [{ path: docs.path, content: docs.print() }]
 
   // Payload functions, then one table per family.
@@ -131,13 +137,13 @@ export function emitValidators(ctx: EmitContext, families: readonly PayloadFamil
     const payloads = emitModule(ctx, payloadModule, sourceOf)
     payloads.importNamed('@weft/spec', families.flatMap((f) => [f.payloadType, f.kindType]), true)
     for (const { family, entries } of familyEntries) {
-      const lines = entries.map(
-        ({ kind, fns }) =>
-          `  ${JSON.stringify(kind)}: { kind: ${JSON.stringify(kind)}, check: ${fns.check} as (v: unknown) => v is ${family.payloadType}<${JSON.stringify(kind)}>, collect: ${fns.collect} as (v: unknown, p: string, x: Collector) => void },`,
-      )
-      payloads.statements(
-        `/** Generated payload validators keyed by kind (${family.source}). */\nexport const ${family.table} = {\n${lines.join('\n')}\n} as const satisfies Record<${family.kindType}, unknown>`,
-      )
+      payloads.record({
+        name: family.table,
+        exported: true,
+        doc: `Generated payload validators keyed by kind (${family.source}).`,
+        members: entries.map(({ kind, fn }) => ({ key: kind, value: { kind: JSON.stringify(kind), ...pair(fn, `${family.payloadType}<${JSON.stringify(kind)}>`) } })),
+        suffix: `as const satisfies Record<${family.kindType}, unknown>`,
+      })
     }
     outputs.push({ path: payloads.path, content: payloads.print() })
   }
@@ -151,20 +157,23 @@ function emitModule(ctx: EmitContext, mod: CompiledModule, sourceOf: (location: 
     file.importNamed(from, [...names].filter((n) => n !== 'Collector'))
   }
   file.importNamed('../runtime.js', ['Collector'], true)
-  for (const constant of mod.constants) {
-    const [, name, init] = /^const (\w+) = ([\s\S]*)$/.exec(constant)!
-    file.constant(name!, init!)
-  }
+  for (const constant of mod.constants) file.constant(constant.name, constant.initializer)
   for (const fn of mod.functions) {
     const exported = mod.exported.has(fn.name)
-    const what = fn.kind === 'check' ? 'Returns whether the value is valid against' : 'Reports every issue of the value, up to the collector bound, against'
+    const what = fn.mode === 'check' ? 'Returns whether the value is valid against' : 'Validates the value against'
+    const how = fn.mode === 'check' ? '' : ': without a collector returns whether it is valid; with one reports every issue, up to the collector bound, and returns true'
     file.fn({
       name: fn.name,
       exported,
-      parameters: fn.kind === 'check' ? [{ name: 'v', type: 'any' }] : [{ name: 'v', type: 'any' }, { name: 'p', type: 'string' }, { name: 'x', type: 'Collector' }],
-      returnType: fn.kind === 'check' ? 'boolean' : 'void',
+      parameters: [
+        { name: 'v', type: 'any' },
+        ...(fn.mode === 'check' ? [] : [{ name: 'p', type: 'string', initializer: "''" }, { name: 'x', type: 'Collector', optional: true }]),
+        // a shared part reports under the schema path of the location it validates
+        ...(fn.schemaPathDefault === undefined ? [] : [{ name: 's', type: 'string', initializer: JSON.stringify(fn.schemaPathDefault) }]),
+      ],
+      returnType: 'boolean',
       body: fn.body,
-      ...(exported ? { doc: `${what} \`${fn.location.replace(ctx.schemaBase, '')}\`, from ${sourceOf(fn.location)}.` } : {}),
+      ...(exported ? { doc: `${what} \`${fn.location.replace(ctx.schemaBase, '')}\`, from ${sourceOf(fn.location)}${how}.` } : {}),
     })
   }
   return file
