@@ -43,7 +43,7 @@ describe('TSDoc', () => {
     const gen = readFileSync(join(repo, 'packages/validators/src/gen/documents.ts'), 'utf8')
     const exported = gen.match(/^export function \w+/gm) ?? []
     const documented = gen.match(/\*\/\nexport function \w+/g) ?? []
-    expect(exported.length).toBeGreaterThan(100)
+    expect(exported.length).toBeGreaterThan(50)
     expect(documented.length).toBe(exported.length)
   })
 })
