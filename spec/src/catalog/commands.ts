@@ -13,6 +13,9 @@
  *   the Coordinator lease, so a Coordinator issuing e.g. `work.offer` adds it.
  * - `coordinatorOnly`: exactly the `coordinatorOnlyKind` enum of `command.schema.json`.
  * - `aggregate`: the aggregate whose revision `expectedRevision` is checked against.
+ * - `aggregateIdAt`: where the envelope names that aggregate's ID, as JSON Pointers tried in
+ *   order (the first string wins; `aggregateIdReader`). A Work Proposal under a parent names the
+ *   parent WorkItem; a correction, retraction or redaction names the Message it targets.
  * - `emits`: every Event kind the Command may cause, including automatic ones appended in the
  *   same transaction or, where the protocol propagates across Groups, in the linked Group.
  * - `requiresExpectedRevision`: the authority always compares-and-sets for these (§15.3: first
@@ -34,6 +37,7 @@ import {
   type Same,
   type SectionRef,
 } from './shared.js'
+import type { EnvelopePointer } from './aggregate-id.js'
 
 /** One entry of {@link COMMAND_CATALOG}. */
 export interface CommandInfo {
@@ -54,6 +58,11 @@ export interface CommandInfo {
   readonly scope: CatalogScope
   /** The aggregate the Command transitions. */
   readonly aggregate: AggregateType
+  /**
+   * The JSON Pointers into the envelope whose first string value identifies the aggregate (see
+   * `aggregateIdReader`); never empty.
+   */
+  readonly aggregateIdAt: readonly EnvelopePointer[]
   /** Event kinds the Command may append. */
   readonly emits: readonly EventKind[]
   /** Present when §15.3 demands compare-and-set processing. */
@@ -84,6 +93,7 @@ const coreCommands = [
     coordinatorOnly: false,
     scope: 'group',
     aggregate: 'mission',
+    aggregateIdAt: ['/groupId'],
     emits: ['mission.created'],
     section: '§7.1',
   },
@@ -97,6 +107,7 @@ const coreCommands = [
     coordinatorOnly: false,
     scope: 'group',
     aggregate: 'mission',
+    aggregateIdAt: ['/groupId'],
     // The incoming Coordinator's Membership is granted or changed, the outgoing one's may end.
     emits: ['mission.coordinator.assigned', 'membership.changed', 'membership.ended'],
     section: '§7.2',
@@ -109,6 +120,7 @@ const coreCommands = [
     coordinatorOnly: true,
     scope: 'group',
     aggregate: 'mission',
+    aggregateIdAt: ['/groupId'],
     emits: ['mission.coordinator.renewed'],
     requiresExpectedRevision: true,
     section: '§7.2',
@@ -121,6 +133,7 @@ const coreCommands = [
     coordinatorOnly: true,
     scope: 'group',
     aggregate: 'mission',
+    aggregateIdAt: ['/groupId'],
     emits: ['mission.submitted_for_approval'],
     section: '§7.3',
   },
@@ -133,6 +146,7 @@ const coreCommands = [
     coordinatorOnly: false,
     scope: 'group',
     aggregate: 'mission',
+    aggregateIdAt: ['/groupId'],
     // Approving a child Mission verifies the parent WorkItem in the parent Group (§10.2, §14).
     emits: ['mission.approved', 'work.result.accepted'],
     requiresExpectedRevision: true,
@@ -146,6 +160,7 @@ const coreCommands = [
     coordinatorOnly: false,
     scope: 'group',
     aggregate: 'mission',
+    aggregateIdAt: ['/groupId'],
     emits: ['mission.changes_requested'],
     // The other outcome of the same Approval decision (`decision: changes_requested`); it races `mission.approve`.
     requiresExpectedRevision: true,
@@ -159,6 +174,7 @@ const coreCommands = [
     coordinatorOnly: false,
     scope: 'group',
     aggregate: 'mission',
+    aggregateIdAt: ['/groupId'],
     // Unfinished WorkItems are cancelled with it; child Missions receive `mission.cancelled` in their own Groups.
     emits: ['mission.cancelled', 'work.cancelled'],
     section: '§7.1',
@@ -172,6 +188,7 @@ const coreCommands = [
     coordinatorOnly: false,
     scope: 'group',
     aggregate: 'mission',
+    aggregateIdAt: ['/groupId'],
     // Unfinished WorkItems fail with it; a failed child may fail its parent WorkItem under the declared policy (§14).
     emits: ['mission.terminated', 'work.failed'],
     section: '§7.1',
@@ -186,6 +203,7 @@ const coreCommands = [
     scope: 'group',
     // The transition of §10.2 is on the parent WorkItem (to `blocked`); the envelope names the parent Group.
     aggregate: 'workItem',
+    aggregateIdAt: ['/payload/parentWorkItemId'],
     // `mission.created` is the genesis Event of the child's new Group (no cross-Group transaction, §10.4).
     emits: ['mission.child.created', 'mission.created'],
     section: '§14',
@@ -198,6 +216,7 @@ const coreCommands = [
     coordinatorOnly: false,
     scope: 'group',
     aggregate: 'mission',
+    aggregateIdAt: ['/groupId'],
     emits: ['mission.follow_up.created'],
     section: '§7.1',
   },
@@ -210,6 +229,7 @@ const coreCommands = [
     coordinatorOnly: false,
     scope: 'group',
     aggregate: 'membership',
+    aggregateIdAt: ['/payload/membershipId'],
     emits: ['membership.changed'],
     requiresExpectedRevision: true,
     section: '§8',
@@ -222,6 +242,7 @@ const coreCommands = [
     coordinatorOnly: false,
     scope: 'group',
     aggregate: 'membership',
+    aggregateIdAt: ['/payload/membershipId'],
     emits: ['membership.ended'],
     requiresExpectedRevision: true,
     section: '§8',
@@ -234,6 +255,7 @@ const coreCommands = [
     coordinatorOnly: true,
     scope: 'group',
     aggregate: 'membership',
+    aggregateIdAt: ['/payload/grantId'],
     emits: ['membership.delegation.granted'],
     section: '§9.1',
   },
@@ -245,6 +267,7 @@ const coreCommands = [
     coordinatorOnly: false,
     scope: 'group',
     aggregate: 'message',
+    aggregateIdAt: ['/payload/messageId'],
     // §11.5: a Message buffered offline first charges its nonzero usage delta, then is applied.
     emits: [usageRecorded, 'message.posted'],
     section: '§9',
@@ -257,6 +280,7 @@ const coreCommands = [
     coordinatorOnly: false,
     scope: 'group',
     aggregate: 'message',
+    aggregateIdAt: ['/payload/targetMessageId'],
     emits: ['message.corrected'],
     section: '§9.1',
   },
@@ -268,6 +292,7 @@ const coreCommands = [
     coordinatorOnly: false,
     scope: 'group',
     aggregate: 'message',
+    aggregateIdAt: ['/payload/targetMessageId'],
     emits: ['message.retracted'],
     section: '§9.1',
   },
@@ -280,6 +305,7 @@ const coreCommands = [
     coordinatorOnly: false,
     scope: 'group',
     aggregate: 'message',
+    aggregateIdAt: ['/payload/targetMessageId'],
     emits: ['message.redacted'],
     section: '§9.1',
   },
@@ -291,6 +317,7 @@ const coreCommands = [
     coordinatorOnly: false,
     scope: 'group',
     aggregate: 'workItem',
+    aggregateIdAt: ['/payload/parentWorkItemId', '/payload/proposalId'],
     emits: ['work.proposed'],
     section: '§10.2',
   },
@@ -303,6 +330,7 @@ const coreCommands = [
     coordinatorOnly: false,
     scope: 'group',
     aggregate: 'workItem',
+    aggregateIdAt: ['/payload/workItemId'],
     emits: ['work.authorized'],
     section: '§10.2',
   },
@@ -314,6 +342,7 @@ const coreCommands = [
     coordinatorOnly: false,
     scope: 'group',
     aggregate: 'workItem',
+    aggregateIdAt: ['/payload/workItemId'],
     // §10.1: an offer may carry a corrected Work Contract, which is a new contract version.
     emits: ['work.contract.revised', 'work.offer.created'],
     section: '§10.3',
@@ -326,6 +355,7 @@ const coreCommands = [
     coordinatorOnly: false,
     scope: 'group',
     aggregate: 'workItem',
+    aggregateIdAt: ['/payload/workItemId'],
     // §8: accepting activates the Worker's provisional Membership.
     emits: ['work.offer.accepted', 'membership.changed'],
     requiresExpectedRevision: true,
@@ -339,6 +369,7 @@ const coreCommands = [
     coordinatorOnly: false,
     scope: 'group',
     aggregate: 'workItem',
+    aggregateIdAt: ['/payload/workItemId'],
     emits: ['work.started'],
     section: '§11.3',
   },
@@ -350,6 +381,7 @@ const coreCommands = [
     coordinatorOnly: false,
     scope: 'group',
     aggregate: 'workItem',
+    aggregateIdAt: ['/payload/workItemId'],
     // §11.5: a checkpoint buffered offline first charges its nonzero usage delta, then is applied.
     emits: [usageRecorded, 'work.checkpointed'],
     section: '§11.3',
@@ -362,6 +394,7 @@ const coreCommands = [
     coordinatorOnly: false,
     scope: 'group',
     aggregate: 'workItem',
+    aggregateIdAt: ['/payload/workItemId'],
     emits: ['work.blocked'],
     section: '§11.4',
   },
@@ -374,6 +407,7 @@ const coreCommands = [
     coordinatorOnly: false,
     scope: 'group',
     aggregate: 'workItem',
+    aggregateIdAt: ['/payload/workItemId'],
     emits: ['work.unblocked'],
     section: '§11.4',
   },
@@ -385,6 +419,7 @@ const coreCommands = [
     coordinatorOnly: false,
     scope: 'group',
     aggregate: 'workItem',
+    aggregateIdAt: ['/payload/workItemId'],
     emits: ['work.submitted'],
     section: '§13.2',
   },
@@ -396,6 +431,7 @@ const coreCommands = [
     coordinatorOnly: true,
     scope: 'group',
     aggregate: 'workItem',
+    aggregateIdAt: ['/payload/workItemId'],
     emits: ['work.result.accepted'],
     section: '§13.2',
   },
@@ -408,6 +444,7 @@ const coreCommands = [
     coordinatorOnly: false,
     scope: 'group',
     aggregate: 'workItem',
+    aggregateIdAt: ['/payload/workItemId'],
     emits: ['work.failed'],
     section: '§11.4',
   },
@@ -419,6 +456,7 @@ const coreCommands = [
     coordinatorOnly: false,
     scope: 'group',
     aggregate: 'workItem',
+    aggregateIdAt: ['/payload/workItemId'],
     emits: ['work.cancelled'],
     section: '§10.2',
   },
@@ -430,6 +468,7 @@ const coreCommands = [
     coordinatorOnly: false,
     scope: 'group',
     aggregate: 'artifact',
+    aggregateIdAt: ['/payload/artifact/artifactId'],
     emits: ['artifact.published'],
     section: '§13.1',
   },
@@ -443,6 +482,7 @@ const coreCommands = [
     coordinatorOnly: false,
     scope: 'group',
     aggregate: 'approval',
+    aggregateIdAt: ['/payload/approvalId'],
     emits: ['approval.execution.granted'],
     requiresExpectedRevision: true,
     section: '§12',
@@ -455,6 +495,7 @@ const coreCommands = [
     coordinatorOnly: false,
     scope: 'group',
     aggregate: 'policy',
+    aggregateIdAt: ['/groupId'],
     emits: ['policy.cooperation_override.granted'],
     section: '§20',
   },
@@ -470,6 +511,7 @@ const referenceExtensionCommands = [
     coordinatorOnly: false,
     scope: 'organization',
     aggregate: 'agent',
+    aggregateIdAt: ['/payload/card/agentId'],
     emits: ['ext.missionweaveprotocol.registry.agent_card_registered'],
     section: '§6.1',
   },
@@ -481,6 +523,7 @@ const referenceExtensionCommands = [
     coordinatorOnly: false,
     scope: 'organization',
     aggregate: 'session',
+    aggregateIdAt: ['/payload/agentId'],
     // §11.3: the replacement Session revokes the Agent's Execution Leases in every affected Group.
     emits: [
       'ext.missionweaveprotocol.identity.session_opened',
@@ -496,6 +539,7 @@ const referenceExtensionCommands = [
     coordinatorOnly: false,
     scope: 'group',
     aggregate: 'workItem',
+    aggregateIdAt: ['/payload/workItemId'],
     emits: ['work.contract.revised'],
     section: '§10.4',
   },
@@ -507,6 +551,7 @@ const referenceExtensionCommands = [
     coordinatorOnly: false,
     scope: 'group',
     aggregate: 'workItem',
+    aggregateIdAt: ['/payload/workItemId'],
     emits: ['work.progressed'],
     requiresExpectedRevision: true,
     section: '§11.3',
@@ -520,6 +565,7 @@ const referenceExtensionCommands = [
     coordinatorOnly: false,
     scope: 'group',
     aggregate: 'workItem',
+    aggregateIdAt: ['/payload/workItemId'],
     emits: [usageRecorded],
     section: '§12',
   },
@@ -532,6 +578,7 @@ const referenceExtensionCommands = [
     coordinatorOnly: false,
     scope: 'group',
     aggregate: 'group',
+    aggregateIdAt: ['/groupId'],
     emits: ['group.snapshot.created', 'group.archived'],
     section: '§7.4',
   },

@@ -40,3 +40,4 @@ export {
   type KindsOf,
   type SectionRef,
 } from './shared.js'
+export { aggregateIdReader, type AggregateIdReader, type EnvelopePointer } from './aggregate-id.js'
