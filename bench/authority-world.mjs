@@ -131,7 +131,7 @@ export async function createWorld({ trusted = false, record = false, authority: 
   const transport = { submit: () => Promise.reject(new Error('the bench submits through the world')) }
   const clients = new Map()
   for (const who of everyone()) {
-    clients.set(who, createClient({ actor: who.actor, signingKey: who.key, transport, groupId: GROUP, clock: () => clock.nowMs, random: seeded(seed++) }))
+    clients.set(who, createClient({ actor: who.actor, signingKey: who.key, transport, groupId: GROUP, clock: { now: () => clock.nowMs }, random: seeded(seed++) }))
   }
   const world = {
     authority,

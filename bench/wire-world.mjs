@@ -98,7 +98,7 @@ export async function setUp(backend) {
     await log.close()
   }
   try {
-    const inProcess = (who) => createClient({ actor: who.actor, signingKey: who.key, transport: authority.connect(), groupId: GROUP, clock: () => clock.now() })
+    const inProcess = (who) => createClient({ actor: who.actor, signingKey: who.key, transport: authority.connect(), groupId: GROUP, clock })
     const control = inProcess(controlPlane)
     for (const who of [coordinator, ...agents]) await control.registryAgentCardRegister({ card: cardOf(who) })
     const coordinatorClient = inProcess(coordinator)
@@ -139,9 +139,9 @@ export function posts(world, client, n) {
 
 /** An Agent connected over the wire, with a client on the connection that knows its epochs; closed by `world.close()`. */
 export async function connect(world, who) {
-  const conn = await connectWebSocket({ url: world.server.url, actor: who.actor, signingKey: who.key, clock: () => world.clock.now(), heartbeatMs: 0 })
+  const conn = await connectWebSocket({ url: world.server.url, actor: who.actor, signingKey: who.key, clock: world.clock, heartbeatMs: 0 })
   world.conns.push(conn)
-  const client = createClient({ actor: who.actor, signingKey: who.key, transport: conn.transport, groupId: GROUP, clock: () => world.clock.now() })
+  const client = createClient({ actor: who.actor, signingKey: who.key, transport: conn.transport, groupId: GROUP, clock: world.clock })
   client.epochs.setSession(conn.sessionEpoch())
   client.observe(world.authority.events(GROUP))
   return { conn, client }

@@ -8,9 +8,8 @@ import { createDelivery, deliveryFeed, type Delivery } from '@weft/authority'
 import type { Transport } from '@weft/client'
 import type { Artifact, Event, WorkContract } from '@weft/spec'
 import { createWorker, type ExecutorResult, type SlotContext, type Worker, type WorkerOptions } from '@weft/worker'
-import { seededRandom } from '../../packages/authority/test/fixtures-pipeline.js'
-import { cast, GROUP } from '../../packages/authority/test/fixtures.js'
-import { authorize, boot, coordinatorOf, createWorld, offer, openMission, wid, type Who, type World } from '../../packages/authority/test/world.js'
+import { seededRandom, cast, GROUP } from '@weft/testkit/fixtures'
+import { authorize, boot, coordinatorOf, createWorld, offer, openMission, wid, type Who, type World } from '@weft/testkit/world'
 
 export { GROUP, cast }
 
@@ -79,7 +78,7 @@ export function spawn(r: Rig, who: Who, options: Partial<WorkerOptions> & Pick<W
     sessionEpoch: 1,
     transport,
     feed: deliveryFeed(r.delivery, actor),
-    clock: () => r.w.clock.nowMs,
+    clock: { now: () => r.w.clock.nowMs },
     random: seededRandom(++seed),
     ...options,
   })

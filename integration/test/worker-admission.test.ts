@@ -6,7 +6,7 @@
 import type { OfferDeclineReason, WorkContract } from '@weft/spec'
 import type { WorkerOptions } from '@weft/worker'
 import { describe, expect, it } from 'vitest'
-import { failWork } from '../../packages/authority/test/world.js'
+import { failWork } from '@weft/testkit/world'
 import { cast, deliver, gate, GROUP, offered, rig, spawn, type Rig } from './harness.js'
 
 /** Offers `name` to a fresh worker1 with `options`, ticks once, and returns its decisions and the WorkItem's state. */

@@ -5,8 +5,8 @@
  */
 import type { Event, Message } from '@weft/spec'
 import { describe, expect, it } from 'vitest'
-import { cast } from '../../packages/authority/test/fixtures.js'
-import { coordinatorOf, openMission } from '../../packages/authority/test/world.js'
+import { cast } from '@weft/testkit/fixtures'
+import { coordinatorOf, openMission } from '@weft/testkit/world'
 import { deliver, gate, GROUP, GROUP_TWO, offered, rig, settle, spawn, type Rig } from './harness.js'
 
 const MIN = 60

@@ -5,7 +5,7 @@
 import { ProtocolError } from '@weft/codec'
 import { createMemoryWorkerStore, ExecutorFailure, type SlotContext } from '@weft/worker'
 import { describe, expect, it } from 'vitest'
-import { expectIntegrity, offer } from '../../packages/authority/test/world.js'
+import { expectIntegrity, offer } from '@weft/testkit/world'
 import { cast, deliver, gate, GROUP, kindsOf, offered, rig, settle, spawn } from './harness.js'
 
 /** Every object reachable from `root` (functions excluded: each context has its own closures). */

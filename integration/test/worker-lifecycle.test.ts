@@ -3,7 +3,7 @@
  * EventFeed: the full WorkItem lifecycle (§10.2, §10.3, §11.2–§11.4, §13) and blocking.
  */
 import { describe, expect, it } from 'vitest'
-import { acceptResult, enrol, expectIntegrity, wid } from '../../packages/authority/test/world.js'
+import { acceptResult, enrol, expectIntegrity, wid } from '@weft/testkit/world'
 import { deliver, GROUP, kindsOf, offered, rig, settle, spawn } from './harness.js'
 
 describe('a Worker runs the lifecycle through the Authority', () => {

@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import { openSqliteWorkerStore } from '@weft/store-sqlite'
 import { createMemoryWorkerStore, type SlotContext, type WorkerStore } from '@weft/worker'
 import { describe, expect, it } from 'vitest'
-import { expectIntegrity } from '../../packages/authority/test/world.js'
+import { expectIntegrity } from '@weft/testkit/world'
 import { deliver, gate, GROUP, GROUP_TWO, kindsOf, offered, rig, settle, spawn, type Rig } from './harness.js'
 
 /** Local stores a restart can keep: one that lives on in the process, and SQLite reopened from its file. */

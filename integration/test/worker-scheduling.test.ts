@@ -4,7 +4,7 @@
  */
 import { PreemptionRequested, type SlotContext } from '@weft/worker'
 import { describe, expect, it } from 'vitest'
-import { expectIntegrity, grantExecution } from '../../packages/authority/test/world.js'
+import { expectIntegrity, grantExecution } from '@weft/testkit/world'
 import { deliver, gate, GROUP, GROUP_TWO, kindsOf, offered, rig, settle, spawn } from './harness.js'
 
 describe('weighted fairness across Groups (§11.1)', () => {

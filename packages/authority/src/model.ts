@@ -29,7 +29,11 @@ import type {
   ResourceBudget,
   WorkItem,
 } from '@weft/spec'
-import type { AggregateType } from '@weft/spec'
+import type { AggregateType, UsageDimension } from '@weft/spec'
+import type { ClosedLease } from './domain/leases.js'
+import type { SnapshotReference } from './domain/policy.js'
+import type { RetryLedger } from './domain/retry.js'
+import type { SubmissionFacts } from './domain/evidence.js'
 
 /** A Principal as the common `actor` shape (`{ type, id }`). */
 export interface ActorRef {
@@ -159,8 +163,54 @@ export interface WorkItemRecord {
   childMissionId?: string
   childGroupId?: string
   childFailurePolicy?: ChildFailurePolicy
-  /** Budget reserved for the item (its contract budget), released when it ends (§12). */
+  /**
+   * Budget reserved for the item (its contract budget), released when it ends (§12). Written only
+   * through `setReservation` (`domain/work-index.ts`), which keeps the Group's
+   * {@link GroupState.workItemIndex} in step.
+   */
   reservedBudget: ResourceBudget
+  // The ledgers below are folds of the log that the document has no field for; each is `undefined`
+  // until its reducer first writes it (the `work.authorized` reducer makes every record with all four,
+  // so records keep one shape), and a state checkpoint carries it (`log/checkpoint-image.ts`).
+  /** What has been charged to the item and to its subtree (§12, §14); absent until the first charge. */
+  usage?: UsageLedger | undefined
+  /** The item's failed rounds against its retry policy (§11.4); absent until it first fails. */
+  retryLedger?: RetryLedger | undefined
+  /** The epoch and Evidence documents of the latest submission (§13.2: the document keeps only Evidence IDs). */
+  submissionFacts?: SubmissionFacts | undefined
+  /** Every lease of the item closed so far, oldest first, with when and why (§11.3). */
+  closedLeases?: ClosedLease[] | undefined
+}
+
+/** A value per usage dimension (§12); money in millionths of the currency. */
+export type Usage = Record<UsageDimension, number>
+
+/** What has been charged to a WorkItem: its own charges, and those of its whole subtree with its child Missions (§12, §14). */
+export interface UsageLedger {
+  readonly own: Usage
+  readonly subtree: Usage
+}
+
+/**
+ * A Group's WorkItems by parent (§4.11: budgets and deadlines narrow down the tree; §12:
+ * reservations), derived from the records' `parentWorkItemId` and `reservedBudget`, so budget checks
+ * never scan the Group. Keys are parent WorkItem IDs; `''` stands for the Mission (its top-level WorkItems).
+ */
+export interface WorkItemIndex {
+  /** The child records of each parent, in authorization order. */
+  readonly children: Map<string, WorkItemRecord[]>
+  /** What the children of each parent reserve together. */
+  readonly reserved: Map<string, Usage>
+  /** How many records of the Group are indexed; any other number means the index is rebuilt before use. */
+  count: number
+}
+
+/** The child Groups of each parent WorkItem (§14), derived from {@link AuthorityState.childLinks}. */
+export interface ChildGroupIndex {
+  /** Child Group IDs by `parentGroupId + ' ' + parentWorkItemId`, in link order. */
+  readonly byParent: Map<string, string[]>
+  /** How many links are indexed (links are only ever added, a child Group is created once). */
+  count: number
 }
 
 /** One published Artifact (§13.1); the bytes live in the blob store, never here. */
@@ -220,6 +270,22 @@ export interface GroupState {
   readonly overrides: Map<string, OverrideRecord>
   /** Evidence accepted in this Group, for the derived progress of §7.3. */
   readonly acceptedEvidence: Evidence[]
+  // Ledgers: folds of the log with no document field, absent until their reducer first writes them;
+  // a state checkpoint carries them (`log/checkpoint-image.ts`).
+  /** What has been charged to the Mission: every WorkItem together, child Missions included (§12, §14). */
+  missionUsage?: Usage
+  /** §20 rate windows: acceptance times (epoch ms, oldest first) by `rate + ' ' + actorKey`. */
+  rateWindows?: Map<string, number[]>
+  /** §20: the ID of each Cooperation Override Grant by `actorKey(beneficiary) + ' ' + targetActionId`. */
+  overridesByTarget?: Map<string, string>
+  /** The snapshots `group.snapshot.created` recorded (§7.4), by snapshot ID. */
+  snapshots?: Map<string, SnapshotReference>
+  // Indexes, derived from `workItems` and `acceptedEvidence`: kept in step by the reducers, rebuilt
+  // from the state when a checkpoint is read (`domain/indexes.ts`); a checkpoint does not carry them.
+  /** The WorkItems by parent, with their reservations (see {@link WorkItemIndex}). */
+  readonly workItemIndex: WorkItemIndex
+  /** The IDs of {@link GroupState.acceptedEvidence}, so accepting a result costs the same however much came before. */
+  readonly acceptedEvidenceIds: Set<string>
 }
 
 /** The whole authoritative state of one Authority: the Organization plus every Group it serves. */
@@ -228,6 +294,8 @@ export interface AuthorityState {
   readonly groups: Map<string, GroupState>
   /** Child Group ID -> parent Group and WorkItem (§14), for propagation both ways. */
   readonly childLinks: Map<string, { readonly parentGroupId: string; readonly parentWorkItemId: string }>
+  /** Derived from {@link AuthorityState.childLinks} (see {@link ChildGroupIndex}); a checkpoint does not carry it. */
+  readonly childGroupIndex: ChildGroupIndex
 }
 
 /** What a Group is born with (`mission.created`, §7.1); every collection starts empty. */
@@ -262,10 +330,16 @@ export function emptyGroupState(genesis: GroupGenesis): GroupState {
     approvals: new Map(),
     overrides: new Map(),
     acceptedEvidence: [],
+    ...emptyGroupIndexes(),
   }
+}
+
+/** The derived indexes of a Group that holds no WorkItem and no accepted Evidence. */
+export function emptyGroupIndexes(): Pick<GroupState, 'workItemIndex' | 'acceptedEvidenceIds'> {
+  return { workItemIndex: { children: new Map(), reserved: new Map(), count: 0 }, acceptedEvidenceIds: new Set() }
 }
 
 /** An empty Authority state. */
 export function emptyState(): AuthorityState {
-  return { org: { agents: new Map(), log: [] }, groups: new Map(), childLinks: new Map() }
+  return { org: { agents: new Map(), log: [] }, groups: new Map(), childLinks: new Map(), childGroupIndex: { byParent: new Map(), count: 0 } }
 }

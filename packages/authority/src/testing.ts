@@ -25,7 +25,7 @@ import { createClient, type Client, type Transport } from '@weft/client'
 import { encodeBase64url, isAbsoluteUri, isProtocolTimestamp, keyPairFromSeed, Registry, sign, UsageError, type SigningKey } from '@weft/codec'
 import type { Actor, AgentCapability, AgentCard, CapabilityRef } from '@weft/spec'
 import { createAuthority } from './authority.js'
-import type { Clock } from './clock.js'
+import type { Clock } from '@weft/codec/time'
 import type { Authority, AuthorityOptions } from './commit/pipeline.js'
 
 /** The capability of an Agent whose spec names none: every Agent Card states at least one (§6.1). */
@@ -252,7 +252,7 @@ export function createTestOrganization<const H extends string = never, const A e
     // The Authority's service signs Events, never Commands: it gets no client.
     for (const p of everyone) {
       if (p === authorityService) continue
-      clients.set(p, createClient({ actor: p.actor, signingKey: p.signingKey, transport, ...(openOptions.groupId === undefined ? {} : { groupId: openOptions.groupId }), ...(clock === undefined ? {} : { clock: () => clock.now() }) }))
+      clients.set(p, createClient({ actor: p.actor, signingKey: p.signingKey, transport, ...(openOptions.groupId === undefined ? {} : { groupId: openOptions.groupId }), ...(clock === undefined ? {} : { clock }) }))
     }
     const registrar = clients.get(controlPlane)!
     for (const agent of Object.values<TestAgent>(agents)) await registrar.registryAgentCardRegister({ card: agent.card })

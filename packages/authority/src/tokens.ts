@@ -30,12 +30,11 @@
  * @module
  */
 import { createHmac, timingSafeEqual } from 'node:crypto'
-import { canonicalizeOrThrow, decodeBase64url, encodeBase64url, UsageError } from '@weft/codec'
+import { canonicalizeOrThrow, decodeBase64url, deepFreeze, encodeBase64url, UsageError } from '@weft/codec'
 import { USAGE_DIMENSIONS, type Lease, type ResourceBudget, type UsageDimension, type WorkItemState } from '@weft/spec'
 import { TERMINAL_WORK_ITEM_STATES } from '@weft/spec/machines'
-import { systemClock, systemRandom, timestampOf, type Clock, type RandomSource } from './clock.js'
+import { systemClock, systemRandom, timestampOf, type Clock, type RandomSource } from '@weft/codec/time'
 import { requireCurrentExecution, requireOwner } from './domain/leases.js'
-import { deepFreeze } from './gen/transitions.js'
 import { limitsOf, remainingBudget, requireUsageFits, usageOf, type Limits, type Usage } from './domain/work-budget.js'
 import { reject as refuse } from './commit/handler.js'
 import type { AuthorityPolicy } from './policy.js'

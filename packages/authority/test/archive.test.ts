@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest'
 import { groupSnapshots } from '../src/domain/policy.js'
 import { groupStateHash, snapshotArtifactHash, verifyGroupSnapshot } from '../src/log/snapshots.js'
-import { snapshotOf } from './fixtures-archive.js'
-import { cast } from './fixtures.js'
-import { approveMission, expectIntegrity, expectRefused, kinds, payloadOf, reachMission, started, type World } from './world.js'
+import { snapshotOf } from '@weft/testkit/archive'
+import { cast } from '@weft/testkit/fixtures'
+import { approveMission, expectIntegrity, expectRefused, kinds, payloadOf, reachMission, started, type World } from '@weft/testkit/world'
 
 function archive(w: World, snapshot = snapshotOf(w), by: 'controlPlane' | 'authority' = 'controlPlane') {
   return w.as[by].coreGroupArchive({ snapshot }, { groupId: w.groupId })

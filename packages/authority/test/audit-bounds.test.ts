@@ -11,8 +11,8 @@ import { sha256Tagged } from '@weft/codec'
 import { afterEach, describe, expect, it } from 'vitest'
 import { DEFAULT_MAX_AUDIT_ENTRIES } from '../src/commit/pipeline.js'
 import { MAX_ECHO_CHARS } from '../src/ingress/bounded.js'
-import { cast, command, testClock } from './fixtures.js'
-import { bootstrap, inGroup, refusal, signed, testAuthority } from './fixtures-pipeline.js'
+import { cast, command, testClock, refusal, signed } from '@weft/testkit/fixtures'
+import { bootstrap, inGroup, testAuthority } from './fixtures-pipeline.js'
 import { rawSocket, wireWorld, type RawSocket, type WireWorld } from './wire-world.js'
 
 /** Room for one entry's members at {@link MAX_ECHO_CHARS} characters each, their markers and the rest. */

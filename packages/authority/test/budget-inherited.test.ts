@@ -9,32 +9,10 @@ import type { Receipt } from '@weft/client'
 import type { ResourceBudget, UsageDelta } from '@weft/spec'
 import { describe, expect, it } from 'vitest'
 import { usageOf } from '../src/domain/work-budget.js'
-import { refusal } from './fixtures-pipeline.js'
-import { FULL_BUDGET, SELECTION } from './fixtures-work.js'
-import { cast, contract, GROUP } from './fixtures.js'
-import {
-  accept,
-  authorize,
-  boot,
-  CHILD_CONTRACT,
-  codeOf,
-  coordinatorOf,
-  createWorld,
-  enrol,
-  expectRefused,
-  failWork,
-  MEMBERS,
-  offer,
-  openMission,
-  ownerName,
-  payloadOf,
-  promote,
-  runningOf,
-  start,
-  wid,
-  type Who,
-  type World,
-} from './world.js'
+import { refusal, cast, contract, GROUP } from '@weft/testkit/fixtures'
+import { FULL_BUDGET } from './fixtures-work.js'
+import { SELECTION } from '@weft/testkit/documents'
+import { accept, authorize, boot, CHILD_CONTRACT, codeOf, coordinatorOf, createWorld, enrol, expectRefused, failWork, MEMBERS, offer, openMission, ownerName, payloadOf, promote, runningOf, start, wid, type Who, type World } from '@weft/testkit/world'
 
 const RECORDED = 'ext.missionweaveprotocol.core.resource_usage_recorded'
 

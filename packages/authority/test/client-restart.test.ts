@@ -9,13 +9,13 @@ import { createClient, type Client, type EpochSetting } from '@weft/client'
 import type { Event } from '@weft/spec'
 import { describe, expect, it } from 'vitest'
 import { contextPackage } from './fixtures-missions.js'
-import { cast, contract, GROUP } from './fixtures.js'
-import { codeOf, started, wid, type Who, type World } from './world.js'
+import { cast, contract, GROUP } from '@weft/testkit/fixtures'
+import { codeOf, started, wid, type Who, type World } from '@weft/testkit/world'
 
 /** A fresh client for `who`, as a restarted runtime makes it: nothing observed yet. */
 function restarted(w: World, who: Who, epochs?: EpochSetting): Client {
   const { actor, key } = cast[who]
-  return createClient({ actor, signingKey: key, transport: w.authority.connect(), groupId: GROUP, clock: () => w.clock.nowMs, ...(epochs === undefined ? {} : { epochs }) })
+  return createClient({ actor, signingKey: key, transport: w.authority.connect(), groupId: GROUP, clock: { now: () => w.clock.nowMs }, ...(epochs === undefined ? {} : { epochs }) })
 }
 
 /** Every Event the Authority has appended so far: what a runtime saved before it stopped. */

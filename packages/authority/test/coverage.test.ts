@@ -27,7 +27,7 @@ import { join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { COMMAND_KINDS, ERROR_CODES, EVENT_KINDS } from '@weft/spec'
 import { describe, expect, it } from 'vitest'
-import { claimsOf, MISSION_ROW_CASES, UNPERFORMABLE_ROWS, WORK_ITEM_ROW_CASES, type RowCase } from './world.js'
+import { claimsOf, MISSION_ROW_CASES, UNPERFORMABLE_ROWS, WORK_ITEM_ROW_CASES, type RowCase } from '@weft/testkit/world'
 
 const PACKAGE = fileURLToPath(new URL('..', import.meta.url))
 

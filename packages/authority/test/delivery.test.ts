@@ -9,9 +9,9 @@ import type { ErrorCode } from '@weft/codec'
 import fc from 'fast-check'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { createDelivery, type Delivery, type Subscription } from '../src/delivery/delivery.js'
-import { referenceRecipient } from './fixtures-recovery.js'
-import { cast } from './fixtures.js'
-import { enrol, MEMBERS, openMission, started, type World } from './world.js'
+import { referenceRecipient } from '@weft/testkit/recovery'
+import { cast } from '@weft/testkit/fixtures'
+import { enrol, MEMBERS, openMission, started, type World } from '@weft/testkit/world'
 
 const TWO = 'urn:weft:test:group:two'
 const worker = cast.worker1.actor

@@ -12,10 +12,9 @@ import { validators } from '@weft/validators'
 import { describe, expect, it } from 'vitest'
 import { createDelivery } from '../src/delivery/delivery.js'
 import { aggregateKey } from '../src/model.js'
-import { compactHead, post, startedKept } from './fixtures-recovery.js'
-import { refusal } from './fixtures-pipeline.js'
-import { cast, T0 } from './fixtures.js'
-import { coordinatorOf, offer, reach, started } from './world.js'
+import { compactHead, post, startedKept } from '@weft/testkit/recovery'
+import { refusal, cast, T0 } from '@weft/testkit/fixtures'
+import { coordinatorOf, offer, reach, started } from '@weft/testkit/world'
 
 /** Expects `error` to be a `code` carrying `members` in process, in its valid error document and ERROR frame, and read back from the frame. */
 function expectMembers(error: unknown, code: ErrorCode, members: Record<string, unknown>): void {

@@ -21,39 +21,13 @@ import type { BuiltCommand, CommandOptions, Receipt } from '@weft/client'
 import { sign, type ErrorCode } from '@weft/codec'
 import { COMMAND_CATALOG, CommandPayloads, commandInfo, type CommandKind, type CommandPayload, type EpochName } from '@weft/spec'
 import { describe, expect, it } from 'vitest'
-import { snapshotOf } from './fixtures-archive.js'
-import { manifest } from './fixtures-artifacts.js'
-import { childPayload, contextPackage, decision } from './fixtures-missions.js'
-import { FULL_BUDGET, SELECTION } from './fixtures-work.js'
-import { agentCard, cast, contract, evidence, GROUP } from './fixtures.js'
-import {
-  accept,
-  AGENT_NAMES,
-  authorize,
-  block,
-  boot,
-  checkpoint,
-  checkpointNow,
-  CHILD_CONTRACT,
-  codeOf,
-  createWorld,
-  enrol,
-  expectRefused,
-  failureEvidence,
-  MEMBERS,
-  missionCreate,
-  offer,
-  openMission,
-  promote,
-  publish,
-  reach,
-  reachMission,
-  runningOf,
-  start,
-  wid,
-  type Who,
-  type World,
-} from './world.js'
+import { snapshotOf } from '@weft/testkit/archive'
+import { manifest } from '@weft/testkit/artifacts'
+import { childPayload, decision, SELECTION } from '@weft/testkit/documents'
+import { contextPackage } from './fixtures-missions.js'
+import { FULL_BUDGET } from './fixtures-work.js'
+import { agentCard, cast, contract, evidence, GROUP } from '@weft/testkit/fixtures'
+import { accept, AGENT_NAMES, authorize, block, boot, checkpoint, checkpointNow, CHILD_CONTRACT, codeOf, createWorld, enrol, expectRefused, failureEvidence, MEMBERS, missionCreate, offer, openMission, promote, publish, reach, reachMission, runningOf, start, wid, type Who, type World } from '@weft/testkit/world'
 
 type IssuerType = 'agent' | 'human' | 'service'
 /** The payload members that fence an owner Command (§11.3). */

@@ -6,7 +6,7 @@
  */
 import { sign } from '@weft/codec'
 import { ProtocolError } from '@weft/codec/errors'
-import type { Approval, CommandKind, CommandPayload, ContextPackage, Event, EventKind, WorkItem } from '@weft/spec'
+import type { CommandKind, CommandPayload, ContextPackage, Event, EventKind, WorkItem } from '@weft/spec'
 import { validators } from '@weft/validators'
 import { eventPayloads } from '@weft/validators/payloads'
 import { expect } from 'vitest'
@@ -18,8 +18,10 @@ import { policyHandlers, policyReducers } from '../src/domain/policy.js'
 import type { CommandOf, HandlerFor } from '../src/commit/handler.js'
 import type { AuthorityState, GroupState, WorkItemRecord } from '../src/model.js'
 import type { ReducerTable } from '../src/commit/transact.js'
-import { hashOf, manifest, seedActiveItem } from './fixtures-artifacts.js'
-import { agentCard, cast, command, counterIds, run, T0, testClock, type Cast, type TestClock } from './fixtures.js'
+import { hashOf, manifest, seedActiveItem } from '@weft/testkit/artifacts'
+import { agentCard, cast, command, counterIds, T0, testClock, type Cast, type TestClock } from '@weft/testkit/fixtures'
+import { missionPayload } from '@weft/testkit/documents'
+import { run } from './fixtures-state.js'
 
 /** The handlers under test, by kind. */
 export const domainHandlers = { ...organizationHandlers, ...missionHandlers, ...membershipHandlers, ...messageHandlers, ...policyHandlers }
@@ -118,32 +120,6 @@ export function publish(group: GroupState, workItemId: string, content: string):
   return artifact.contentHash
 }
 
-let approvalCount = 0
-
-/** The MissionOwner's signed decision on the Group's pending submission; `overrides` replace fields before signing. */
-export function decision(group: GroupState, by: Cast, verdict: Approval['decision'], overrides: Partial<Approval> = {}): Approval {
-  const submission = group.submission
-  return sign(
-    'approval',
-    {
-      approvalId: `urn:weft:test:approval:${++approvalCount}`,
-      kind: group.mission.parent === undefined ? 'mission_final' : 'child_mission',
-      decision: verdict,
-      missionId: group.missionId,
-      groupId: group.groupId,
-      missionRevision: submission?.missionRevision ?? group.mission.revision,
-      artifactHashes: [...(submission?.artifactHashes ?? [])],
-      acceptancePolicyVersion: '1.0.0',
-      approver: by.actor,
-      comments: verdict === 'approved' ? 'Looks right.' : 'Needs another pass.',
-      conditions: [],
-      occurredAt: '2026-07-15T00:00:00Z',
-      ...overrides,
-    },
-    by.key,
-  ) as unknown as Approval
-}
-
 /** A Context Package of `group` signed by `by`; `overrides` replace fields before signing. */
 export function contextPackage(group: GroupState, by: Cast = cast.coordinator, overrides: Partial<ContextPackage> = {}): ContextPackage {
   return sign(
@@ -178,42 +154,9 @@ export function boot(state: AuthorityState): void {
   }
 }
 
-/** A `mission.create` payload for `missionId`, coordinated by `cast.coordinator`; `overrides` replace fields. */
-export function missionPayload(missionId: string, overrides: Partial<CommandPayload<'mission.create'>> = {}): CommandPayload<'mission.create'> {
-  return {
-    missionId,
-    title: 'Planning',
-    objective: 'Ship the feature.',
-    definitionOfDone: [{ criterionId: 'shipped', description: 'It ships.', evidenceRequired: ['human_review'] }],
-    deadline: '2026-09-01T00:00:00Z',
-    budget: { currency: 'USD', financialLimit: 1000, modelTokenLimit: 1_000_000, toolCallLimit: 10_000 },
-    approvalPolicy: { finalHumanApproval: true, highRiskExecutionApproval: true },
-    coordinatorAgentId: cast.coordinator.actor.id,
-    coordinatorLeaseSeconds: 86_400,
-    ...overrides,
-  }
-}
-
 /** Opens root Mission `name` (Group `urn:weft:test:group:<name>`) owned by `cast.owner` and returns its Group. */
 export function openMission(state: AuthorityState, name: string, overrides: Partial<CommandPayload<'mission.create'>> = {}): GroupState {
   const groupId = `urn:weft:test:group:${name}`
   exec(state, 'mission.create', missionPayload(`urn:weft:test:mission:${name}`, overrides), cast.owner, { envelope: { groupId } })
   return state.groups.get(groupId)!
-}
-
-/** A `mission.create_child` payload promoting `parentWorkItemId` to child `name`, coordinated by `coordinator`. */
-export function childPayload(parentWorkItemId: string, name: string, coordinator: Cast = cast.worker2, overrides: Partial<CommandPayload<'mission.create_child'>> = {}): CommandPayload<'mission.create_child'> {
-  const { missionId: _missionId, budget: _budget, ...base } = missionPayload(name)
-  return {
-    ...base,
-    parentWorkItemId,
-    childMissionId: `urn:weft:test:mission:${name}`,
-    childGroupId: `urn:weft:test:group:${name}`,
-    deadline: '2026-07-31T00:00:00Z',
-    budget: { currency: 'USD', financialLimit: 5, modelTokenLimit: 5000, toolCallLimit: 20 },
-    approvalPolicy: { finalHumanApproval: false, highRiskExecutionApproval: true },
-    coordinatorAgentId: coordinator.actor.id,
-    childFailurePolicy: 'block_parent_work_item',
-    ...overrides,
-  }
 }

@@ -4,7 +4,6 @@
  * Coordinator lease, and misbehave on purpose), an Authority over it on a test clock, and helpers
  * that sign Commands to bytes.
  */
-import { ProtocolError } from '@weft/codec'
 import type { CommandKind, Membership } from '@weft/spec'
 import type { CommandHandlers } from '../src/gen/handlers.js'
 import type { EventReducers } from '../src/gen/reducers.js'
@@ -12,7 +11,8 @@ import { draft, reject, requireGroup, type CommandOf, type HandlerFor, type Redu
 import { actorKey, emptyState, type GroupState } from '../src/model.js'
 import { createPipeline, type Authority } from '../src/commit/pipeline.js'
 import type { AuthorityStore } from '../src/log/store.js'
-import { agentCard, cast, command, GROUP, MISSION, seedGroup, testClock, testRegistry, type Cast, type TestClock } from './fixtures.js'
+import { agentCard, cast, GROUP, MISSION, seededRandom, signed, testClock, testRegistry, type Cast, type TestClock } from '@weft/testkit/fixtures'
+import { seedGroup } from './fixtures-state.js'
 
 /** The agents the bootstrap registers and opens a session for. */
 export const AGENTS = [cast.coordinator, cast.worker1, cast.worker2, cast.worker3, cast.reviewer] as const
@@ -123,19 +123,6 @@ export const testReducers: EventReducers = complete<EventReducers>(partialReduce
   throw new Error(`no test reducer for ${kind}`)
 }) as ReducerFor<never>)
 
-/** A seeded random source (a linear congruential generator), so Event IDs repeat run to run. */
-export function seededRandom(seed = 1): (n: number) => Uint8Array {
-  let x = seed >>> 0
-  return (n) => {
-    const bytes = new Uint8Array(n)
-    for (let i = 0; i < n; i++) {
-      x = (Math.imul(x, 1103515245) + 12345) >>> 0
-      bytes[i] = x >>> 24
-    }
-    return bytes
-  }
-}
-
 /** An Authority over the test tables, on `clock`, with `cast.controlPlane` as the control plane. */
 export function testAuthority(clock: TestClock = testClock(), options: { maxCommandBytes?: number; store?: AuthorityStore; maxAuditEntries?: number } = {}): Authority {
   return createPipeline({
@@ -149,11 +136,6 @@ export function testAuthority(clock: TestClock = testClock(), options: { maxComm
     ...(options.store === undefined ? {} : { store: options.store }),
     ...(options.maxAuditEntries === undefined ? {} : { maxAuditEntries: options.maxAuditEntries }),
   })
-}
-
-/** A Command signed by `by` at the clock's time, as the JSON text a transport carries. */
-export function signed<K extends CommandKind>(kind: K, payload: CommandOf<K>['payload'], by: Cast, envelope: Parameters<typeof command<K>>[3], clock: TestClock): string {
-  return JSON.stringify(command(kind, payload, by, envelope, clock))
 }
 
 /** The envelope epochs of a Group member at Session / Membership Epoch 1 in {@link GROUP}. */
@@ -216,15 +198,4 @@ export async function started(): Promise<{ clock: TestClock; authority: Authorit
   const authority = testAuthority(clock)
   await bootstrap(authority, clock)
   return { clock, authority }
-}
-
-/** Awaits a refusal and returns its `ProtocolError` (fails when the promise resolves or rejects with anything else). */
-export async function refusal(promise: Promise<unknown>): Promise<ProtocolError> {
-  const outcome = await promise.then(
-    (value) => ({ value }),
-    (error: unknown) => ({ error }),
-  )
-  if (!('error' in outcome)) throw new Error(`expected a refusal, got ${JSON.stringify(outcome.value).slice(0, 200)}`)
-  if (!(outcome.error instanceof ProtocolError)) throw new Error(`expected a ProtocolError, got ${String(outcome.error)}`)
-  return outcome.error
 }

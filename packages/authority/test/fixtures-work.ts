@@ -6,7 +6,7 @@
  */
 import { sha256Tagged, utf8Encode } from '@weft/codec'
 import { ProtocolError } from '@weft/codec/errors'
-import type { Artifact, DelegationGrant, Event, EventKind, SelectionBasis, WorkContract } from '@weft/spec'
+import type { Artifact, DelegationGrant, Event, EventKind, WorkContract } from '@weft/spec'
 import { validators } from '@weft/validators'
 import { eventPayloads } from '@weft/validators/payloads'
 import { expect } from 'vitest'
@@ -14,7 +14,9 @@ import { workHandlers, workReducers, type WorkCommandKind } from '../src/domain/
 import type { CommandOf, HandlerFor, ReducerFor } from '../src/commit/handler.js'
 import { actorKey, emptyState, type AuthorityState, type GroupState, type WorkItemRecord } from '../src/model.js'
 import type { ReducerTable } from '../src/commit/transact.js'
-import { CAPABILITY, cast, command, contract, counterIds, evidence, GROUP, memberDoc, run, seedGroup, T0, testClock, type Cast, type TestClock } from './fixtures.js'
+import { CAPABILITY, cast, command, contract, counterIds, evidence, GROUP, T0, testClock, type Cast, type TestClock } from '@weft/testkit/fixtures'
+import { SELECTION } from '@weft/testkit/documents'
+import { memberDoc, run, seedGroup } from './fixtures-state.js'
 
 /** A stand-in for the Membership domain's reducer: stores the Membership as the Event carries it. */
 const membershipChanged: ReducerFor<'membership.changed'> = (state, event) => {
@@ -103,17 +105,6 @@ export function item(w: World, id: string): WorkItemRecord {
   const record = w.group.workItems.get(id)
   if (record === undefined) throw new Error(`no WorkItem ${id}`)
   return record
-}
-
-/** A structured selection basis for the test capability (§10.3). */
-export const SELECTION: SelectionBasis = {
-  requiredCapabilities: [CAPABILITY],
-  verifiedMatches: [CAPABILITY],
-  authorizationEligible: true,
-  availabilityEstimate: T0,
-  expectedCost: 1,
-  reliabilityEvidence: [],
-  policyRulesApplied: ['weft.test.first-fit'],
 }
 
 /** Authorizes WorkItem `id` as the Coordinator. */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { validators } from '@weft/validators'
-import { agentCard, cast, contract, evidence, seedGroup, testRegistry } from './fixtures.js'
+import { agentCard, cast, contract, evidence, testRegistry } from '@weft/testkit/fixtures'
+import { seedGroup } from './fixtures-state.js'
 
 describe('test fixtures', () => {
   it('build documents the normative schemas accept and a Registry the codec accepts', () => {

@@ -5,8 +5,8 @@ import { describe, expect, it } from 'vitest'
 import { actorKey } from '../src/model.js'
 import type { Authority } from '../src/commit/pipeline.js'
 import { createMemoryStore } from '../src/log/store.js'
-import { cast, GROUP, testClock, type Cast, type TestClock } from './fixtures.js'
-import { AGENTS, bootstrap, inGroup, missionCreatePayload, refusal, signed, testAuthority, workerMembership } from './fixtures-pipeline.js'
+import { cast, GROUP, testClock, type Cast, type TestClock, refusal, signed } from '@weft/testkit/fixtures'
+import { AGENTS, bootstrap, inGroup, missionCreatePayload, testAuthority, workerMembership } from './fixtures-pipeline.js'
 
 /** Envelope epochs read from the Authority's current state, as a well-behaved client tracks them. */
 function current(authority: Authority, by: Cast, extra: Record<string, unknown> = {}): Record<string, unknown> {

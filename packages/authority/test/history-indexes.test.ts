@@ -1,6 +1,6 @@
 import type { Evidence, ResourceBudget } from '@weft/spec'
 import { describe, expect, it } from 'vitest'
-import { childrenOf } from '../src/domain/dag.js'
+import { childrenOf, setReservation } from '../src/domain/work-index.js'
 import { acceptEvidence } from '../src/domain/evidence.js'
 import { limitsOf, zeroUsage, type Usage } from '../src/domain/work-budget.js'
 import { reservedUnder } from '../src/domain/work-contract.js'
@@ -8,7 +8,8 @@ import { emptyState, type GroupState } from '../src/model.js'
 import { applyEvents, type ReducerTable } from '../src/commit/transact.js'
 import { seedItem } from './fixtures-missions.js'
 import { accept, authorize, exec, item, offer, reducers, start, submit, wid, world, type World } from './fixtures-work.js'
-import { cast, contract, evidence, seedGroup } from './fixtures.js'
+import { cast, contract, evidence } from '@weft/testkit/fixtures'
+import { seedGroup } from './fixtures-state.js'
 
 // The indexes that keep a Command's cost independent of the history (§12 budgets, §7.3 progress)
 // must always equal what a scan of the state gives, live and after a replay of the log.
@@ -63,12 +64,12 @@ describe('reservation sums per parent (§4.11, §12)', () => {
     for (const parent of [undefined, wid('parent')]) expect(indexed(group, parent)).toEqual(indexed(w.group, parent))
   })
 
-  it('count WorkItems stored without the reducers, and follow later writes to them', () => {
+  it('count WorkItems stored without the reducers, and follow later reservations of them', () => {
     const w = world()
     authorize(w, wid('first'))
     const seeded = seedItem(w.group, 'seeded', 'open')
     expect(indexed(w.group, undefined)).toEqual(scanned(w.group, undefined))
-    seeded.reservedBudget = budget(1)
+    setReservation(w.group, seeded, budget(1))
     expect(indexed(w.group, undefined)).toEqual(scanned(w.group, undefined))
     expect(indexed(w.group, undefined).toolCalls).toBe(limitsOf(item(w, wid('first')).reservedBudget).toolCalls! + 1)
   })
@@ -80,7 +81,7 @@ describe('child index (§4.11)', () => {
     expect([...childrenOf(w.group, wid('parent'))].map((r) => r.doc.workItemId)).toEqual([wid('a'), wid('b')])
     const late = seedItem(w.group, 'late', 'open')
     expect([...childrenOf(w.group, undefined)].map((r) => r.doc.workItemId)).toEqual([wid('parent'), wid('sibling'), late.doc.workItemId])
-    expect(childrenOf(w.group, wid('a')).size).toBe(0)
+    expect(childrenOf(w.group, wid('a'))).toHaveLength(0)
   })
 })
 

@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest'
 import type { Authority } from '../src/commit/pipeline.js'
-import { cast, command, GROUP, type TestClock } from './fixtures.js'
-import { inGroup, refusal, signed, started, workerMembership } from './fixtures-pipeline.js'
+import { cast, command, GROUP, type TestClock, refusal, signed } from '@weft/testkit/fixtures'
+import { inGroup, started, workerMembership } from './fixtures-pipeline.js'
 
 let clock: TestClock
 let authority: Authority

@@ -7,8 +7,8 @@ import { describe, expect, it } from 'vitest'
 import { closedLeasesOf } from '../src/domain/leases.js'
 import type { WorkItemRecord } from '../src/model.js'
 import { createMemoryStore } from '../src/log/store.js'
-import { cast, T0 } from './fixtures.js'
-import { accept, authorize, cancelWork, checkpoint, createWorld, offer, payloadOf, promote, reach, started, wid, type World } from './world.js'
+import { cast, T0 } from '@weft/testkit/fixtures'
+import { accept, authorize, cancelWork, checkpoint, createWorld, offer, payloadOf, promote, reach, started, wid, type World } from '@weft/testkit/world'
 
 /** The closed leases of `record` as `[leaseId, leaseType, state, closedAt, closureReason]`. */
 function closuresOf(record: WorkItemRecord | undefined): unknown[][] {

@@ -9,44 +9,11 @@ import { sign } from '@weft/codec'
 import type { GroupSnapshot } from '@weft/spec'
 import { describe, expect, it } from 'vitest'
 import { createMemoryStore, type AuthorityStore } from '../src/log/store.js'
-import { contextPackage, decision } from './fixtures-missions.js'
-import { FULL_BUDGET, SELECTION } from './fixtures-work.js'
-import { agentCard, cast, contract, evidence, GROUP } from './fixtures.js'
-import {
-  accept,
-  acceptResult,
-  approveMission,
-  authorize,
-  block,
-  boot,
-  cancelWork,
-  checkpoint,
-  CHILD_CONTRACT,
-  codeOf,
-  createWorld,
-  enrol,
-  expectIntegrity,
-  expectRefused,
-  failureEvidence,
-  grantExecution,
-  kinds,
-  missionCreate,
-  offer,
-  openMission,
-  payloadOf,
-  promote,
-  publish,
-  reach,
-  reachMission,
-  renew,
-  runningOf,
-  start,
-  started,
-  submit,
-  submitMission,
-  wid,
-  type World,
-} from './world.js'
+import { contextPackage } from './fixtures-missions.js'
+import { decision, SELECTION } from '@weft/testkit/documents'
+import { FULL_BUDGET } from './fixtures-work.js'
+import { agentCard, cast, contract, evidence, GROUP } from '@weft/testkit/fixtures'
+import { accept, acceptResult, approveMission, authorize, block, boot, cancelWork, checkpoint, CHILD_CONTRACT, codeOf, createWorld, enrol, expectIntegrity, expectRefused, failureEvidence, grantExecution, kinds, missionCreate, offer, openMission, payloadOf, promote, publish, reach, reachMission, renew, runningOf, start, started, submit, submitMission, wid, type World } from '@weft/testkit/world'
 
 /** The text content of a Message. */
 const text = (value: string) => [{ type: 'text' as const, text: value }]

@@ -11,8 +11,8 @@ import { createAuthority } from '../src/authority.js'
 import { aggregateKey, type GroupState } from '../src/model.js'
 import type { Authority } from '../src/commit/pipeline.js'
 import { aggregateIdOf } from '../src/commit/transact.js'
-import { cast, contract, evidence, GROUP, testClock, testRegistry, type Cast, type TestClock } from './fixtures.js'
-import { bootstrap, seededRandom, workerMembership } from './fixtures-pipeline.js'
+import { cast, contract, evidence, GROUP, testClock, testRegistry, type Cast, type TestClock, seededRandom } from '@weft/testkit/fixtures'
+import { bootstrap, workerMembership } from './fixtures-pipeline.js'
 
 /** The Workers of the model world. */
 export const WORKERS = [cast.worker1, cast.worker2, cast.worker3] as const
@@ -30,7 +30,7 @@ export type Outcome = { readonly receipt: Receipt } | { readonly error: Protocol
 /** A client of `who`; with a seed its Action IDs repeat run to run, without one they are random. */
 function clientFor(authority: Authority, clock: TestClock, who: Cast, seed?: number): Client {
   const random = seed === undefined ? {} : { random: seededRandom(seed) }
-  return createClient({ actor: who.actor, signingKey: who.key, transport: authority.connect(), groupId: GROUP, clock: () => clock.nowMs, ...random })
+  return createClient({ actor: who.actor, signingKey: who.key, transport: authority.connect(), groupId: GROUP, clock: { now: () => clock.nowMs }, ...random })
 }
 
 /**

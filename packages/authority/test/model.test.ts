@@ -16,9 +16,9 @@ import type { WorkItemEventType } from '@weft/spec/machines'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { aggregateKey } from '../src/model.js'
-import { cast, T0_MS, type Cast } from './fixtures.js'
-import { manifest } from './fixtures-artifacts.js'
-import { SELECTION } from './fixtures-work.js'
+import { cast, T0_MS, type Cast } from '@weft/testkit/fixtures'
+import { manifest } from '@weft/testkit/artifacts'
+import { SELECTION } from '@weft/testkit/documents'
 import {
   endItem,
   executionFaults,

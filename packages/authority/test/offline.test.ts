@@ -11,8 +11,8 @@ import { usageOf } from '../src/domain/work-budget.js'
 import type { OfflineBinding } from '../src/domain/offline.js'
 import type { Usage } from '../src/domain/work-budget.js'
 import { FOREIGN_EXTENSION, later, offlineBinding, offlineExtensions } from './fixtures-offline.js'
-import { cast } from './fixtures.js'
-import { accept, checkpointNow, expectIntegrity, expectRefused, kinds, offer, payloadOf, reach, runningOf, started, type World } from './world.js'
+import { cast } from '@weft/testkit/fixtures'
+import { accept, checkpointNow, expectIntegrity, expectRefused, kinds, offer, payloadOf, reach, runningOf, started, type World } from '@weft/testkit/world'
 
 const USAGE = { modelTokens: 120, toolCalls: 3, computeSeconds: 40 }
 

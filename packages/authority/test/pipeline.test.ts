@@ -3,8 +3,8 @@ import type { Event } from '@weft/spec'
 import { signedVerifier } from '@weft/validators/signed'
 import { beforeEach, describe, expect, it } from 'vitest'
 import type { Authority } from '../src/commit/pipeline.js'
-import { agentCard, cast, command, GROUP, testClock, testRegistry, type TestClock } from './fixtures.js'
-import { inGroup, missionCreatePayload, refusal, signed, started, testAuthority, workerMembership } from './fixtures-pipeline.js'
+import { agentCard, cast, command, GROUP, testClock, testRegistry, type TestClock, refusal, signed } from '@weft/testkit/fixtures'
+import { inGroup, missionCreatePayload, started, testAuthority, workerMembership } from './fixtures-pipeline.js'
 
 let clock: TestClock
 let authority: Authority

@@ -9,9 +9,9 @@ import { describe, expect, it } from 'vitest'
 import { createDelivery } from '../src/delivery/delivery.js'
 import { REDACTION_EXTENSION } from '../src/delivery/redaction.js'
 import { buildGroupSnapshot, signGroupSnapshot, verifyGroupSnapshot, verifySnapshotImage } from '../src/log/snapshots.js'
-import { compactHead, expectSigned, post, restart, retained, startedKept, type KeptWorld } from './fixtures-recovery.js'
-import { cast } from './fixtures.js'
-import { checkpoint, offer, reach, type World } from './world.js'
+import { compactHead, expectSigned, post, restart, retained, startedKept, type KeptWorld } from '@weft/testkit/recovery'
+import { cast } from '@weft/testkit/fixtures'
+import { checkpoint, offer, reach, type World } from '@weft/testkit/world'
 
 /** The same Commands for both twins: WorkItems in several states, Messages, a re-offer. */
 async function script(w: World, round: number): Promise<void> {

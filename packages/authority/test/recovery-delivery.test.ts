@@ -8,9 +8,9 @@ import { ProtocolError } from '@weft/codec'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { createDelivery, type DeliveryGroup, type Subscription } from '../src/delivery/delivery.js'
-import { compactHead, post, referenceRecipient, retained, startedKept, type KeptWorld } from './fixtures-recovery.js'
-import { cast } from './fixtures.js'
-import { enrol, MEMBERS, openMission, type World } from './world.js'
+import { compactHead, post, referenceRecipient, retained, startedKept, type KeptWorld } from '@weft/testkit/recovery'
+import { cast } from '@weft/testkit/fixtures'
+import { enrol, MEMBERS, openMission, type World } from '@weft/testkit/world'
 
 const TWO = 'urn:weft:test:group:two'
 const worker = cast.worker1.actor

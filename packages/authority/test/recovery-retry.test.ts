@@ -7,11 +7,10 @@
 import type { WorkContract } from '@weft/spec'
 import { describe, expect, it } from 'vitest'
 import { retryStatusOf } from '../src/domain/retry.js'
-import { refusal } from './fixtures-pipeline.js'
-import { ownerFails } from './fixtures-recovery.js'
-import { cast, contract } from './fixtures.js'
-import { accept, coordinatorOf, failWork, kinds, offer, ownerName, reach, runningOf, start, started, type World } from './world.js'
-import { SELECTION } from './fixtures-work.js'
+import { refusal, cast, contract } from '@weft/testkit/fixtures'
+import { ownerFails } from '@weft/testkit/recovery'
+import { accept, coordinatorOf, failWork, kinds, offer, ownerName, reach, runningOf, start, started, type World } from '@weft/testkit/world'
+import { SELECTION } from '@weft/testkit/documents'
 
 const TRANSIENT = { code: 'TRANSIENT', attempts: 1, stopped: 'retry-budget' }
 

@@ -6,15 +6,14 @@
  * HELLO is refused, and its WorkItems can be offered again at once. Nothing but the accepted
  * `agent_card_registered` Event carries the revocation, so a fold of the log gives the same state.
  */
-import { timestampOf } from '../src/clock.js'
+import { timestampOf } from '@weft/codec/time'
 import { createDelivery } from '../src/delivery/delivery.js'
 import { deliveryFeed } from '../src/delivery/feed.js'
 import { connectWebSocket } from '@weft/client/wire'
 import type { PublicKey } from '@weft/spec'
 import { afterEach, describe, expect, it } from 'vitest'
-import { agentCard, cast, T0_MS } from './fixtures.js'
-import { refusal } from './fixtures-pipeline.js'
-import { accept, codeOf, expectIntegrity, expectRefused, offer, payloadOf, reach, renew, start, started, type Who, type World } from './world.js'
+import { agentCard, cast, T0_MS, refusal } from '@weft/testkit/fixtures'
+import { accept, codeOf, expectIntegrity, expectRefused, offer, payloadOf, reach, renew, start, started, type Who, type World } from '@weft/testkit/world'
 import { rawSocket, until, wireWorld, type WireWorld } from './wire-world.js'
 
 let world: WireWorld | undefined
@@ -170,7 +169,7 @@ describe('revocation on the WebSocket binding (§6.3, §17)', () => {
     expect(ended.error.message).toBe('The signed document could not be verified.')
     expect(await raw.closed).toBe(4409)
     expect(await other.barrier()).toEqual([])
-    const refused = await connectWebSocket({ url: world.server.url, actor: cast.worker1.actor, signingKey: cast.worker1.key, clock: () => world!.w.clock.nowMs, heartbeatMs: 0, reconnect: false }).then(
+    const refused = await connectWebSocket({ url: world.server.url, actor: cast.worker1.actor, signingKey: cast.worker1.key, clock: { now: () => world!.w.clock.nowMs }, heartbeatMs: 0, reconnect: false }).then(
       () => 'session opened',
       (e: { code?: string }) => e.code,
     )

@@ -12,28 +12,10 @@ import type { ErrorCode } from '@weft/codec'
 import type { ChildFailurePolicy } from '@weft/spec'
 import { describe, expect, it } from 'vitest'
 import type { AuthorityPolicy } from '../src/policy.js'
-import { contextPackage, decision } from './fixtures-missions.js'
-import { cast } from './fixtures.js'
-import {
-  approveMission,
-  CHILD_CONTRACT,
-  coordinatorOf,
-  expectRefused,
-  kinds,
-  missionCreate,
-  MISSION_ROW_CASES,
-  openMission,
-  ownerOf,
-  promote,
-  reach,
-  reachMission,
-  started,
-  submitMission,
-  type MissionReachable,
-  rowTests,
-  type RowCase,
-  type World,
-} from './world.js'
+import { contextPackage } from './fixtures-missions.js'
+import { decision } from '@weft/testkit/documents'
+import { cast } from '@weft/testkit/fixtures'
+import { approveMission, CHILD_CONTRACT, coordinatorOf, expectRefused, kinds, missionCreate, MISSION_ROW_CASES, openMission, ownerOf, promote, reach, reachMission, started, submitMission, type MissionReachable, rowTests, type RowCase, type World } from '@weft/testkit/world'
 
 /** What a step carries from its preparation to its Command. */
 interface Scratch {

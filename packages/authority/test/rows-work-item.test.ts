@@ -11,42 +11,9 @@ import type { Receipt } from '@weft/client'
 import type { ErrorCode } from '@weft/codec'
 import type { WorkContract } from '@weft/spec'
 import { describe, expect, it } from 'vitest'
-import { SELECTION } from './fixtures-work.js'
-import { cast, contract, evidence } from './fixtures.js'
-import {
-  accept,
-  acceptResult,
-  authorize,
-  block,
-  cancelWork,
-  checkpoint,
-  CHILD_CONTRACT,
-  coordinatorOf,
-  expectRefused,
-  failureEvidence,
-  failWork,
-  grantExecution,
-  kinds,
-  offer,
-  ownerName,
-  ownerOf,
-  promote,
-  publish,
-  reach,
-  reachMission,
-  approveMission,
-  renew,
-  runningOf,
-  start,
-  started,
-  submit,
-  wid,
-  WORK_ITEM_ROW_CASES,
-  type Reachable,
-  rowTests,
-  type RowCase,
-  type World,
-} from './world.js'
+import { SELECTION } from '@weft/testkit/documents'
+import { cast, contract, evidence } from '@weft/testkit/fixtures'
+import { accept, acceptResult, authorize, block, cancelWork, checkpoint, CHILD_CONTRACT, coordinatorOf, expectRefused, failureEvidence, failWork, grantExecution, kinds, offer, ownerName, ownerOf, promote, publish, reach, reachMission, approveMission, renew, runningOf, start, started, submit, wid, WORK_ITEM_ROW_CASES, type Reachable, rowTests, type RowCase, type World } from '@weft/testkit/world'
 
 /** What a step carries from its preparation to its Command. */
 interface Scratch {

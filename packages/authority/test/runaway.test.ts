@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { ProtocolError } from '@weft/codec'
-import { cast, contract } from './fixtures.js'
-import { childPayload } from './fixtures-missions.js'
-import { refusal } from './fixtures-pipeline.js'
-import { accept, authorize, CHILD_CONTRACT, codeOf, coordinatorOf, expectRefused, offer, promote, started, wid, type World } from './world.js'
+import { cast, contract, refusal } from '@weft/testkit/fixtures'
+import { childPayload } from '@weft/testkit/documents'
+import { accept, authorize, CHILD_CONTRACT, codeOf, coordinatorOf, expectRefused, offer, promote, started, wid, type World } from '@weft/testkit/world'
 
 const text = (t: string) => [{ type: 'text' as const, text: t }]
 

@@ -7,7 +7,7 @@ import { createClient } from '@weft/client'
 import { TransportUnavailableError } from '@weft/client/wire'
 import { ProtocolError, signingHash } from '@weft/codec'
 import { afterEach, describe, expect, it } from 'vitest'
-import { cast } from './fixtures.js'
+import { cast } from '@weft/testkit/fixtures'
 import { dropAgent, rejection, until, wireWorld, type WireWorld } from './wire-world.js'
 
 let world: WireWorld | undefined
@@ -46,7 +46,7 @@ describe('a COMMAND frame', () => {
     expect((refused as ProtocolError).relatedActionId).toBe(built.command.actionId)
     expect((refused as ProtocolError).relatedFrameId).toMatch(/^urn:weft:frame:/)
     // Another Agent's Command on this Agent's connection is refused, not relayed (§17.1).
-    const other = createClient({ actor: cast.worker2.actor, signingKey: cast.worker2.key, transport: conn.transport, groupId: world.w.groupId, clock: () => world!.w.clock.nowMs })
+    const other = createClient({ actor: cast.worker2.actor, signingKey: cast.worker2.key, transport: conn.transport, groupId: world.w.groupId, clock: { now: () => world!.w.clock.nowMs } })
     other.epochs.setSession(1)
     other.epochs.setMembership(world.w.groupId, 1)
     expect(await rejection(other.messagePost(message(world)))).toMatchObject({ code: 'AUTH_FORBIDDEN' })

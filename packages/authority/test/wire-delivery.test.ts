@@ -8,8 +8,8 @@ import type { ProtocolError } from '@weft/codec'
 import type { Event, PresenceRecord } from '@weft/spec'
 import { validators } from '@weft/validators'
 import { afterEach, describe, expect, it } from 'vitest'
-import { compactHead, startedKept } from './fixtures-recovery.js'
-import { cast, GROUP } from './fixtures.js'
+import { compactHead, startedKept } from '@weft/testkit/recovery'
+import { cast, GROUP } from '@weft/testkit/fixtures'
 import { dropAgent, GROUP_TWO, oneTo, post, rawSocket, sequencesByGroup, until, wireWorld, withSecondGroup, type WireWorld } from './wire-world.js'
 
 let world: WireWorld | undefined

@@ -9,7 +9,7 @@ import { createWireServer } from '@weft/authority/wire'
 import type { WebSocketFrame } from '@weft/spec'
 import { afterEach, describe, expect, it } from 'vitest'
 import { DEFAULT_MAX_FRAMES_PER_SECOND } from '../src/wire/index.js'
-import { cast } from './fixtures.js'
+import { cast } from '@weft/testkit/fixtures'
 import { rawSocket, wireWorld, type RawSocket, type WireWorld } from './wire-world.js'
 
 let world: WireWorld | undefined

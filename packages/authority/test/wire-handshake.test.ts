@@ -7,10 +7,9 @@ import { connectWebSocket, helloTranscriptBytes, TransportUnavailableError } fro
 import { encodeBase64url, keyPairFromSeed, ProtocolError, UsageError } from '@weft/codec'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createWireServer } from '../src/wire/index.js'
-import { cast } from './fixtures.js'
-import { refusal } from './fixtures-pipeline.js'
+import { cast, refusal } from '@weft/testkit/fixtures'
 import { rawSocket, rejection, until, wireWorld, type WireWorld } from './wire-world.js'
-import { boot, createWorld } from './world.js'
+import { boot, createWorld } from '@weft/testkit/world'
 
 let world: WireWorld | undefined
 afterEach(async () => {
@@ -145,7 +144,7 @@ describe('Session Epoch fencing (§4.4, §6.3)', () => {
   it('fences a wire session when the control plane opens one in process', async () => {
     world = await wireWorld()
     const { conn } = await world.connect('worker2')
-    const control = createClient({ actor: cast.controlPlane.actor, signingKey: cast.controlPlane.key, transport: world.w.authority.connect(), clock: () => world!.w.clock.nowMs })
+    const control = createClient({ actor: cast.controlPlane.actor, signingKey: cast.controlPlane.key, transport: world.w.authority.connect(), clock: { now: () => world!.w.clock.nowMs } })
     await control.identitySessionOpen({ agentId: cast.worker2.actor.id })
     await until(conn, 'closed')
     await expect(conn.ping()).rejects.toMatchObject({ code: 'AUTH_STALE_SESSION' })

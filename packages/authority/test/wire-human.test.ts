@@ -12,8 +12,8 @@ import type { ErrorFrame, EventFrame, WebSocketFrame } from '@weft/spec'
 import { afterEach, describe, expect, it } from 'vitest'
 import { WebSocket } from 'ws'
 import type { HumanAdmission, HumanSessionGate, WireServerOptions } from '../src/wire/index.js'
-import { cast, type Cast } from './fixtures.js'
-import { started } from './world.js'
+import { cast, type Cast } from '@weft/testkit/fixtures'
+import { started } from '@weft/testkit/world'
 import { rawSocket, wireWorld, type RawSocket, type WireWorld } from './wire-world.js'
 
 const PATH = '/console/ws'
@@ -247,7 +247,7 @@ describe('a human session (§8, §15, §17)', () => {
     const { ww, gate } = await humanWorld()
     const { raw } = await openHuman(ww, signIn(ww, gate, cast.owner).token)
     const head = ww.w.group().head
-    const stranger = createClient({ actor: STRANGER.actor, signingKey: STRANGER.key, transport: { submit: () => Promise.reject(new Error('not sent')) }, groupId: ww.w.groupId, clock: () => ww.w.clock.nowMs })
+    const stranger = createClient({ actor: STRANGER.actor, signingKey: STRANGER.key, transport: { submit: () => Promise.reject(new Error('not sent')) }, groupId: ww.w.groupId, clock: { now: () => ww.w.clock.nowMs } })
     stranger.epochs.setMembership(ww.w.groupId, 1)
     const others = [
       ww.w.as.worker1.build('message.post', message(ww)),

@@ -6,8 +6,7 @@
  */
 import { createClient } from '@weft/client'
 import { afterEach, describe, expect, it } from 'vitest'
-import { cast, GROUP } from './fixtures.js'
-import { seededRandom } from './fixtures-pipeline.js'
+import { cast, GROUP, seededRandom } from '@weft/testkit/fixtures'
 import type { WireServerOptions } from '../src/wire/index.js'
 import { rawSocket, wireWorld, type RawSocket, type WireWorld } from './wire-world.js'
 
@@ -34,7 +33,7 @@ async function session(server: Partial<WireServerOptions> = {}): Promise<Session
   const raw = await rawSocket(ww.server.url)
   const accept = await raw.hello('worker1')
   if (accept.frameType !== 'HELLO' || accept.phase !== 'server_accept') throw new Error(`no session: ${JSON.stringify(accept)}`)
-  const client = createClient({ actor: cast.worker1.actor, signingKey: cast.worker1.key, transport: { submit: () => Promise.reject(new Error('unused')) }, groupId: GROUP, clock: () => ww.w.clock.nowMs, random: seededRandom(3) })
+  const client = createClient({ actor: cast.worker1.actor, signingKey: cast.worker1.key, transport: { submit: () => Promise.reject(new Error('unused')) }, groupId: GROUP, clock: { now: () => ww.w.clock.nowMs }, random: seededRandom(3) })
   client.epochs.setSession(accept.sessionEpoch)
   client.observe(ww.w.authority.events(GROUP))
   const conversationId = ww.w.group().group.mainConversationId

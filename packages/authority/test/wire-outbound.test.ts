@@ -14,9 +14,9 @@ import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { Delivery } from '../src/delivery/delivery.js'
 import { createDelivery } from '../src/delivery/delivery.js'
 import type { WireLogEntry } from '../src/wire/index.js'
-import { cast, GROUP } from './fixtures.js'
+import { cast, GROUP } from '@weft/testkit/fixtures'
 import { GROUP_TWO, rawSocket, sequencesByGroup, wireWorld, withSecondGroup, type RawSocket, type WireWorld } from './wire-world.js'
-import { started, type World } from './world.js'
+import { started, type World } from '@weft/testkit/world'
 
 let world: WireWorld | undefined
 const sockets: RawSocket[] = []

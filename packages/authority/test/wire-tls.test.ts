@@ -5,7 +5,7 @@
 import { connect as tlsConnect } from 'node:tls'
 import { TransportUnavailableError } from '@weft/client/wire'
 import { afterEach, describe, expect, it } from 'vitest'
-import { cast, GROUP } from './fixtures.js'
+import { cast, GROUP } from '@weft/testkit/fixtures'
 import { TEST_TLS_CERT, TEST_TLS_KEY } from './fixtures-wire-tls.js'
 import { wireWorld, type WireWorld } from './wire-world.js'
 

@@ -11,9 +11,8 @@ import { expect } from 'vitest'
 import { WebSocket } from 'ws'
 import { createDelivery, type Delivery } from '../src/delivery/delivery.js'
 import { createWireServer, type WireServer, type WireServerOptions } from '../src/wire/index.js'
-import { cast } from './fixtures.js'
-import { seededRandom } from './fixtures-pipeline.js'
-import { enrol, MEMBERS, openMission, started, type Who, type World } from './world.js'
+import { cast, seededRandom } from '@weft/testkit/fixtures'
+import { enrol, MEMBERS, openMission, started, type Who, type World } from '@weft/testkit/world'
 
 /** A second Group, opened by {@link withSecondGroup}. */
 export const GROUP_TWO = 'urn:weft:test:group:two'
@@ -58,9 +57,9 @@ export async function wireWorld(options: { readonly server?: Partial<WireServerO
     delivery,
     async connect(who, extra = {}) {
       const { actor, key } = cast[who]
-      const conn = await connectWebSocket({ url: server.url, actor, signingKey: key, clock: () => w.clock.nowMs, random: seededRandom(seed++), heartbeatMs: 0, reconnect: { initialDelayMs: 5, maxDelayMs: 40 }, ...extra })
+      const conn = await connectWebSocket({ url: server.url, actor, signingKey: key, clock: { now: () => w.clock.nowMs }, random: seededRandom(seed++), heartbeatMs: 0, reconnect: { initialDelayMs: 5, maxDelayMs: 40 }, ...extra })
       opened.push(conn)
-      const client = createClient({ actor, signingKey: key, transport: conn.transport, groupId: w.groupId, clock: () => w.clock.nowMs, random: seededRandom(seed++) })
+      const client = createClient({ actor, signingKey: key, transport: conn.transport, groupId: w.groupId, clock: { now: () => w.clock.nowMs }, random: seededRandom(seed++) })
       // The client learns its Memberships from the logs (compacted parts included) and its Session Epoch from each handshake.
       for (const groupId of w.authority.state.groups.keys()) client.observe(w.authority.history(groupId, 0, Number.MAX_SAFE_INTEGER).events)
       client.epochs.setSession(conn.sessionEpoch())

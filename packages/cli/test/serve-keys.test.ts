@@ -50,7 +50,7 @@ afterAll(async () => {
 
 /** Submits `mission.create` for Mission `name` as `who`, its Command signed at `signedAt`; the §19 code of the refusal, or `accepted`. */
 async function createMission(who: Person, name: string, signedAt = Date.now()): Promise<string> {
-  const client = createClient({ actor: who.actor, signingKey: who.key, transport: controlTransport(server.controlUrl), groupId: groupOf(name), clock: () => signedAt })
+  const client = createClient({ actor: who.actor, signingKey: who.key, transport: controlTransport(server.controlUrl), groupId: groupOf(name), clock: { now: () => signedAt } })
   return client.missionCreate(missionPayload(name)).then(
     () => 'accepted',
     (e: unknown) => (e instanceof ProtocolError ? e.code : String(e)),

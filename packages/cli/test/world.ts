@@ -110,13 +110,13 @@ export async function testWorld(options: TestWorldOptions): Promise<TestWorld> {
   const backing = new Map<string, Uint8Array>()
   const blobs = createMemoryBlobStore({ backing })
   const transport = (): Transport => authority.connect()
-  const control = createClient({ actor: controlPlane.actor, signingKey: controlPlane.key, transport: transport(), clock: now, random: seededRandom(9, 'cp') })
+  const control = createClient({ actor: controlPlane.actor, signingKey: controlPlane.key, transport: transport(), clock: { now }, random: seededRandom(9, 'cp') })
   for (const [name, agent] of agents) {
     const capabilities = name.startsWith('atlas') ? [CAPABILITIES.coordinate] : name === 'rev' ? [CAPABILITIES.review] : [CAPABILITIES.implement]
     await control.registryAgentCardRegister({ card: agentCard(agent, { capabilities, maxConcurrency: 1, description: name }, owner.actor, registrar, new Date(START - 86_400_000).toISOString()) })
     await control.identitySessionOpen({ agentId: agent.actor.id })
   }
-  const missionOwner = createMissionOwner({ actor: owner.actor, signingKey: owner.key, transport: transport(), feed: deliveryFeed(delivery, owner.actor), decide: options.decide ?? approveAll(), clock: now, random: seededRandom(9, 'owner') })
+  const missionOwner = createMissionOwner({ actor: owner.actor, signingKey: owner.key, transport: transport(), feed: deliveryFeed(delivery, owner.actor), decide: options.decide ?? approveAll(), clock: { now }, random: seededRandom(9, 'owner') })
   await missionOwner.createMission(GROUP, {
     missionId: MISSION,
     title: 'Shop',
@@ -138,14 +138,14 @@ export async function testWorld(options: TestWorldOptions): Promise<TestWorld> {
       plan,
       directory: options.directory ?? DIRECTORY,
       blobs,
-      clock: now,
+      clock: { now },
       random: seededRandom(9, name),
       offerSeconds: options.offerSeconds ?? 300,
     })
   const workers = new Map<AgentName, Worker>()
   for (const [name, executor] of Object.entries(options.executors) as [AgentName, Executor][]) {
     const actor = { type: 'agent' as const, id: idOf(name) }
-    workers.set(name, createWorker({ actor, signingKey: agents.get(name)!.key, sessionEpoch: 1, transport: transport(), feed: deliveryFeed(delivery, actor), clock: now, random: seededRandom(9, name), slots: 1, executor, blobs }))
+    workers.set(name, createWorker({ actor, signingKey: agents.get(name)!.key, sessionEpoch: 1, transport: transport(), feed: deliveryFeed(delivery, actor), clock: { now }, random: seededRandom(9, name), slots: 1, executor, blobs }))
   }
   return { clock, authority, delivery, registry, blobs: backing, owner: missionOwner, coordinator: coordinatorFor('atlas'), workers, dead: new Set(), extra: [], coordinatorFor }
 }

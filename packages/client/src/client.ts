@@ -9,7 +9,7 @@ import type { Actor, CommandKind, CommandPayload, Event } from '@weft/spec'
 import { createEpochs, type Epochs, type EpochSetting } from './epochs.js'
 import { buildCommand, buildCommandAsync, signsAsynchronously, type BuiltCommand, type EnvelopeSource } from './envelope.js'
 import { bindBuilders, type CommandBuilders } from './gen/builders.js'
-import { systemRandom, type Clock, type RandomSource } from './ids.js'
+import { systemClock, systemRandom, type Clock, type RandomSource } from '@weft/codec/time'
 import type { CommandOptions, CommandSender, Receipt, Transport } from './sender.js'
 
 /** Options of {@link createClient}. */
@@ -27,7 +27,7 @@ export interface ClientOptions {
   readonly transport: Transport
   /** The Group Group-scoped Commands name when their options name none. */
   readonly groupId?: string
-  /** Milliseconds since the epoch for `issuedAt`; defaults to `Date.now`. */
+  /** The time for `issuedAt`, `{ now() }` in epoch milliseconds; defaults to the wall clock ({@link systemClock}). */
   readonly clock?: Clock
   /** Random bytes for Action and correlation IDs; defaults to WebCrypto's `getRandomValues` ({@link systemRandom}). */
   readonly random?: RandomSource
@@ -94,7 +94,7 @@ function checkOptions(options: ClientOptions): void {
   if (typeof signingKey?.keyId !== 'string' || typeof signingKey.pair?.sign !== 'function') throw new UsageError('createClient: signingKey must be { keyId, pair } with an Ed25519 key pair (synchronous, or asynchronous such as webCryptoKeyPair)')
   if (typeof transport?.submit !== 'function') throw new UsageError('createClient: transport must have a submit(command, bytes) method')
   if (groupId !== undefined && typeof groupId !== 'string') throw new UsageError('createClient: groupId must be a string')
-  if (clock !== undefined && typeof clock !== 'function') throw new UsageError('createClient: clock must be a function returning milliseconds')
+  if (clock !== undefined && typeof clock?.now !== 'function') throw new UsageError('createClient: clock must be { now(): number } returning epoch milliseconds')
   if (random !== undefined && typeof random !== 'function') throw new UsageError('createClient: random must be a function (size) => Uint8Array')
   if (options.epochs !== undefined && (typeof options.epochs !== 'object' || options.epochs === null)) throw new UsageError('createClient: epochs must be { session?, groupId?, membership?, coordinator? } or a list of them')
 }
@@ -121,7 +121,7 @@ export function createClient(options: ClientOptions): Client {
     actor,
     epochs,
     signingKey: options.signingKey,
-    clock: options.clock ?? Date.now,
+    clock: options.clock ?? systemClock,
     random: options.random ?? systemRandom,
     transport: options.transport,
   }

@@ -7,7 +7,7 @@ import { sign, signAsync, type AsyncSigningKey, type SigningKey } from '@weft/co
 import { UsageError } from '@weft/codec/errors'
 import { commandInfo, type Actor, type Command, type CommandKind, type CommandPayload, type EpochName } from '@weft/spec'
 import type { Epochs } from './epochs.js'
-import { newUrnUuid, timestampOf, type Clock, type RandomSource } from './ids.js'
+import { newUrnUuid, timestampOf, type Clock, type RandomSource } from '@weft/codec/time'
 import type { CommandOptions } from './sender.js'
 
 /** A signed Command of kind `K`, as sent. */
@@ -155,7 +155,7 @@ function envelopeOf(source: EnvelopeSource, kind: CommandKind, payload: unknown,
       carried[`${epoch}Epoch`] = value
     }
   }
-  const issuedAt = options.issuedAt ?? timestampOf(source.clock())
+  const issuedAt = options.issuedAt ?? timestampOf(source.clock.now())
   // Envelope members in the order of command.schema.json; absent options stay absent (never `undefined`).
   return {
     protocolVersion: '0.1',

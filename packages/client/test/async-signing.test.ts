@@ -26,7 +26,7 @@ const post = { messageId: 'urn:weft:client-test:message:1', conversationId: 'urn
 function source(signingKey: SigningKey | AsyncSigningKey): EnvelopeSource {
   const epochs = createEpochs(cast.owner.actor)
   epochs.setMembership(GROUP, 3)
-  return { actor: cast.owner.actor, groupId: GROUP, epochs, signingKey, clock: () => T0_MS, random: counterRandom() }
+  return { actor: cast.owner.actor, groupId: GROUP, epochs, signingKey, clock: { now: () => T0_MS }, random: counterRandom() }
 }
 
 describe('building with an asynchronous key', () => {
@@ -56,7 +56,7 @@ describe('building with an asynchronous key', () => {
 
   it('client.send and the typed builders sign with the async key; the Authority verifies the Command (§6.4)', async () => {
     const authority = fakeAuthority(() => [{ kind: 'message.posted', payload: {} }])
-    const owner = createClient({ actor: cast.owner.actor, signingKey: await webKey('owner'), transport: authority.transport, groupId: GROUP, clock: () => T0_MS, random: counterRandom() })
+    const owner = createClient({ actor: cast.owner.actor, signingKey: await webKey('owner'), transport: authority.transport, groupId: GROUP, clock: { now: () => T0_MS }, random: counterRandom() })
     owner.epochs.setMembership(GROUP, 3)
     const receipt = await owner.messagePost(post)
     const built = await owner.buildAsync('message.post', post)
@@ -79,7 +79,7 @@ describe('building with an asynchronous key', () => {
       },
     }
     const authority = fakeAuthority(() => [{ kind: 'message.posted', payload: {} }])
-    const owner = createClient({ actor: cast.owner.actor, signingKey: sneaky, transport: authority.transport, groupId: GROUP, clock: () => T0_MS, random: counterRandom() })
+    const owner = createClient({ actor: cast.owner.actor, signingKey: sneaky, transport: authority.transport, groupId: GROUP, clock: { now: () => T0_MS }, random: counterRandom() })
     owner.epochs.setMembership(GROUP, 3)
     await owner.messagePost(post)
     // One signature wasted finding out, one for the Command; afterwards it is known to be asynchronous.

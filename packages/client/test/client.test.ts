@@ -123,6 +123,8 @@ describe('send and resend', () => {
     expect(() => createClient({ ...good, signingKey: {} as never })).toThrow(UsageError)
     expect(() => createClient({ ...good, transport: {} as never })).toThrow(UsageError)
     expect(() => createClient({ ...good, clock: 5 as never })).toThrow(UsageError)
+    // The clock is { now() }, as every Weft factory takes it; a bare function is refused, not called.
+    expect(() => createClient({ ...good, clock: (() => 0) as never })).toThrow(/clock must be \{ now\(\): number \}/)
   })
 })
 

@@ -140,7 +140,7 @@ export function fakeAuthority(respond: Respond = () => []) {
 
 /** A client for `who` on `transport` at the fixed test time with seeded IDs; default Group {@link GROUP}, `null` for none. */
 export function clientOf(who: Principal, transport: Transport, groupId: string | null = GROUP): Client {
-  return createClient({ actor: who.actor, signingKey: who.key, transport, ...(groupId !== null && { groupId }), clock: () => T0_MS, random: counterRandom() })
+  return createClient({ actor: who.actor, signingKey: who.key, transport, ...(groupId !== null && { groupId }), clock: { now: () => T0_MS }, random: counterRandom() })
 }
 
 /** The parsed body of the last submission. */

@@ -22,7 +22,7 @@ afterEach(async () => {
 
 async function start(fake: FakeServerOptions = {}, options: Partial<WebSocketOptions> = {}): Promise<{ fake: Fake; conn: WebSocketConnection }> {
   server = await fakeServer(fake)
-  conn = await connectWebSocket({ url: server.url, actor: cast.worker.actor, signingKey: cast.worker.key, clock: () => T0_MS, random: counterRandom(), heartbeatMs: 0, reconnect: { initialDelayMs: 2, maxDelayMs: 20 }, ...options })
+  conn = await connectWebSocket({ url: server.url, actor: cast.worker.actor, signingKey: cast.worker.key, clock: { now: () => T0_MS }, random: counterRandom(), heartbeatMs: 0, reconnect: { initialDelayMs: 2, maxDelayMs: 20 }, ...options })
   return { fake: server, conn }
 }
 

@@ -124,7 +124,7 @@ function ticketing(tickets: readonly string[]) {
 async function open(tickets: readonly string[], options: Partial<WebSocketOptions> = {}): Promise<{ server: Server; conn: WebSocketConnection; asked: () => number }> {
   server = await sessionServer(new Set(['ticket-1', 'ticket-2']))
   const { session, asked } = ticketing(tickets)
-  conn = await connectWebSocket({ url: server.url, actor: cast.owner.actor, session, clock: () => T0_MS, heartbeatMs: 0, reconnect: { initialDelayMs: 2, maxDelayMs: 20 }, ...options })
+  conn = await connectWebSocket({ url: server.url, actor: cast.owner.actor, session, clock: { now: () => T0_MS }, heartbeatMs: 0, reconnect: { initialDelayMs: 2, maxDelayMs: 20 }, ...options })
   return { server, conn, asked }
 }
 
@@ -264,7 +264,7 @@ describe("a human's Commands and reads over the session", () => {
   it('carry the Membership Epoch and no Session Epoch (§6.3, §15.1); receipts arrive as for Agents', async () => {
     const { server, conn } = await open(['ticket-1'])
     const pair = await webCryptoKeyPair(new Uint8Array(32).fill(11), cast.owner.key.pair.publicKey)
-    const owner = createClient({ actor: cast.owner.actor, signingKey: { keyId: cast.owner.key.keyId, pair }, transport: conn.transport, groupId: GROUP, clock: () => T0_MS })
+    const owner = createClient({ actor: cast.owner.actor, signingKey: { keyId: cast.owner.key.keyId, pair }, transport: conn.transport, groupId: GROUP, clock: { now: () => T0_MS } })
     const created = await owner.missionCreate({} as never)
     // The client learned its Membership Epoch from the mission.created receipt.
     expect(created.events.map((e) => e.kind)).toEqual(['mission.created'])
@@ -280,7 +280,7 @@ describe("a human's Commands and reads over the session", () => {
 
   it("rejects a refused Command with the ERROR frame's ProtocolError", async () => {
     const { conn } = await open(['ticket-1'])
-    const owner = createClient({ actor: cast.owner.actor, signingKey: cast.controlPlane.key, transport: conn.transport, groupId: GROUP, clock: () => T0_MS })
+    const owner = createClient({ actor: cast.owner.actor, signingKey: cast.controlPlane.key, transport: conn.transport, groupId: GROUP, clock: { now: () => T0_MS } })
     owner.epochs.setMembership(GROUP, 1)
     // Signed with a key the Registry binds to another Principal: the Authority refuses it (§6.4).
     const refused = (await owner.messagePost(post).catch((e: unknown) => e)) as ProtocolError

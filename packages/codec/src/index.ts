@@ -23,12 +23,19 @@ export { isAbsoluteUri, isProtocolTimestamp, isSha256, isCanonicalBase64url, dur
 export { parseTimestamp, compareTimestamps, withinInterval } from './timestamp.js'
 export type { ProtocolTimestamp } from './timestamp.js'
 
+// Time and randomness: the injected Clock and RandomSource, RFC 3339 UTC times and urn:uuid IDs.
+export { systemClock, systemRandom, timestampOf, parseInstant, isoTimeOfDay, newUrnUuid, uuidSource } from './time.js'
+export type { Clock, RandomSource } from './time.js'
+
 // Bytes, strict JSON (stage 1) and JCS (stage 5).
 export { encodeBase64url, decodeBase64url, sha256, sha256Tagged, utf8Encode } from './bytes.js'
 export { parseStrictJson, parseStrictJsonOrThrow, DEFAULT_MAX_JSON_BYTES, DEFAULT_MAX_JSON_DEPTH } from './json.js'
 export type { JsonValue, StrictJsonOptions, StrictJsonFailure, StrictJsonResult } from './json.js'
 export { canonicalize, canonicalizeOrThrow, MAX_JCS_DEPTH } from './jcs.js'
 export type { JcsFailure, JcsResult } from './jcs.js'
+// Frozen JSON (§4.6): deep-frozen values inside the JCS data model, and their RFC 8785 text without a second canonicalization.
+export { deepFreeze, frozenJson, freezeMembers, jcsFormOf, canonicalBytes } from './frozen.js'
+export type { JcsForm } from './frozen.js'
 
 // Signed documents (§6.4): the six stages, signing, and the signing hash.
 export {

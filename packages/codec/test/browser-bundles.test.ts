@@ -12,7 +12,7 @@
 import { build } from 'esbuild'
 import { describe, expect, it } from 'vitest'
 
-const ENTRIES = ['@weft/codec', '@weft/codec/json', '@weft/codec/formats', '@weft/codec/errors', '@weft/validators', '@weft/validators/payloads', '@weft/validators/signed']
+const ENTRIES = ['@weft/codec', '@weft/codec/json', '@weft/codec/formats', '@weft/codec/errors', '@weft/codec/time', '@weft/validators', '@weft/validators/payloads', '@weft/validators/signed']
 
 async function bundle(entry: string, platform: 'browser' | 'node'): Promise<string> {
   const result = await build({

@@ -5,9 +5,8 @@
  */
 import type { Receipt } from '@weft/client'
 import { afterEach, describe, expect, it } from 'vitest'
-import { signed } from '../../authority/test/fixtures-pipeline.js'
-import { agentCard, cast, GROUP, testRegistry } from '../../authority/test/fixtures.js'
-import { accept, authorize, CHILD_CONTRACT, promote, reach, wid } from '../../authority/test/world.js'
+import { signed, agentCard, cast, GROUP, testRegistry } from '@weft/testkit/fixtures'
+import { accept, authorize, CHILD_CONTRACT, promote, reach, wid } from '@weft/testkit/world'
 import { createPostgresAuthority, type PostgresAuthority, type PostgresAuthorityOptions } from '../src/index.js'
 import { closeAll, contiguous, freshSchema, logShape, openAuthority, pgUrl, post, rawClient, startedLog, testClock, twoAuthorities } from './pg-world.js'
 

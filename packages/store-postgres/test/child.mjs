@@ -6,7 +6,7 @@
 //   node --conditions=@weft/source --import tsx child.mjs <url> <schema> <tag> <count> [freezeAt]
 import { writeSync } from 'node:fs'
 import { createClient } from '@weft/client'
-import { cast, GROUP, testClock, testRegistry } from '../../authority/test/fixtures.ts'
+import { cast, GROUP, testClock, testRegistry } from '@weft/testkit/fixtures'
 import { createPostgresAuthority } from '../src/index.ts'
 
 const [url, schema, tag, count, freezeAt] = process.argv.slice(2)
@@ -21,7 +21,7 @@ const authority = await createPostgresAuthority({
 })
 const transport = { submit: (_command, bytes) => authority.submit(bytes) }
 const workers = ['worker1', 'worker2', 'worker3'].map((who) => {
-  const client = createClient({ actor: cast[who].actor, signingKey: cast[who].key, transport, groupId: GROUP, clock: () => clock.nowMs })
+  const client = createClient({ actor: cast[who].actor, signingKey: cast[who].key, transport, groupId: GROUP, clock: { now: () => clock.nowMs } })
   // The epochs the setup left, as a subscription would have delivered them.
   client.observe(authority.organizationEvents())
   client.observe(authority.events(GROUP))

@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
-import { GROUP } from '../../authority/test/fixtures.js'
+import { GROUP } from '@weft/testkit/fixtures'
 import { closeAll, contiguous, logShape, openAuthority, pgUrl, rawClient, startedLog, testClock, until } from './pg-world.js'
 
 const COMMANDS = Number(process.env['WEFT_PG_PROCESS_COMMANDS'] ?? 40)

@@ -7,7 +7,7 @@
 import { LogProofError } from '@weft/authority'
 import type { Event } from '@weft/spec'
 import { afterEach, describe, expect, it } from 'vitest'
-import { cast, GROUP, testRegistry } from '../../authority/test/fixtures.js'
+import { cast, GROUP, testRegistry } from '@weft/testkit/fixtures'
 import { provePostgresLog } from '../src/index.js'
 import { closeAll, openAuthority, pgUrl, post, rawClient, startedLog, testClock } from './pg-world.js'
 

@@ -8,7 +8,7 @@ import { ProtocolError, sha256Tagged, UsageError, utf8Encode } from '@weft/codec
 import type { Event, GroupSnapshot } from '@weft/spec'
 import { randomBytes } from 'node:crypto'
 import { afterEach, describe, expect, it } from 'vitest'
-import { cast, GROUP } from '../../authority/test/fixtures.js'
+import { cast, GROUP } from '@weft/testkit/fixtures'
 import { readPostgresLog, type PostgresAuthority, type PostgresLogEntry } from '../src/index.js'
 import { closeAll, openAuthority, pgUrl, post, rawClient, twoAuthorities, until } from './pg-world.js'
 

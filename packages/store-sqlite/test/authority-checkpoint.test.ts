@@ -6,13 +6,13 @@
 import { buildGroupSnapshot, createDelivery, signGroupSnapshot, type Authority, type AuthorityStore, type AuthorityWarning } from '@weft/authority'
 import Database from 'better-sqlite3'
 import { describe, expect, it } from 'vitest'
-import { countingFolds, expectSameFold, foldedWorld } from '../../authority/test/fixtures-checkpoint.js'
-import { compactHead } from '../../authority/test/fixtures-recovery.js'
-import { cast, GROUP } from '../../authority/test/fixtures.js'
-import { runningOf, type World } from '../../authority/test/world.js'
+import { countingFolds, expectSameFold, foldedWorld } from '@weft/testkit/checkpoint'
+import { compactHead } from '@weft/testkit/recovery'
+import { cast, GROUP } from '@weft/testkit/fixtures'
+import { runningOf, type World } from '@weft/testkit/world'
 import { openSqliteAuthorityStore } from '../src/index.js'
 import { tempFiles } from './files.js'
-import { post, restart as restartWorld, scenario } from './world-log.js'
+import { post, restart as restartWorld, scenario } from '@weft/testkit/store-log'
 
 const files = tempFiles('checkpoint')
 const file = (): string => files.path('authority.db')

@@ -14,11 +14,11 @@ import { sign } from '@weft/codec'
 import type { Event } from '@weft/spec'
 import Database from 'better-sqlite3'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { cast, GROUP } from '../../authority/test/fixtures.js'
-import { started, type World } from '../../authority/test/world.js'
+import { cast, GROUP } from '@weft/testkit/fixtures'
+import { started, type World } from '@weft/testkit/world'
 import { openSqliteAuthorityStore, type SqliteAuthorityStore } from '../src/index.js'
 import { tempFiles } from './files.js'
-import { post, restart } from './world-log.js'
+import { post, restart } from '@weft/testkit/store-log'
 
 const files = tempFiles('proof')
 const authority = { type: 'service', id: cast.authority.actor.id } as const

@@ -8,10 +8,10 @@ import { createDelivery } from '@weft/authority'
 import { ProtocolError, UsageError } from '@weft/codec'
 import Database from 'better-sqlite3'
 import { describe, expect, it } from 'vitest'
-import { cast, GROUP } from '../../authority/test/fixtures.js'
-import { reach } from '../../authority/test/world.js'
+import { cast, GROUP } from '@weft/testkit/fixtures'
+import { reach } from '@weft/testkit/world'
 import { openSqliteAuthorityStore, openSqliteWorkerStore } from '../src/index.js'
-import { post, restart, scenario } from './world-log.js'
+import { post, restart, scenario } from '@weft/testkit/store-log'
 import { tempFiles } from './files.js'
 
 const files = tempFiles('store')

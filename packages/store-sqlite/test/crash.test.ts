@@ -13,7 +13,7 @@ import Database from 'better-sqlite3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openSqliteAuthorityStore, type Synchronous } from '../src/index.js'
 import { runUntilKilled } from './files.js'
-import { scenarioLog } from './world-log.js'
+import { scenarioLog } from '@weft/testkit/store-log'
 
 const COMMITS = Number(process.env['WEFT_CRASH_COMMITS'] ?? 200)
 

@@ -8,7 +8,7 @@ import type { Event } from '@weft/spec'
 import Database from 'better-sqlite3'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { openSqliteAuthorityStore, openSqliteWorkerStore } from '../src/index.js'
-import { scenarioLog } from './world-log.js'
+import { scenarioLog } from '@weft/testkit/store-log'
 import { tempFiles } from './files.js'
 
 const files = tempFiles('worker')

@@ -60,7 +60,7 @@ function world(executor: (ctx: SlotContext) => Promise<never>) {
     tokenFor: (scope) => leases.push(scope.executionLeaseId),
     logger: (entry) => logs.push(entry),
     // The log's own clock: ten seconds per Event.
-    clock: () => T0_MS + log.events.length * 10_000,
+    clock: { now: () => T0_MS + log.events.length * 10_000 },
   })
   // §8: a Member of the Group (the fabricated log carries no Membership Event).
   worker.client.epochs.setMembership(log.groupId, 1)

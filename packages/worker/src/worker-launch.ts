@@ -60,7 +60,7 @@ function slotHost(parts: WorkerParts): SlotHost {
     blobs: options.blobs,
     artifactUri: options.artifactUri ?? ((hash) => `urn:weft:blob:${hash.slice('sha256:'.length)}`),
     tokenFor: (scope) => options.tokenFor?.(scope),
-    now: () => clock(),
+    now: () => clock.now(),
     newId: () => newUrnUuid(parts.random),
     build: (kind, payload, opts) => client.build(kind, payload, opts),
     submit: (built) => client.resend(built),
@@ -101,7 +101,7 @@ export function createLauncher(parts: WorkerParts, state: WorkerState, queue: Qu
   }
 
   function record(w: { readonly workItemId: string; readonly groupId: string }, outcome: RunRecord['outcome'], extra: { attempt?: number; code?: string } = {}): void {
-    runLog.push({ workItemId: w.workItemId, groupId: w.groupId, atMs: clock(), outcome, ...extra })
+    runLog.push({ workItemId: w.workItemId, groupId: w.groupId, atMs: clock.now(), outcome, ...extra })
   }
 
   function ended(slot: Slot, outcome: SlotOutcome): void {
@@ -109,13 +109,13 @@ export function createLauncher(parts: WorkerParts, state: WorkerState, queue: Qu
     running.delete(id)
     if (parts.stopped()) return
     scheduler.release(id)
-    if (outcome.kind === 'retry') backoff.set(id, clock() + outcome.delayMs)
+    if (outcome.kind === 'retry') backoff.set(id, clock.now() + outcome.delayMs)
     const extra = outcome.kind === 'retry' ? { attempt: outcome.attempt } : outcome.kind === 'lost' ? { code: outcome.error.code } : outcome.kind === 'failed' ? { code: outcome.failure.code } : {}
     record(slot.work, outcome.kind, extra)
     if (outcome.kind === 'lost') log({ level: 'warn', message: `lease lost: ${outcome.error.message}`, workItemId: id, code: outcome.error.code })
     // The item left its slot: what the log says about it now decides whether it queues again (§11.3 step 5).
     const w = projection.work(id)
-    if (w !== undefined) queue.resync(w, clock())
+    if (w !== undefined) queue.resync(w, clock.now())
     parts.wake()
   }
 
@@ -158,7 +158,7 @@ export function createLauncher(parts: WorkerParts, state: WorkerState, queue: Qu
       record(w, 'start_refused', { code: e.code })
       log({ level: 'warn', message: `start refused: ${e.message}`, workItemId: id, code: e.code })
       const now = projection.work(id)
-      if (now !== undefined && e.code === 'APPROVAL_REQUIRED') queue.resync(now, clock())
+      if (now !== undefined && e.code === 'APPROVAL_REQUIRED') queue.resync(now, clock.now())
       return
     }
     backoff.delete(id)

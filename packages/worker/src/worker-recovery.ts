@@ -20,7 +20,7 @@ export function offlineAwareTransport(transport: Transport, offline: OfflineBuff
         return await transport.submit(command, bytes)
       } catch (error) {
         if (isTransportUnavailable(error)) {
-          offline.markDisconnected(clock())
+          offline.markDisconnected(clock.now())
           wake()
         }
         throw error

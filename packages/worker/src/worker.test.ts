@@ -32,7 +32,7 @@ function options(overrides: Partial<WorkerOptions> = {}): WorkerOptions {
     executor: async () => {
       throw new Error('not run here')
     },
-    clock: () => Date.parse('2026-07-15T00:00:00.000Z'),
+    clock: { now: () => Date.parse('2026-07-15T00:00:00.000Z') },
     ...overrides,
   }
 }

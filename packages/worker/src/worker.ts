@@ -22,6 +22,7 @@
  * @module
  */
 import { ProtocolError, UsageError, type SigningKey } from '@weft/codec'
+import { systemClock } from '@weft/codec/time'
 import { createClient, systemRandom, type Client, type Clock, type EventFeed, type FeedSubscription, type RandomSource, type Transport } from '@weft/client'
 import type { ErrorCode, Event, EventPayload, OfferDeclineReason, ScheduleEstimate } from '@weft/spec'
 import { admissionLimits, expectedDuration, type AdmissionLimits } from './admission.js'
@@ -77,7 +78,7 @@ export interface WorkerOptions {
   readonly feed: EventFeed
   /** Local state (§11.1); default in memory. A store passed in is not closed by {@link Worker.stop}. */
   readonly store?: WorkerStore
-  /** Epoch ms; default `Date.now`. Every lease, back-off and estimate reads it. */
+  /** `{ now() }` in epoch ms; default the wall clock. Every lease, back-off and estimate reads it. */
   readonly clock?: Clock
   readonly random?: RandomSource
   /** Declared isolated execution slots: the Agent Card's maximum concurrency (§11.1). */
@@ -246,7 +247,7 @@ export function createWorker(options: WorkerOptions): Worker {
   checkOptions(options)
   const actor = Object.freeze({ type: 'agent' as const, id: options.actor.id })
   const self = actor.id
-  const clock = options.clock ?? Date.now
+  const clock = options.clock ?? systemClock
   const random = options.random ?? systemRandom
   const ownsStore = options.store === undefined
   const store = options.store ?? createMemoryWorkerStore()
@@ -343,7 +344,7 @@ export function createWorker(options: WorkerOptions): Worker {
   /** One round: reconcile, take in projection changes, decide offers, keep leases, preempt, fill, disclose. */
   async function round(): Promise<void> {
     if (stopped) return
-    let nowMs = clock()
+    let nowMs = clock.now()
     // §11.5: reconcile before any other Command.
     if (offline.offline) await reconnect(parts, state, queue, nowMs)
     queue.drain(nowMs)
@@ -353,7 +354,7 @@ export function createWorker(options: WorkerOptions): Worker {
       return
     }
     await offers.decide(nowMs)
-    nowMs = clock()
+    nowMs = clock.now()
     // §11.3: each running lease is checked and renewed at half its length. Inline, not a helper of
     // the launcher: an extra await would reorder the round against the executors running beside it.
     for (const r of [...running.values()]) {
@@ -363,7 +364,7 @@ export function createWorker(options: WorkerOptions): Worker {
     queue.drain(nowMs)
     launcher.preemptForUrgent()
     await launcher.fill(nowMs)
-    await offers.disclose(clock())
+    await offers.disclose(clock.now())
   }
 
   function tick(): Promise<void> {
@@ -405,7 +406,7 @@ export function createWorker(options: WorkerOptions): Worker {
         throw error
       }
       // Items folded before the join (a restart) belong to these Groups now.
-      queue.resyncAll(clock())
+      queue.resyncAll(clock.now())
       wake()
     },
     tick,

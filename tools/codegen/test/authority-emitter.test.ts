@@ -1,5 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { basename, join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -15,8 +14,11 @@ const byPath = new Map(generate(options).map((o) => [o.path, o.content]))
 const text = (name: string): string => byPath.get(`${OUT}/${name}`) ?? ''
 const lines = (name: string): string[] => text(name).split('\n')
 
-// The rules and transitions modules import nothing at run time but each other, so they run from a scratch folder.
-const scratch = mkdtempSync(join(tmpdir(), 'weft-authority-gen-'))
+// The rules and transitions modules import only each other and @weft/codec at run time, so they run from a
+// scratch folder below the workspace's node_modules, where @weft/codec resolves.
+const scratchRoot = join(root, 'node_modules', '.cache')
+mkdirSync(scratchRoot, { recursive: true })
+const scratch = mkdtempSync(join(scratchRoot, 'weft-authority-gen-'))
 for (const name of ['rules.ts', 'transitions.ts']) writeFileSync(join(scratch, name), text(name))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
 const load = async <T>(entry: string): Promise<T> => (await import(pathToFileURL(join(scratch, entry)).href)) as T

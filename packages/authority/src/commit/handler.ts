@@ -8,7 +8,7 @@
 import { ProtocolError } from '@weft/codec/errors'
 import type { ErrorCode } from '@weft/codec'
 import type { Command, CommandKind, CommandPayload, Event, EventKind, EventPayload } from '@weft/spec'
-import { timestampOf } from '../clock.js'
+import { timestampOf } from '@weft/codec/time'
 import type { ActorRef, AuthorityState, GroupState } from '../model.js'
 import type { AuthorityPolicy } from '../policy.js'
 

@@ -1,8 +1,8 @@
 // Signed Commands submitted together: their signatures are checked on the threadpool, while each
 // one's admission and commit still run alone, in submission order, at the time it was submitted.
 import { describe, expect, it } from 'vitest'
-import { agentCard, cast, GROUP, testClock, type TestClock } from '../../test/fixtures.js'
-import { AGENTS, bootstrapCommands, inGroup, signed, testAuthority, workerMembership } from '../../test/fixtures-pipeline.js'
+import { agentCard, cast, GROUP, testClock, type TestClock, signed } from '@weft/testkit/fixtures'
+import { AGENTS, bootstrapCommands, inGroup, testAuthority, workerMembership } from '../../test/fixtures-pipeline.js'
 import type { Authority } from './pipeline.js'
 
 /** What a caller and an auditor can see of a run: each outcome, the audit record, the log and the state. */

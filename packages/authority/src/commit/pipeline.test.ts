@@ -1,14 +1,14 @@
 import { signedVerifier } from '@weft/validators/signed'
 import { describe, expect, it } from 'vitest'
-import { cast, GROUP, testClock, testRegistry, type TestClock } from '../../test/fixtures.js'
-import { bootstrapCommands, inGroup, missionCreatePayload, seededRandom, signed, started, testHandlers, testReducers, workerMembership } from '../../test/fixtures-pipeline.js'
+import { cast, GROUP, testClock, testRegistry, type TestClock, seededRandom, signed } from '@weft/testkit/fixtures'
+import { bootstrapCommands, inGroup, missionCreatePayload, started, testHandlers, testReducers, workerMembership } from '../../test/fixtures-pipeline.js'
 import type { CommandHandlers } from '../gen/handlers.js'
 import { draft } from './handler.js'
-import { createPipeline, type Authority, type PipelineOptions } from './pipeline.js'
+import { createPipelineWith, REFERENCE_ENGINE, TUNED_ENGINE, type Authority, type CommitEngine, type PipelineOptions } from './pipeline.js'
 
-/** A pipeline over the test tables (or `handlers`) on `clock`, with `options`. */
-function testPipeline(clock: TestClock, options: Partial<PipelineOptions> = {}): Authority {
-  return createPipeline({
+/** A pipeline over the test tables (or `handlers`) on `clock`, with `options`, running the transaction steps of `engine`. */
+function testPipeline(clock: TestClock, options: Partial<PipelineOptions> = {}, engine: CommitEngine = TUNED_ENGINE): Authority {
+  return createPipelineWith({
     handlers: testHandlers,
     reducers: testReducers,
     registry: testRegistry(),
@@ -17,7 +17,7 @@ function testPipeline(clock: TestClock, options: Partial<PipelineOptions> = {}):
     random: seededRandom(),
     policy: { controlPlane: [cast.controlPlane.actor.id] },
     ...options,
-  })
+  }, engine)
 }
 
 describe('deferEventSignatures', () => {
@@ -89,5 +89,27 @@ describe('submitTrusted', () => {
     expect(held.scopes).toBe(cmd.payload.scopes)
     expect(Object.isFrozen(cmd.payload.scopes) && Object.isFrozen(cmd.payload.member)).toBe(true)
     expect(() => cmd.payload.scopes.push('group:admin')).toThrow(TypeError)
+  })
+})
+
+describe('differential: the tuned pipeline and the reference path', () => {
+  it('accepts and refuses the same Commands with byte-identical receipts, logs and state, eager or deferred', async () => {
+    for (const deferEventSignatures of [false, true]) {
+      const clock = testClock()
+      const open = (engine: CommitEngine): Authority => testPipeline(clock, { deferEventSignatures }, engine)
+      const [tuned, reference] = [open(TUNED_ENGINE), open(REFERENCE_ENGINE)]
+      // The bootstrap, a retry and a refusal, signed; then the bootstrap again on the trusted path.
+      const commands = bootstrapCommands(clock)
+      const outcome = async (authority: Authority, bytes: string): Promise<string> => JSON.stringify(await authority.submit(bytes).catch((error: Error) => error.message))
+      for (const bytes of [...commands, commands.at(-1)!, '{}']) expect(await outcome(tuned, bytes)).toBe(await outcome(reference, bytes))
+      const [tunedTrusted, referenceTrusted] = [open(TUNED_ENGINE), open(REFERENCE_ENGINE)]
+      const trusted = (authority: Authority, bytes: string): string => JSON.stringify(authority.submitTrusted(JSON.parse(bytes) as object))
+      for (const bytes of commands) expect(trusted(tunedTrusted, bytes)).toBe(trusted(referenceTrusted, bytes))
+      expect(tunedTrusted.state).toEqual(referenceTrusted.state)
+      const log = (authority: Authority): string => JSON.stringify([...authority.organizationEvents(), ...authority.events(GROUP)])
+      expect(log(tuned)).toBe(log(reference))
+      expect(tuned.state).toEqual(reference.state)
+      expect(tuned.replayState()).toEqual(tuned.state)
+    }
   })
 })

@@ -1,7 +1,7 @@
 import type { Event } from '@weft/spec'
 import { describe, expect, it } from 'vitest'
-import { cast } from '../../test/fixtures.js'
-import { started } from '../../test/world.js'
+import { cast } from '@weft/testkit/fixtures'
+import { started } from '@weft/testkit/world'
 import { createDelivery } from './delivery.js'
 import { deliveryFeed } from './feed.js'
 

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import type { Artifact } from '@weft/spec'
-import { cast, seedGroup } from '../../test/fixtures.js'
-import { EPOCH, hashOf, manifest, seedActiveItem } from '../../test/fixtures-artifacts.js'
+import { cast } from '@weft/testkit/fixtures'
+import { seedGroup } from '../../test/fixtures-state.js'
+import { EPOCH, hashOf, manifest, seedActiveItem } from '@weft/testkit/artifacts'
 import type { GroupState } from '../model.js'
 import { createProvenanceIndex } from './provenance.js'
 

@@ -18,10 +18,9 @@
  * folded state keep the original, which stays with the retained audit log (§7.4).
  * @module
  */
-import { sign, type SigningKey } from '@weft/codec'
+import { frozenJson, sign, type SigningKey } from '@weft/codec'
 import type { Event, Message } from '@weft/spec'
 import type { GroupState, MessageRecord } from '../model.js'
-import { frozenJson } from '../commit/transact.js'
 
 /** The Extension Profile ID a served tombstone carries on its envelope (noncritical). */
 export const REDACTION_EXTENSION = 'urn:weft:extension:redaction-tombstone'

@@ -1,7 +1,8 @@
 import type { DelegationGrant, ResourceBudget } from '@weft/spec'
 import { describe, expect, it } from 'vitest'
-import { cast, contract } from '../../test/fixtures.js'
-import { authorize, exec, FULL_BUDGET, item, refused, rejection, seedGrant, SELECTION, wid, world, type World } from '../../test/fixtures-work.js'
+import { cast, contract } from '@weft/testkit/fixtures'
+import { authorize, exec, FULL_BUDGET, item, refused, rejection, seedGrant, wid, world, type World } from '../../test/fixtures-work.js'
+import { SELECTION } from '@weft/testkit/documents'
 
 const GRANT = 'urn:weft:test:grant:1'
 const TINY_BUDGET = { currency: 'USD', financialLimit: 0.5, modelTokenLimit: 1, toolCallLimit: 1, computeSecondsLimit: 1, wallClockSecondsLimit: 1, externalSideEffectLimit: 0 }

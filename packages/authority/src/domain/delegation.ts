@@ -10,7 +10,7 @@ import { reject, type HandlerContext } from '../commit/handler.js'
 import { actorKey, type ActorRef, type GrantRecord, type GroupState } from '../model.js'
 import { LIMIT_KEY, limitOf, requireAllocation } from './work-budget.js'
 import { compareSemver } from './work-contract.js'
-import { parseInstant } from '../instants.js'
+import { parseInstant } from '@weft/codec/time'
 
 /** §9.1: a target root in one of these states immediately invalidates further use of its Grant. */
 const ROOT_STATES_ENDING_GRANT: readonly WorkItemState[] = ['failed', 'cancelled', 'verified']

@@ -7,7 +7,6 @@
 import type { Evidence, WorkContract } from '@weft/spec'
 import { reject, type HandlerContext } from '../commit/handler.js'
 import type { GroupState, WorkItemRecord } from '../model.js'
-import { foldTable } from '../log/checkpoint-tables.js'
 
 /**
  * Verifies each Evidence document (§6.4, through `ctx.verifyDocument`) and checks it is about this
@@ -80,32 +79,37 @@ export interface SubmissionFacts {
   readonly evidence: readonly Evidence[]
 }
 
-// The WorkItem document keeps only Evidence IDs; review needs the documents and the epoch, so the
-// `work.submitted` reducer files them here, keyed by the record (a fold of the log like the rest).
-const submissions = foldTable<WorkItemRecord, SubmissionFacts>('evidence.submissions', 'workItem')
-
-/** Files the latest submission of `record` (reducer side). */
+/**
+ * Files the latest submission of `record` (reducer side). The WorkItem document keeps only Evidence
+ * IDs; review needs the documents and the epoch, so `WorkItemRecord.submissionFacts` keeps them.
+ */
 export function fileSubmission(record: WorkItemRecord, facts: SubmissionFacts): void {
-  submissions.set(record, facts)
+  record.submissionFacts = facts
 }
 
 /** The latest submission of `record`, if any. */
 export function submissionOf(record: WorkItemRecord): SubmissionFacts | undefined {
-  return submissions.get(record)
+  return record.submissionFacts
 }
 
-// The IDs of `GroupState.acceptedEvidence`, so accepting a result costs the same however much
-// Evidence the Group accepted before. Derived from the array (rebuilt whenever their sizes part),
-// so it follows the state wherever that came from.
-const acceptedIds = new WeakMap<GroupState, Set<string>>()
+/**
+ * Rebuilds `group.acceptedEvidenceIds` from `group.acceptedEvidence` (a state read from a checkpoint,
+ * or an array filled by hand).
+ */
+export function reindexAcceptedEvidence(group: GroupState): void {
+  const ids = group.acceptedEvidenceIds
+  ids.clear()
+  for (const e of group.acceptedEvidence) ids.add(e.evidenceId)
+}
 
 /**
  * Appends to `group.acceptedEvidence` each of `evidence` whose ID it does not hold yet (reducer
  * side of §7.3's derived progress), in order.
  */
 export function acceptEvidence(group: GroupState, evidence: Iterable<Evidence>): void {
-  let ids = acceptedIds.get(group)
-  if (ids === undefined || ids.size !== group.acceptedEvidence.length) acceptedIds.set(group, (ids = new Set(group.acceptedEvidence.map((e) => e.evidenceId))))
+  // The ID set is derived from the array: whenever their sizes part, it is rebuilt first.
+  const ids = group.acceptedEvidenceIds
+  if (ids.size !== group.acceptedEvidence.length) reindexAcceptedEvidence(group)
   for (const e of evidence) {
     if (ids.has(e.evidenceId)) continue
     ids.add(e.evidenceId)

@@ -9,8 +9,7 @@ import type { Lease, WorkOwner } from '@weft/spec'
 import { reject } from '../commit/handler.js'
 import type { ActorRef, GroupState, OrganizationState, WorkItemRecord } from '../model.js'
 import { cardActive } from '../ingress/standing.js'
-import { foldTable } from '../log/checkpoint-tables.js'
-import { parseInstant } from '../instants.js'
+import { parseInstant } from '@weft/codec/time'
 
 /** Whether `lease` is active and its expiry has not been reached at `nowMs`. */
 export function leaseLive(lease: Lease | undefined, nowMs: number): lease is Lease {
@@ -68,10 +67,6 @@ export function clearMember(record: WorkItemRecord, member: 'ownershipLease' | '
   ;(record as { [M in typeof member]?: unknown })[member] = undefined
 }
 
-// A record holds only its current leases (model.ts); the reducers file every lease they close here,
-// keyed by the record, so the closure (when and why) stays inspectable.
-const closedLeases = foldTable<WorkItemRecord, ClosedLease[]>('leases.closed', 'workItem')
-
 /**
  * Takes the lease in `slot` off `record`, closing it at `at` for `reason` (§11.3; §12: cancellation
  * and failure revoke), and files it with {@link closedLeasesOf}. A lease a Command closed already
@@ -82,14 +77,15 @@ export function retireLease(record: WorkItemRecord, slot: 'ownershipLease' | 'ex
   if (lease === undefined) return
   clearMember(record, slot)
   const closed = lease.state === 'active' ? closeLease(lease, state, at, reason) : closeLease(lease, lease.state, lease.closedAt ?? at, lease.closureReason ?? reason)
-  const history = closedLeases.get(record)
-  if (history === undefined) closedLeases.set(record, [closed])
+  // The record's current lease members hold only live leases; the closed ones, with when and why, stay inspectable here.
+  const history = record.closedLeases
+  if (history === undefined) record.closedLeases = [closed]
   else history.push(closed)
 }
 
 /** The leases of `record` closed so far, oldest first. */
 export function closedLeasesOf(record: WorkItemRecord): readonly ClosedLease[] {
-  return closedLeases.get(record) ?? []
+  return record.closedLeases ?? []
 }
 
 /**

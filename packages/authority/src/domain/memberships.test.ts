@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import type { CommandPayload, Membership } from '@weft/spec'
-import { cast, seedGroup, T0 } from '../../test/fixtures.js'
+import { cast, T0 } from '@weft/testkit/fixtures'
+import { seedGroup } from '../../test/fixtures-state.js'
 import { codeOf, exec, expectValidGroup, expectValidPayloads, inGroup, seedItem } from '../../test/fixtures-missions.js'
 import { actorKey, emptyState } from '../model.js'
 import type { EventOf } from '../commit/handler.js'

@@ -7,7 +7,7 @@
 import type { DelegationGrant, Membership } from '@weft/spec'
 import { draft, reject, requireGroup, type AnyEventDraft, type CommandOf, type HandlerContext, type HandlerFor, type ReducerFor } from '../commit/handler.js'
 import { actorKey, type ActorRef, type AuthorityState, type GroupState } from '../model.js'
-import { parseInstant } from '../instants.js'
+import { parseInstant } from '@weft/codec/time'
 import { requireCoordinatorOr } from './work-roles.js'
 import { inheritanceOf, requireAllocation } from './work-budget.js'
 

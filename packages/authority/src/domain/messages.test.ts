@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import type { Conversation } from '@weft/spec'
-import { cast, seedGroup } from '../../test/fixtures.js'
+import { cast } from '@weft/testkit/fixtures'
+import { seedGroup } from '../../test/fixtures-state.js'
 import { codeOf, exec, expectValidGroup, expectValidPayloads, inGroup } from '../../test/fixtures-missions.js'
 import { emptyState, type GroupState } from '../model.js'
 

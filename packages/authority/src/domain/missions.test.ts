@@ -2,24 +2,10 @@ import { describe, expect, it } from 'vitest'
 import { sign, signingHash } from '@weft/codec'
 import type { ChildFailurePolicy, CommandPayload, Event } from '@weft/spec'
 import { MISSION_TRANSITIONS } from '@weft/spec/machines'
-import { cast, command, context, testClock, type Cast } from '../../test/fixtures.js'
-import {
-  boot,
-  childPayload,
-  codeOf,
-  contextPackage,
-  decision,
-  domainReducers,
-  exec,
-  expectValidGroup,
-  expectValidPayloads,
-  inGroup,
-  missionPayload,
-  openMission,
-  publish,
-  seedItem,
-  type ExecOptions,
-} from '../../test/fixtures-missions.js'
+import { cast, command, testClock, type Cast } from '@weft/testkit/fixtures'
+import { context } from '../../test/fixtures-state.js'
+import { boot, codeOf, contextPackage, domainReducers, exec, expectValidGroup, expectValidPayloads, inGroup, openMission, publish, seedItem, type ExecOptions } from '../../test/fixtures-missions.js'
+import { childPayload, decision, missionPayload } from '@weft/testkit/documents'
 import { emptyState, type AuthorityState, type GroupState } from '../model.js'
 import { applyEvents, type ReducerTable } from '../commit/transact.js'
 import { missionHandlers } from './missions.js'

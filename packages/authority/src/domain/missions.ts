@@ -22,10 +22,10 @@ import {
   sameActor,
   seatMembership,
 } from './memberships.js'
-import { committedBudget, inheritanceOf, requireAllocation, settleParentOf } from './work-budget.js'
+import { committedBudget, inheritanceOf, linkChildGroup, requireAllocation, settleParentOf } from './work-budget.js'
 import { retireLease } from './leases.js'
 import { requireCoordinatorOr } from './work-roles.js'
-import { parseInstant } from '../instants.js'
+import { parseInstant } from '@weft/codec/time'
 
 type MissionCommandKind =
   | 'mission.create'
@@ -618,6 +618,6 @@ export const missionReducers = {
     record.childMissionId = p.childMissionId
     record.childGroupId = p.childGroupId
     record.childFailurePolicy = p.childFailurePolicy
-    state.childLinks.set(p.childGroupId, { parentGroupId: group.groupId, parentWorkItemId: p.parentWorkItemId })
+    linkChildGroup(state, p.childGroupId, { parentGroupId: group.groupId, parentWorkItemId: p.parentWorkItemId })
   },
 } satisfies { readonly [K in MissionEventKind]: ReducerFor<K> }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { FOREIGN_EXTENSION, later, offlineBinding, offlineExtensions } from '../../test/fixtures-offline.js'
 import { activate, checkpointOf, exec, item, rejection, start, wid, world, type Running, type World } from '../../test/fixtures-work.js'
-import { cast } from '../../test/fixtures.js'
+import { cast } from '@weft/testkit/fixtures'
 import { closeLease } from './leases.js'
 import { historicalState, noncriticalExtensions, offlineBindingIssues, offlineBindingOf, MAX_OFFLINE_GRACE_SECONDS, type OfflineBinding } from './offline.js'
 import type { Usage } from './work-budget.js'

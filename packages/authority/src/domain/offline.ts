@@ -36,7 +36,7 @@ import { closedLeasesOf, requireOwner } from './leases.js'
 import { requireUsageFits } from './work-budget.js'
 import { nextState } from './work-machine.js'
 import { requireWorkItem, workDraft } from './work-roles.js'
-import { parseInstant } from '../instants.js'
+import { parseInstant } from '@weft/codec/time'
 
 // The binding's shape is the protocol's, shared with the Workers that write it.
 export { BOUNDED_OFFLINE_EXECUTION, type OfflineBinding }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { validators } from '@weft/validators'
-import { agentCard, cast, seedGroup } from '../../test/fixtures.js'
+import { agentCard, cast } from '@weft/testkit/fixtures'
+import { seedGroup } from '../../test/fixtures-state.js'
 import { AGENTS, boot, codeOf, exec, expectValidGroup, expectValidPayloads, seedItem } from '../../test/fixtures-missions.js'
 import { emptyState } from '../model.js'
 import { workReducers } from './work.js'

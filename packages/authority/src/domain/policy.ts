@@ -10,8 +10,7 @@ import { TERMINAL_MISSION_STATES } from '@weft/spec/machines'
 import { snapshotArtifactHash, snapshotMismatch } from '../log/snapshots.js'
 import { isControlPlane, isMissionOwner, requireRole } from './memberships.js'
 import { indexOverride } from './runaway.js'
-import { foldTable } from '../log/checkpoint-tables.js'
-import { parseInstant } from '../instants.js'
+import { parseInstant } from '@weft/codec/time'
 
 type PolicyCommandKind = 'policy.grant_cooperation_override' | 'ext.missionweaveprotocol.core.group_archive'
 type PolicyEventKind = 'policy.cooperation_override.granted' | 'group.snapshot.created' | 'group.archived'
@@ -19,12 +18,9 @@ type PolicyEventKind = 'policy.cooperation_override.granted' | 'group.snapshot.c
 /** A Group Snapshot as `group.snapshot.created` references it (§7.4). */
 export type SnapshotReference = EventPayload<'group.snapshot.created'>
 
-// GroupState has no member for snapshots; they are kept beside it, keyed by the Group object.
-const snapshots = foldTable<GroupState, Map<string, SnapshotReference>>('policy.snapshots', 'group')
-
 /** The snapshots `group.snapshot.created` recorded for a Group, by snapshot ID. */
 export function groupSnapshots(group: GroupState): ReadonlyMap<string, SnapshotReference> {
-  return snapshots.get(group) ?? new Map()
+  return group.snapshots ?? new Map()
 }
 
 function grantOverride(command: CommandOf<'policy.grant_cooperation_override'>, ctx: HandlerContext): readonly AnyEventDraft[] {
@@ -103,9 +99,9 @@ export const policyReducers = {
   'group.snapshot.created': (state, event) => {
     const group = state.groups.get(event.groupId as string)
     if (group === undefined) return
-    const known = snapshots.get(group) ?? new Map<string, SnapshotReference>()
+    let known = group.snapshots
+    if (known === undefined) group.snapshots = known = new Map()
     known.set(event.payload.snapshotId, event.payload)
-    snapshots.set(group, known)
   },
   'group.archived': (state, event) => {
     const group = state.groups.get(event.groupId as string)

@@ -42,8 +42,7 @@ import { retryBackoffMs } from '@weft/client'
 import { reject, type EventOf, type HandlerContext } from '../commit/handler.js'
 import type { AuthorityState, GroupState, WorkItemRecord } from '../model.js'
 import { requireNotExhausted } from './work-budget.js'
-import { foldTable } from '../log/checkpoint-tables.js'
-import { parseInstant } from '../instants.js'
+import { parseInstant } from '@weft/codec/time'
 
 /** Why no retry of a failed WorkItem may follow under the contract in force when it failed. */
 export type RetryExhaustion = 'permanent' | 'attempts' | 'deadline' | 'cost'
@@ -72,13 +71,12 @@ export interface RetryStatus {
   readonly retryNotBeforeMs?: number
 }
 
-interface RetryLedger {
+/** What the reducers book of a WorkItem's failures (`WorkItemRecord.retryLedger`), a fold of the log. */
+export interface RetryLedger {
   attemptsUsed: number
   lastFailure?: FailureFacts
   exhausted?: RetryExhaustion
 }
-
-const ledgers = foldTable<WorkItemRecord, RetryLedger>('retry.ledgers', 'workItem')
 
 const FAILURE_CODE = /^[A-Z][A-Z0-9_]{1,127}$/
 
@@ -87,7 +85,7 @@ const BASE_DELAY_MS = 1000
 
 /** Where WorkItem `record` stands against its contract's retry policy. */
 export function retryStatusOf(record: WorkItemRecord): RetryStatus {
-  const ledger = ledgers.get(record)
+  const ledger = record.retryLedger
   const policy = record.doc.contract.retryPolicy
   const status = { attemptsUsed: ledger?.attemptsUsed ?? 0, maxAttempts: policy.maxAttempts }
   const last = ledger?.lastFailure
@@ -107,8 +105,8 @@ export function retryStatusOf(record: WorkItemRecord): RetryStatus {
 export function noteFailure(state: AuthorityState, group: GroupState, record: WorkItemRecord, event: EventOf<'work.failed'>): void {
   const contract = record.doc.contract
   const facts = failureFacts(event.payload.evidence, contract.retryPolicy, event.occurredAt)
-  const ledger = ledgers.get(record) ?? { attemptsUsed: 0 }
-  ledgers.set(record, ledger)
+  let ledger = record.retryLedger
+  if (ledger === undefined) record.retryLedger = ledger = { attemptsUsed: 0 }
   ledger.attemptsUsed += facts.attempts
   ledger.lastFailure = facts
   // An unclassified failure is not bound by the policy, so it exhausts nothing.
@@ -123,7 +121,7 @@ export function noteFailure(state: AuthorityState, group: GroupState, record: Wo
  * @throws ProtocolError `BUDGET_EXCEEDED`, `INVALID_STATE_TRANSITION` or `RATE_LIMITED` (with `details.retryAfterMs`).
  */
 export function requireRetryAllowed(ctx: HandlerContext, group: GroupState, record: WorkItemRecord, contract: WorkContract, corrected: boolean): void {
-  const ledger = ledgers.get(record)
+  const ledger = record.retryLedger
   const last = ledger?.lastFailure
   // §10.2: after an unclassified failure the Coordinator decides what follows.
   if (ledger === undefined || last?.code === undefined) return

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import type { CooperationOverrideGrant, Event } from '@weft/spec'
-import { cast, command, context, contract, DEFAULT_TEST_POLICY, GROUP, seedGroup, T0_MS, testClock } from '../../test/fixtures.js'
+import { cast, command, contract, DEFAULT_TEST_POLICY, GROUP, T0_MS, testClock } from '@weft/testkit/fixtures'
+import { context, seedGroup } from '../../test/fixtures-state.js'
 import { codeOf, inGroup } from '../../test/fixtures-missions.js'
 import { emptyState, type ActorRef, type AuthorityState } from '../model.js'
 import { consumeOverride, indexOverride, noteRate, RATE_RING_CAPACITY, RATE_WINDOW_MS, recentActions, requireWithinRate } from './runaway.js'

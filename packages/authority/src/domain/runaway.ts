@@ -17,8 +17,7 @@ import type { Event } from '@weft/spec'
 import { reject, type CommandOf, type HandlerContext } from '../commit/handler.js'
 import { actorKey, type ActorRef, type AuthorityState, type GroupState, type OverrideRecord } from '../model.js'
 import { sameActor } from './memberships.js'
-import { foldTable } from '../log/checkpoint-tables.js'
-import { parseInstant } from '../instants.js'
+import { parseInstant } from '@weft/codec/time'
 
 /** The cooperation policies this Authority enforces, by their §20 policy names. */
 export type CooperationLimit = 'message_rate' | 'proposal_rate' | 'queued_work_items' | 'active_work_items'
@@ -32,12 +31,6 @@ export const RATE_WINDOW_MS = 60_000
 /** The most recent acceptance times kept per actor and rate; a per-minute limit may not exceed it. */
 export const RATE_RING_CAPACITY = 1024
 
-/** Acceptance times (epoch ms, oldest first) per Group, rate and actor; a fold of the log. */
-const rings = foldTable<GroupState, Map<string, number[]>>('runaway.rings', 'group')
-
-/** Grant IDs per Group by `beneficiary + targetActionId`, so consumption is a lookup, not a scan. */
-const grantsByTarget = foldTable<GroupState, Map<string, string>>('runaway.grantsByTarget', 'group')
-
 function targetKey(actor: ActorRef, actionId: string): string {
   return `${actorKey(actor)} ${actionId}`
 }
@@ -50,8 +43,9 @@ function targetKey(actor: ActorRef, actionId: string): string {
 export function noteRate(state: AuthorityState, event: Event, rate: RateLimit): void {
   const group = state.groups.get(event.groupId as string)
   if (group === undefined) return
-  let perGroup = rings.get(group)
-  if (perGroup === undefined) rings.set(group, (perGroup = new Map()))
+  // `GroupState.rateWindows`: acceptance times per rate and actor, a fold of the log.
+  let perGroup = group.rateWindows
+  if (perGroup === undefined) group.rateWindows = perGroup = new Map()
   const key = `${rate} ${actorKey(event.actor as ActorRef)}`
   const at = parseInstant(event.occurredAt)
   let ring = perGroup.get(key)
@@ -69,7 +63,7 @@ export function noteRate(state: AuthorityState, event: Event, rate: RateLimit): 
 
 /** How many `rate` actions of `actor` were accepted in the window ending now, oldest time first. */
 export function recentActions(group: GroupState, actor: ActorRef, rate: RateLimit, nowMs: number): readonly number[] {
-  const ring = rings.get(group)?.get(`${rate} ${actorKey(actor)}`) ?? []
+  const ring = group.rateWindows?.get(`${rate} ${actorKey(actor)}`) ?? []
   return ring.filter((t) => t > nowMs - RATE_WINDOW_MS && t <= nowMs)
 }
 
@@ -78,8 +72,9 @@ export function recentActions(group: GroupState, actor: ActorRef, rate: RateLimi
  * (called by the `policy.cooperation_override.granted` reducer).
  */
 export function indexOverride(group: GroupState, record: OverrideRecord): void {
-  const index = grantsByTarget.get(group) ?? new Map<string, string>()
-  grantsByTarget.set(group, index)
+  // `GroupState.overridesByTarget`, so consumption is a lookup, not a scan.
+  let index = group.overridesByTarget
+  if (index === undefined) group.overridesByTarget = index = new Map()
   index.set(targetKey(record.grant.beneficiary as ActorRef, record.grant.targetActionId), record.grant.grantId)
 }
 
@@ -94,7 +89,7 @@ export function consumeOverride(state: AuthorityState, event: Event): void {
   const group = state.groups.get(event.groupId as string)
   // Every Event of every kind passes here; a Group that never granted an override has nothing to spend.
   if (group === undefined || group.overrides.size === 0) return
-  const grantId = grantsByTarget.get(group)?.get(targetKey(event.actor as ActorRef, event.cause.id))
+  const grantId = group.overridesByTarget?.get(targetKey(event.actor as ActorRef, event.cause.id))
   const record = grantId === undefined ? undefined : group.overrides.get(grantId)
   if (record !== undefined && record.consumedByActionId === undefined) record.consumedByActionId = event.cause.id
 }

@@ -1,8 +1,10 @@
 import type { ResourceBudget, UsageDelta } from '@weft/spec'
 import { describe, expect, it } from 'vitest'
-import { seedActiveItem } from '../../test/fixtures-artifacts.js'
-import { accept, activate, authorize, checkpointOf, exec, failure, item, offer, rejection, SELECTION, start, submit, wid, world, type Running, type World } from '../../test/fixtures-work.js'
-import { cast, contract, evidence, seedGroup } from '../../test/fixtures.js'
+import { seedActiveItem } from '@weft/testkit/artifacts'
+import { accept, activate, authorize, checkpointOf, exec, failure, item, offer, rejection, start, submit, wid, world, type Running, type World } from '../../test/fixtures-work.js'
+import { SELECTION } from '@weft/testkit/documents'
+import { cast, contract, evidence } from '@weft/testkit/fixtures'
+import { seedGroup } from '../../test/fixtures-state.js'
 import type { AuthorityState, GroupState, WorkItemRecord } from '../model.js'
 import {
   budgetLevels,

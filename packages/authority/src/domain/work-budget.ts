@@ -49,20 +49,18 @@
  * Amounts are whole units of the usage dimensions, money in millionths of the currency
  * (`financialMicrounits`), so sums never drift.
  *
- * The ledger lives here, keyed by the state objects (a `WeakMap` per record and per Group), because
- * the model has no field for it; the reducers are its only writers, so it is a fold of the logs like
- * the rest of the state.
+ * The ledger is state: `WorkItemRecord.usage` and `GroupState.missionUsage`, absent until the first
+ * charge. The reducers are its only writers ({@link recordUsage}), so it is a fold of the logs like
+ * the rest of the state; readers of an absent ledger get a frozen zero and create nothing.
  * @module
  */
 import { USAGE_DIMENSIONS, type ResourceBudget, type UsageDelta, type UsageDimension, type WorkItemState } from '@weft/spec'
 import { TERMINAL_MISSION_STATES, TERMINAL_WORK_ITEM_STATES } from '@weft/spec/machines'
 import { reject } from '../commit/handler.js'
-import type { AuthorityState, GroupState, WorkItemRecord } from '../model.js'
-import { childrenOf } from './dag.js'
-import { foldTable } from '../log/checkpoint-tables.js'
+import type { AuthorityState, ChildGroupIndex, GroupState, Usage, UsageLedger, WorkItemRecord } from '../model.js'
+import { childrenOf, setReservation } from './work-index.js'
 
-/** A value per usage dimension. */
-export type Usage = Record<UsageDimension, number>
+export type { Usage } from '../model.js'
 
 /** Limits per usage dimension; an absent dimension is unlimited. */
 export type Limits = Partial<Usage>
@@ -166,32 +164,31 @@ export function requireAllocation(ceiling: ResourceBudget, scope: string, alloca
   }
 }
 
-/** Per-record usage: the record's own charges and those of its whole subtree (itself, its descendants and their child Missions). */
-interface ItemUsage {
-  readonly own: Usage
-  readonly subtree: Usage
+/** What an uncharged ledger reads as: frozen, so a reader cannot charge it by mistake. */
+const NO_USAGE: Readonly<Usage> = Object.freeze(zeroUsage())
+const NO_ITEM_USAGE: UsageLedger = Object.freeze({ own: NO_USAGE as Usage, subtree: NO_USAGE as Usage })
+
+/** What has been charged to `record` itself and to its subtree, child Missions included (§12, §14); read only. */
+export function usageOf(record: WorkItemRecord): UsageLedger {
+  return record.usage ?? NO_ITEM_USAGE
 }
 
-const itemUsage = foldTable<WorkItemRecord, ItemUsage>('budget.itemUsage', 'workItem')
-const missionUsage = foldTable<GroupState, Usage>('budget.missionUsage', 'group')
+/** What has been charged to the Mission of `group`: every WorkItem together, child Missions included; read only. */
+export function missionUsageOf(group: GroupState): Usage {
+  return group.missionUsage ?? (NO_USAGE as Usage)
+}
 
-/** What has been charged to `record` itself and to its subtree, child Missions included (§12, §14). */
-export function usageOf(record: WorkItemRecord): ItemUsage {
-  let usage = itemUsage.get(record)
-  if (usage === undefined) {
-    usage = { own: zeroUsage(), subtree: zeroUsage() }
-    itemUsage.set(record, usage)
-  }
+/** The ledger of `record` for the reducers to charge, made on the first charge. */
+function chargedUsageOf(record: WorkItemRecord): UsageLedger {
+  let usage = record.usage
+  if (usage === undefined) record.usage = usage = { own: zeroUsage(), subtree: zeroUsage() }
   return usage
 }
 
-/** What has been charged to the Mission of `group`: every WorkItem together, child Missions included. */
-export function missionUsageOf(group: GroupState): Usage {
-  let usage = missionUsage.get(group)
-  if (usage === undefined) {
-    usage = zeroUsage()
-    missionUsage.set(group, usage)
-  }
+/** The Mission ledger of `group` for the reducers to charge, made on the first charge. */
+function chargedMissionUsageOf(group: GroupState): Usage {
+  let usage = group.missionUsage
+  if (usage === undefined) group.missionUsage = usage = zeroUsage()
   return usage
 }
 
@@ -409,8 +406,13 @@ export function requireUsageFits(group: GroupState, record: WorkItemRecord, delt
  */
 export function recordUsage(group: GroupState, record: WorkItemRecord, delta: UsageDelta, state?: AuthorityState): void {
   const add = deltaOf(delta)
-  const own = usageOf(record).own
-  const totals = budgetLevels(group, record, state).map((level) => level.used as Usage)
+  const own = chargedUsageOf(record).own
+  // The levels of {@link budgetLevels}: every WorkItem's subtree ledger and every Mission's on the path.
+  const totals: Usage[] = []
+  for (const { group: g, items } of pathOf(group, record, state)) {
+    for (const r of items) totals.push(chargedUsageOf(r).subtree)
+    totals.push(chargedMissionUsageOf(g))
+  }
   for (const d of USAGE_DIMENSIONS) {
     own[d] += add[d]
     for (const t of totals) t[d] += add[d]
@@ -471,32 +473,49 @@ export function heldByChildren(group: GroupState, record: WorkItemRecord | undef
   return total
 }
 
-/** Child Group IDs by `parentGroupId + ' ' + parentWorkItemId`, over `AuthorityState.childLinks`. */
-interface ChildLinkIndex {
-  readonly byParent: Map<string, string[]>
-  /** How many links are indexed: links are only ever added (a child Group is created once, §14). */
-  count: number
+type ChildLink = AuthorityState['childLinks'] extends Map<string, infer L> ? L : never
+
+function childGroupKey(parentGroupId: string, parentWorkItemId: string): string {
+  return `${parentGroupId} ${parentWorkItemId}`
 }
 
-const childLinkIndexes = new WeakMap<AuthorityState['childLinks'], ChildLinkIndex>()
+function fileChildGroup(index: ChildGroupIndex, childGroupId: string, link: ChildLink): void {
+  const key = childGroupKey(link.parentGroupId, link.parentWorkItemId)
+  const children = index.byParent.get(key)
+  if (children === undefined) index.byParent.set(key, [childGroupId])
+  else children.push(childGroupId)
+}
+
+/** Rebuilds `state.childGroupIndex` from `state.childLinks` (a state read from a checkpoint, or links stored by hand). */
+export function reindexChildGroups(state: AuthorityState): void {
+  const index = state.childGroupIndex
+  index.byParent.clear()
+  for (const [childGroupId, link] of state.childLinks) fileChildGroup(index, childGroupId, link)
+  index.count = state.childLinks.size
+}
+
+/**
+ * Links child Group `childGroupId` to its parent WorkItem (§14) in `state.childLinks` and in
+ * `state.childGroupIndex` (the reducer of a child Mission's creation calls it).
+ */
+export function linkChildGroup(state: AuthorityState, childGroupId: string, link: ChildLink): void {
+  const links = state.childLinks
+  const known = links.has(childGroupId)
+  links.set(childGroupId, link)
+  const index = state.childGroupIndex
+  if (known || index.count !== links.size - 1) reindexChildGroups(state)
+  else {
+    fileChildGroup(index, childGroupId, link)
+    index.count++
+  }
+}
 
 /** The child Groups ever linked to WorkItem `workItemId` of Group `groupId`, in link order. */
 function childGroupsOf(state: AuthorityState, groupId: string, workItemId: string): readonly string[] {
-  const links = state.childLinks
-  if (links.size === 0) return []
-  let index = childLinkIndexes.get(links)
-  if (index === undefined) childLinkIndexes.set(links, (index = { byParent: new Map(), count: 0 }))
-  if (index.count !== links.size) {
-    index.byParent.clear()
-    for (const [childGroupId, link] of links) {
-      const key = `${link.parentGroupId} ${link.parentWorkItemId}`
-      const children = index.byParent.get(key)
-      if (children === undefined) index.byParent.set(key, [childGroupId])
-      else children.push(childGroupId)
-    }
-    index.count = links.size
-  }
-  return index.byParent.get(`${groupId} ${workItemId}`) ?? []
+  if (state.childLinks.size === 0) return []
+  const index = state.childGroupIndex
+  if (index.count !== state.childLinks.size) reindexChildGroups(state)
+  return index.byParent.get(childGroupKey(groupId, workItemId)) ?? []
 }
 
 /**
@@ -538,7 +557,7 @@ export function settleReservations(group: GroupState, record: WorkItemRecord, st
     for (const r of segment.items) {
       const next = releasesReservation(r) ? keptReservation(segment.group, r, state) : r.doc.contract.budget
       // An unchanged reservation is left alone: a write moves the parent's reservation index twice for nothing.
-      if (r.reservedBudget !== next) r.reservedBudget = next
+      if (r.reservedBudget !== next) setReservation(segment.group, r, next)
     }
   }
 }

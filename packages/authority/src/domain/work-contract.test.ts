@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { agentCard, cast } from '../../test/fixtures.js'
+import { agentCard, cast } from '@weft/testkit/fixtures'
 import { cardCapabilityFor, compareSemver } from './work-contract.js'
 
 describe('capability versions (§6.1, §10.3)', () => {

@@ -7,8 +7,9 @@
 import { USAGE_DIMENSIONS, type AgentCard, type CapabilityRef, type ResourceBudget, type WorkContract } from '@weft/spec'
 import { reject } from '../commit/handler.js'
 import type { AuthorityState, GroupState, WorkItemRecord } from '../model.js'
-import { inheritanceOf, limitOf, NO_CURRENCY, requireAllocation, usageAsBudget, zeroUsage, type Usage } from './work-budget.js'
-import { parseInstant } from '../instants.js'
+import { inheritanceOf, limitOf, NO_CURRENCY, requireAllocation, usageAsBudget, zeroUsage } from './work-budget.js'
+import { reservedBy } from './work-index.js'
+import { parseInstant } from '@weft/codec/time'
 
 function blank(text: string): boolean {
   return text.trim().length === 0
@@ -65,99 +66,14 @@ export function requireContractFits(group: GroupState, contract: WorkContract, p
 }
 
 /**
- * Per Group, what the children of each parent (key: parent WorkItem ID, `''` for the Mission's
- * top-level WorkItems) reserve together, so a budget check costs the same however many WorkItems
- * the Group holds (§12).
- */
-interface ReservationIndex {
-  readonly sums: Map<string, Usage>
-  /** How many records of the Group are tracked; fewer than it holds means some were stored by hand. */
-  count: number
-}
-
-// Keyed by the WorkItem map, which a copy of the GroupState shares and a fresh fold replaces.
-const reservations = new WeakMap<ReadonlyMap<string, WorkItemRecord>, ReservationIndex>()
-
-function addReservation(index: ReservationIndex, parentKey: string, budget: ResourceBudget, sign: 1 | -1): void {
-  let sum = index.sums.get(parentKey)
-  if (sum === undefined) index.sums.set(parentKey, (sum = zeroUsage()))
-  for (const d of USAGE_DIMENSIONS) sum[d] += sign * (limitOf(budget, d) ?? 0)
-}
-
-/** Where a tracked record's reservation lives once {@link track} turned the member into an accessor. */
-interface ReservationSlot {
-  readonly index: ReservationIndex
-  readonly parentKey: string
-  value: ResourceBudget
-}
-
-const slots = new WeakMap<WorkItemRecord, ReservationSlot>()
-
-function slotOf(record: WorkItemRecord): ReservationSlot {
-  return slots.get(record) as ReservationSlot
-}
-
-// One getter and setter pair shared by every tracked record, so they all keep one object shape.
-const RESERVED_BUDGET: PropertyDescriptor = {
-  enumerable: true,
-  configurable: true,
-  get(this: WorkItemRecord): ResourceBudget {
-    return slotOf(this).value
-  },
-  set(this: WorkItemRecord, next: ResourceBudget): void {
-    const slot = slotOf(this)
-    addReservation(slot.index, slot.parentKey, slot.value, -1)
-    slot.value = next
-    addReservation(slot.index, slot.parentKey, next, 1)
-  },
-}
-
-/**
- * Makes `record.reservedBudget` an accessor that keeps its parent's sum current: whoever writes
- * the reservation (the budget reducers do, whenever work ends, is offered again or is charged),
- * the index follows, so it stays a fold of the log without every writer knowing of it.
- */
-function track(index: ReservationIndex, record: WorkItemRecord, reservation?: ResourceBudget): void {
-  if (slots.get(record)?.index === index) return
-  const slot = { index, parentKey: record.parentWorkItemId ?? '', value: reservation ?? record.reservedBudget }
-  addReservation(index, slot.parentKey, slot.value, 1)
-  slots.set(record, slot)
-  Object.defineProperty(record, 'reservedBudget', RESERVED_BUDGET)
-  index.count++
-}
-
-/** The index of `group`, first catching up with records that were stored without {@link trackReservation} (hand-seeded state). */
-function reservationIndex(group: GroupState): ReservationIndex {
-  let index = reservations.get(group.workItems)
-  if (index === undefined) reservations.set(group.workItems, (index = { sums: new Map(), count: 0 }))
-  if (index.count !== group.workItems.size) for (const record of group.workItems.values()) track(index, record)
-  return index
-}
-
-/**
- * Registers a WorkItem record just stored in `group.workItems` with the reservation index (the
- * `work.authorized` reducer calls it), so later budget checks need not scan the Group.
- * @param reservation - The initial reservation of a record made without a `reservedBudget` member,
- * as the reducer makes it: the accessor is then added to the record rather than put in place of a
- * data member, which keeps records ordinary fast objects for the engine (every handler reads them).
- */
-export function trackReservation(group: GroupState, record: WorkItemRecord, reservation?: ResourceBudget): void {
-  let index = reservations.get(group.workItems)
-  if (index === undefined) reservations.set(group.workItems, (index = { sums: new Map(), count: 0 }))
-  track(index, record, reservation)
-  reservationIndex(group)
-}
-
-/**
  * What the children of `parentId` (the Mission's top-level WorkItems when `undefined`) reserve
  * together, leaving out `selfId`, as one Resource Budget for {@link requireAllocation}.
  * @param currency - Stamped on the result so that its money limit survives the conversion;
  * {@link requireAllocation} compares currencies of the ceiling and the request only.
  */
 export function reservedUnder(group: GroupState, parentId: string | undefined, selfId: string, currency: string | undefined): ResourceBudget {
-  const index = reservationIndex(group)
   const parentKey = parentId ?? ''
-  const sum = index.sums.get(parentKey)
+  const sum = reservedBy(group, parentId)
   const total = zeroUsage()
   if (sum !== undefined) for (const d of USAGE_DIMENSIONS) total[d] = sum[d]
   const self = group.workItems.get(selfId)

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { CAPABILITY, agentCard, cast, contract } from '../../test/fixtures.js'
-import { accept, authorize, exec, item, offer, refused, SELECTION, wid, world } from '../../test/fixtures-work.js'
+import { CAPABILITY, agentCard, cast, contract } from '@weft/testkit/fixtures'
+import { accept, authorize, exec, item, offer, refused, wid, world } from '../../test/fixtures-work.js'
+import { SELECTION } from '@weft/testkit/documents'
 
 const dependencyAdd = 'ext.missionweaveprotocol.core.work_dependency_add'
 

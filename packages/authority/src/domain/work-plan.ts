@@ -13,7 +13,7 @@ import { cardCapabilityFor, reconcileDependencies, requireCompleteContract, requ
 import { requireRetryAllowed } from './retry.js'
 import { hasGuard, machineStateOf, nextState } from './work-machine.js'
 import { childMissionRunning, isMissionOwner, nextWorkItemRevision, present, requireCoordinatorOr, requireMissionActive, requireWorkAuthor, requireWorkItem, workDraft } from './work-roles.js'
-import { parseInstant } from '../instants.js'
+import { parseInstant } from '@weft/codec/time'
 
 /** Scopes of a Worker Membership created on acceptance: its WorkItems, not the whole Group (§8). */
 export const WORKER_SCOPES: readonly string[] = ['work_item:read', 'work_item:write']

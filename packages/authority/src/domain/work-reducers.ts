@@ -9,15 +9,14 @@
 import type { Event, WorkItem, WorkOffer } from '@weft/spec'
 import type { EventOf, ReducerFor } from '../commit/handler.js'
 import type { ActorRef, AuthorityState, GroupState, WorkItemRecord } from '../model.js'
-import { linkChild } from './dag.js'
 import { acceptEvidence, fileSubmission, submissionOf } from './evidence.js'
 import { clearMember, renewLease, retireLease, workLease } from './leases.js'
 import { noteFailure } from './retry.js'
 import { recordUsage, settleReservations } from './work-budget.js'
-import { trackReservation } from './work-contract.js'
+import { indexWorkItem } from './work-index.js'
 import { present } from './work-roles.js'
 import { noteRate } from './runaway.js'
-import { parseInstant } from '../instants.js'
+import { parseInstant } from '@weft/codec/time'
 
 type WorkItemEvent = Pick<Event, 'groupId' | 'aggregateRevision' | 'occurredAt' | 'eventId' | 'kind'> & { readonly payload: { readonly workItemId: string } }
 
@@ -101,7 +100,6 @@ const authorized: ReducerFor<'work.authorized'> = (state, event) => {
   const p = event.payload
   const doc: WorkItem = { ...p.workItem, revision: event.aggregateRevision ?? p.workItem.revision, updatedAt: event.occurredAt }
   const parent = p.parentWorkItemId === undefined ? undefined : group.workItems.get(p.parentWorkItemId)
-  // `reservedBudget` is added by `trackReservation` as the accessor that keeps the index current.
   const record = {
     doc,
     dependencyIds: [...p.dependencyIds],
@@ -114,10 +112,16 @@ const authorized: ReducerFor<'work.authorized'> = (state, event) => {
     executionLeaseIds: new Set<string>(),
     executionApprovals: [],
     artifactIds: new Set<string>(),
-  } as Omit<WorkItemRecord, 'reservedBudget'> as WorkItemRecord
+    reservedBudget: doc.contract.budget,
+    // The ledgers (model.ts), `undefined` until their reducers first write them.
+    usage: undefined,
+    retryLedger: undefined,
+    submissionFacts: undefined,
+    closedLeases: undefined,
+  } as WorkItemRecord
   group.workItems.set(doc.workItemId, record)
-  linkChild(group, record)
-  trackReservation(group, record, doc.contract.budget)
+  // The Group's index of WorkItems by parent follows the new record (§4.11 tree, §12 reservations).
+  indexWorkItem(group, record)
   // §9: the WorkItem's own Conversation, open to the Group (the Coordinator and MissionOwner see it).
   group.conversations.set(doc.conversationId, {
     conversationId: doc.conversationId,

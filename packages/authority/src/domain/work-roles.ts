@@ -8,7 +8,7 @@ import { TERMINAL_MISSION_STATES } from '@weft/spec/machines'
 import { draft, reject, type EventDraft, type HandlerContext } from '../commit/handler.js'
 import { aggregateKey, type ActorRef, type AuthorityState, type GroupState, type WorkItemRecord } from '../model.js'
 import { checkDelegatedUse, type DelegatedUse } from './delegation.js'
-import { parseInstant } from '../instants.js'
+import { parseInstant } from '@weft/codec/time'
 
 /**
  * The WorkItem `workItemId` of `group`.

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { cast, contract, evidence, type Cast } from '../../test/fixtures.js'
+import { cast, contract, evidence, type Cast, DEFAULT_TEST_POLICY } from '@weft/testkit/fixtures'
 import { accept, activate, authorize, checkpointOf, exec, failure, item, offer, publish, refused, rejection, start, submit, wid, world, type Running, type World } from '../../test/fixtures-work.js'
-import { DEFAULT_TEST_POLICY } from '../../test/fixtures.js'
 import { closedLeasesOf } from './leases.js'
 import { usageOf } from './work-budget.js'
 

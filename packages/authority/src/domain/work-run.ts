@@ -7,7 +7,7 @@
  */
 import type { Artifact, WorkContract } from '@weft/spec'
 import { reject, requireGroup, type HandlerContext, type HandlerFor } from '../commit/handler.js'
-import { parseInstant } from '../instants.js'
+import { parseInstant } from '@weft/codec/time'
 import type { ActorRef, GroupState, WorkItemRecord } from '../model.js'
 import { checkEvidenceCovers } from './evidence.js'
 import { leaseLive, ownerLive, ownershipDeadlineMs, renewLease, requireCurrentExecution, requireOwner, workLease } from './leases.js'

@@ -2,8 +2,9 @@ import type { ErrorCode } from '@weft/codec'
 import type { WorkContract } from '@weft/spec'
 import { WORK_ITEM_TRANSITIONS, type WorkItemTransition } from '@weft/spec/machines'
 import { describe, expect, it } from 'vitest'
-import { cast, contract, evidence } from '../../test/fixtures.js'
-import { accept, checkpointOf, exec, failure, item, offer, reach, refused, SELECTION, start, submit, wid, world, type Running, type World } from '../../test/fixtures-work.js'
+import { cast, contract, evidence } from '@weft/testkit/fixtures'
+import { accept, checkpointOf, exec, failure, item, offer, reach, refused, start, submit, wid, world, type Running, type World } from '../../test/fixtures-work.js'
+import { SELECTION } from '@weft/testkit/documents'
 import { workHandlers, workReducers } from './work.js'
 
 /** How one row is performed and how it is refused, from a WorkItem brought into the row's `from` state. */

@@ -1,7 +1,6 @@
 import { signingHash } from '@weft/codec'
 import { describe, expect, it } from 'vitest'
-import { cast, testClock } from '../../test/fixtures.js'
-import { signed } from '../../test/fixtures-pipeline.js'
+import { cast, testClock, signed } from '@weft/testkit/fixtures'
 import type { Command } from '@weft/spec'
 import { checkedWithPayload, decodeTrusted, epochMs, knownEpochMs } from './checks.js'
 

@@ -32,7 +32,7 @@ import type { AnyCommand, HandlerContext } from '../commit/handler.js'
 import type { AuthorityPolicy } from '../policy.js'
 import { actorKey, aggregateKey, type ActorRef, type AuthorityState, type GroupState } from '../model.js'
 import type { AuthorityStore, StoredReceipt } from '../log/store.js'
-import { parseInstant } from '../instants.js'
+import { parseInstant } from '@weft/codec/time'
 import { standingRefusal } from './standing.js'
 
 /** Where in the ingress a Command was refused; kept in the audit record, never sent (§6.4). */

@@ -1,9 +1,7 @@
 import { UsageError } from '@weft/codec'
 import { describe, expect, it } from 'vitest'
-import { seedGroup } from '../../test/fixtures.js'
+import { seedGroup } from '../../test/fixtures-state.js'
 import { decodeStateImage, encodeStateImage } from './checkpoint-image.js'
-// The domain reducers register the fold tables an image carries.
-import '../domain/compose.js'
 import { emptyState, type AuthorityState } from '../model.js'
 
 /** A state with one seeded Group and `extra` as an unmodelled member of its Mission (only the image reads it). */
@@ -78,13 +76,13 @@ describe('state images', () => {
     }
   })
 
-  it('read nothing but an image of their own format with the fold tables this build keeps', () => {
+  it('read nothing but an image of their own format with the ledger tables this build keeps', () => {
     const bytes = encodeStateImage(stateWith(1))
     const text = new TextDecoder().decode(bytes)
     const variants: [string, RegExp][] = [
       [text.replace('weft-state-image/1', 'weft-state-image/2'), /format "weft-state-image\/2"/],
       [text.replace(/"writer":"@weft\/authority@[^"]*"/, '"writer":"@weft/authority@0.0.0-other"'), /written by "@weft\/authority@0\.0\.0-other"/],
-      [text.replace(/"tables":\[/, '"tables":["no.such.table",'), /carries the fold tables \[no\.such\.table,/],
+      [text.replace(/"tables":\[/, '"tables":["no.such.table",'), /carries the ledger tables \[no\.such\.table,/],
       [text.slice(0, -1), /does not read/],
       [JSON.stringify({ ...(JSON.parse(text) as object), fixups: { containers: [], refs: [], values: [] }, body: [{}, []] }), /not an Authority state/],
     ]

@@ -1,6 +1,6 @@
 /**
- * The state image of a checkpoint (`checkpoint.ts`): the whole {@link AuthorityState} and its
- * {@link foldTable}s as one UTF-8 JSON text, and back.
+ * The state image of a checkpoint (`checkpoint.ts`): the whole {@link AuthorityState} as one UTF-8
+ * JSON text, and back.
  *
  * JSON because the engine parses it several times faster than `v8.deserialize` reads the same
  * state (a 100,000-Message Group is some 48 MB either way), and the text does not depend on the
@@ -16,6 +16,11 @@
  * - `undefined` (a cleared member keeps its place, see `clearMember`), `NaN`, `±Infinity` and `-0`
  *   get value fix-ups.
  *
+ * The ledgers of Groups and WorkItems (`model.ts`: budget usage, retry ledgers, submissions, closed
+ * leases, rate windows, override and snapshot indexes) travel beside the state body as named table
+ * entries ({@link STATE_IMAGE_TABLES}), keyed by the Group or WorkItem they belong to; the derived
+ * indexes are not written at all and are rebuilt on reading (`domain/indexes.ts`).
+ *
  * What the state must not hold, because a checkpoint could not carry it: functions, symbols and
  * BigInts as values, class instances (anything but plain objects, arrays, `Map` and `Set`),
  * non-enumerable members, `Map` keys other than strings and finite numbers, a `Map` or `Set` held in
@@ -26,13 +31,49 @@
  * @module
  */
 import { createRequire } from 'node:module'
-import { UsageError } from '@weft/codec'
-import { deepFreeze } from '../gen/transitions.js'
-import { foldTables, type FoldTable } from './checkpoint-tables.js'
-import type { AuthorityState } from '../model.js'
+import { deepFreeze, UsageError } from '@weft/codec'
+import { indexState } from '../domain/indexes.js'
+import type { AuthorityState, GroupState, WorkItemRecord } from '../model.js'
 
 /** The format of the images this build writes and reads. */
 export const STATE_IMAGE_FORMAT = 'weft-state-image/1'
+
+/** The ledger members of a Group ({@link GroupState}) that an image carries as table entries. */
+export type GroupLedger = 'missionUsage' | 'rateWindows' | 'overridesByTarget' | 'snapshots'
+
+/** The ledger members of a WorkItem ({@link WorkItemRecord}) that an image carries as table entries. */
+export type WorkItemLedger = 'usage' | 'retryLedger' | 'submissionFacts' | 'closedLeases'
+
+/** One ledger table of an image: its name in the image, what it is keyed by, and the state member it holds. */
+export type StateImageTable =
+  | { readonly name: string; readonly keyedBy: 'group'; readonly member: GroupLedger }
+  | { readonly name: string; readonly keyedBy: 'workItem'; readonly member: WorkItemLedger }
+
+/**
+ * The ledger tables of an image, in name order (the order of the image header). The names are part
+ * of the format: an image names the tables it carries, and one naming others is not read.
+ */
+export const STATE_IMAGE_TABLES: readonly StateImageTable[] = Object.freeze([
+  { name: 'budget.itemUsage', keyedBy: 'workItem', member: 'usage' },
+  { name: 'budget.missionUsage', keyedBy: 'group', member: 'missionUsage' },
+  { name: 'evidence.submissions', keyedBy: 'workItem', member: 'submissionFacts' },
+  { name: 'leases.closed', keyedBy: 'workItem', member: 'closedLeases' },
+  { name: 'policy.snapshots', keyedBy: 'group', member: 'snapshots' },
+  { name: 'retry.ledgers', keyedBy: 'workItem', member: 'retryLedger' },
+  { name: 'runaway.grantsByTarget', keyedBy: 'group', member: 'overridesByTarget' },
+  { name: 'runaway.rings', keyedBy: 'group', member: 'rateWindows' },
+] as const)
+
+const GROUP_TABLES = STATE_IMAGE_TABLES.filter((t) => t.keyedBy === 'group')
+const WORK_ITEM_TABLES = STATE_IMAGE_TABLES.filter((t) => t.keyedBy === 'workItem')
+const TABLES_BY_NAME = new Map(STATE_IMAGE_TABLES.map((t) => [t.name, t]))
+
+/** The members the state body leaves out: the ledgers (written as table entries) and the derived indexes (not written). */
+const LEFT_OUT = {
+  state: new Set<string>(['childGroupIndex']),
+  group: new Set<string>([...GROUP_TABLES.map((t) => t.member), 'workItemIndex', 'acceptedEvidenceIds']),
+  workItem: new Set<string>(WORK_ITEM_TABLES.map((t) => t.member)),
+} satisfies Record<string, ReadonlySet<string>>
 
 /**
  * The writer of an image: this package and its version. The reducers that made the state are part
@@ -65,7 +106,7 @@ interface ImageDocument {
   readonly format: string
   /** See {@link WRITER}. */
   readonly writer: string
-  /** The names of the fold tables carried, in {@link foldTables} order. */
+  /** The names of the ledger tables carried, in {@link STATE_IMAGE_TABLES} order. */
   readonly tables: readonly string[]
   readonly fixups: Fixups
   /** `[state, [[table name, key object, value], ...]]`. */
@@ -78,52 +119,71 @@ const ROOT: Place = { up: undefined, key: 'body' }
 const utf8 = new TextDecoder('utf-8', { fatal: true })
 
 /**
- * The image of `state` and of every registered fold table's entries for its Groups and WorkItems,
- * as UTF-8 JSON bytes (see the module notes).
+ * The image of `state` as UTF-8 JSON bytes (see the module notes): the state body without its
+ * ledgers and derived indexes, then each ledger a Group or WorkItem holds as a table entry, Group by
+ * Group, each Group's own before its WorkItems'.
  * @throws UsageError naming the place of a value the image cannot carry.
  */
 export function encodeStateImage(state: AuthorityState): Uint8Array {
-  const tables = foldTables()
   const entries: [string, object, unknown][] = []
-  for (const group of state.groups.values()) {
-    for (const t of tables) if (t.keyedBy === 'group' && t.table.has(group)) entries.push([t.name, group, t.table.get(group)])
-    for (const record of group.workItems.values()) {
-      for (const t of tables) if (t.keyedBy === 'workItem' && t.table.has(record)) entries.push([t.name, record, t.table.get(record)])
+  // Views of the state objects without the left-out members, in the same member order; an entry is
+  // keyed by the view, which the body holds, so it is written as a reference to it.
+  const groups = new Map<string, Record<string, unknown>>()
+  for (const [groupId, group] of state.groups) {
+    const groupView = without(group, LEFT_OUT.group)
+    for (const t of GROUP_TABLES) if (group[t.member] !== undefined) entries.push([t.name, groupView, group[t.member]])
+    const workItems = new Map<string, Record<string, unknown>>()
+    for (const [workItemId, record] of group.workItems) {
+      const recordView = without(record, LEFT_OUT.workItem)
+      for (const t of WORK_ITEM_TABLES) if (record[t.member] !== undefined) entries.push([t.name, recordView, record[t.member]])
+      workItems.set(workItemId, recordView)
     }
+    groupView['workItems'] = workItems
+    groups.set(groupId, groupView)
   }
+  const stateView = without(state, LEFT_OUT.state)
+  stateView['groups'] = groups
   const encoder = new Encoder()
   // The state first, so every key object of a table entry is already written and becomes a reference.
-  const body = encoder.array([state, entries], ROOT)
-  const document: ImageDocument = { format: STATE_IMAGE_FORMAT, writer: WRITER, tables: tables.map((t) => t.name), fixups: encoder.fixups, body: body as [unknown, unknown] }
+  const body = encoder.array([stateView, entries], ROOT)
+  const document: ImageDocument = { format: STATE_IMAGE_FORMAT, writer: WRITER, tables: STATE_IMAGE_TABLES.map((t) => t.name), fixups: encoder.fixups, body: body as [unknown, unknown] }
   return new TextEncoder().encode(JSON.stringify(document))
 }
 
-/** A decoded image: the state, and the fold-table entries to install if it is used. */
-export type DecodedImage = { readonly ok: true; readonly state: AuthorityState; readonly install: () => void } | { readonly ok: false; readonly reason: string }
+/** `value`'s own enumerable members but `leftOut`, in its member order. */
+function without(value: object, leftOut: ReadonlySet<string>): Record<string, unknown> {
+  const view: Record<string, unknown> = {}
+  for (const key of Object.keys(value)) if (!leftOut.has(key)) view[key] = (value as Record<string, unknown>)[key]
+  return view
+}
+
+/** A decoded image: the state, ledgers and derived indexes in place. */
+export type DecodedImage = { readonly ok: true; readonly state: AuthorityState } | { readonly ok: false; readonly reason: string }
 
 /**
- * Reads an image written by {@link encodeStateImage}. An image of another format or package
- * version, or carrying other fold tables than this build registers, or that does not parse, is not
- * read (`ok: false`). The fold-table entries go in only when the caller calls `install`, once it
- * has decided to use the state.
+ * Reads an image written by {@link encodeStateImage}, putting each ledger entry back as the member
+ * of its Group or WorkItem and rebuilding the derived indexes. An image of another format or
+ * package version, or carrying other ledger tables than {@link STATE_IMAGE_TABLES}, or that does
+ * not parse, is not read (`ok: false`).
  */
 export function decodeStateImage(bytes: Uint8Array): DecodedImage {
   try {
     const document = JSON.parse(utf8.decode(bytes)) as ImageDocument
     if (document?.format !== STATE_IMAGE_FORMAT) return { ok: false, reason: `the image format ${JSON.stringify(document?.format)} is not ${STATE_IMAGE_FORMAT}` }
     if (document.writer !== WRITER) return { ok: false, reason: `the image was written by ${JSON.stringify(document.writer)}, this is ${WRITER}` }
-    const tables = new Map(foldTables().map((t) => [t.name, t]))
-    const names = [...tables.keys()]
+    const names = [...TABLES_BY_NAME.keys()]
     if (!Array.isArray(document.tables) || document.tables.join('\n') !== names.join('\n')) {
-      return { ok: false, reason: `the image carries the fold tables [${String(document.tables)}], this build keeps [${names.join(',')}]` }
+      return { ok: false, reason: `the image carries the ledger tables [${String(document.tables)}], this build keeps [${names.join(',')}]` }
     }
     const root = { body: document.body }
     applyFixups(root, document.fixups)
     const [state, entries] = root.body as [AuthorityState, [string, object, unknown][]]
-    const shape = shapeRefusal(state) ?? entriesRefusal(entries, tables)
+    const shape = shapeRefusal(state) ?? entriesRefusal(entries)
     if (shape !== undefined) return { ok: false, reason: shape }
     for (const event of state.org.log) deepFreeze(event)
-    return { ok: true, state, install: () => install(tables, entries) }
+    for (const [name, key, value] of entries) (key as Record<string, unknown>)[TABLES_BY_NAME.get(name)!.member] = value
+    indexState(state)
+    return { ok: true, state }
   } catch (error) {
     return { ok: false, reason: `the image does not read: ${(error as Error).message}` }
   }
@@ -274,12 +334,8 @@ function shapeRefusal(state: AuthorityState): string | undefined {
   return ok ? undefined : 'the image body is not an Authority state'
 }
 
-function entriesRefusal(entries: unknown, tables: ReadonlyMap<string, FoldTable>): string | undefined {
-  const ok = Array.isArray(entries) && entries.every((e) => Array.isArray(e) && tables.has(e[0] as string) && typeof e[1] === 'object' && e[1] !== null)
-  return ok ? undefined : 'the image fold-table entries are malformed'
-}
-
-function install(tables: ReadonlyMap<string, FoldTable>, entries: readonly [string, object, unknown][]): void {
-  for (const [name, key, value] of entries) tables.get(name)!.table.set(key, value)
+function entriesRefusal(entries: unknown): string | undefined {
+  const ok = Array.isArray(entries) && entries.every((e) => Array.isArray(e) && TABLES_BY_NAME.has(e[0] as string) && typeof e[1] === 'object' && e[1] !== null)
+  return ok ? undefined : 'the image ledger-table entries are malformed'
 }
 

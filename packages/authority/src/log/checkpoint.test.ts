@@ -2,14 +2,12 @@ import { encodeBase64url, ProtocolError, Registry, sha256Tagged, UsageError, typ
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { ARCHIVED_GROUP, countingFolds, expectSameFold, foldedWorld, foldTableEntries, resigned, withCheckpoint } from '../../test/fixtures-checkpoint.js'
-import { seededRandom } from '../../test/fixtures-pipeline.js'
-import { compactHead, headSnapshot, post, type KeptWorld } from '../../test/fixtures-recovery.js'
-import { cast, ORG } from '../../test/fixtures.js'
-import { reach, runningOf, started, type World } from '../../test/world.js'
+import { ARCHIVED_GROUP, countingFolds, expectSameFold, foldedWorld, foldTableEntries, resigned, withCheckpoint } from '@weft/testkit/checkpoint'
+import { seededRandom, cast, ORG } from '@weft/testkit/fixtures'
+import { compactHead, headSnapshot, post, type KeptWorld } from '@weft/testkit/recovery'
+import { reach, runningOf, started, type World } from '@weft/testkit/world'
 import { createAuthority } from '../authority.js'
-import { foldTables } from './checkpoint-tables.js'
-import { encodeStateImage } from './checkpoint-image.js'
+import { encodeStateImage, STATE_IMAGE_TABLES } from './checkpoint-image.js'
 import { historyPosition, signCheckpointManifest, type AuthorityWarning } from './checkpoint.js'
 import { createDelivery } from '../delivery/delivery.js'
 import type { Authority } from '../commit/pipeline.js'
@@ -55,9 +53,9 @@ describe('restore from a state checkpoint (§7.4, §16)', () => {
     expect(warnings).toEqual([])
     expectSameFold(restored.state, w.authority.state)
     expectSameFold(restored.state, restored.replayState())
-    // Every fold table had something to carry.
+    // Every ledger table had something to carry.
     const carried = new Set(Object.keys(foldTableEntries(restored.state)).map((key) => key.split(' ')[0]))
-    expect([...carried].sort()).toEqual(foldTables().map((t) => t.name))
+    expect([...carried].sort()).toEqual(STATE_IMAGE_TABLES.map((t) => t.member).sort())
     expect(restored.snapshot(w.groupId)).toEqual(record)
     expect(restored.group(ARCHIVED_GROUP)!.group.state).toBe('archived')
   })
@@ -226,19 +224,16 @@ describe('an authentic state checkpoint that cannot be used', () => {
 })
 
 describe('what a state image carries', () => {
-  it('every fold table of the package: a WeakMap of the sources is either a fold table or an index rebuilt from the state', () => {
-    // An index that rebuilds itself whenever it is missing or out of step, or a memo of what an Event
-    // derives (its text, its deferred signature and the sealer that computes it), needs no checkpoint.
-    const rebuilt = new Set(['reservations', 'slots', 'acceptedIds', 'childIndexes', 'childLinkIndexes', 'eventText', 'linked', 'lazyEvents', 'batchesByAuthority'])
+  it('keeps no state beside the state: no WeakMap, WeakSet or installed accessor in the domain and log sources', () => {
+    // Every ledger and index is a member of the Authority state (model.ts), so a checkpoint can
+    // carry or rebuild it; a table keyed by state objects would be state an image silently loses.
     const sources = (dir: string): string[] =>
-      readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.ts') && !e.name.endsWith('.test.ts') && e.name !== 'checkpoint-tables.ts' ? [join(dir, e.name)] : []))
-    const files = sources(join(import.meta.dirname, '..'))
-    expect(files.some((file) => file.endsWith(join('commit', 'transact.ts')))).toBe(true)
-    const weakMaps = files.flatMap((file) => [...readFileSync(file, 'utf8').matchAll(/(\w+)\s*[:=][^\n;]*new WeakMap\b/g)].map((m) => m[1]!))
-    expect(weakMaps.filter((name) => !rebuilt.has(name))).toEqual([])
-    expect(foldTables().map((t) => t.name)).toEqual(
-      expect.arrayContaining(['budget.itemUsage', 'budget.missionUsage', 'evidence.submissions', 'leases.closed', 'policy.snapshots', 'retry.ledgers', 'runaway.grantsByTarget', 'runaway.rings']),
-    )
+      readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.ts') && !e.name.endsWith('.test.ts') ? [join(dir, e.name)] : []))
+    const files = [...sources(join(import.meta.dirname, '..', 'domain')), ...sources(import.meta.dirname)]
+    expect(files.some((file) => file.endsWith(join('domain', 'work-budget.ts')))).toBe(true)
+    const hidden = files.flatMap((file) => [...readFileSync(file, 'utf8').matchAll(/new Weak(?:Map|Set)\b|defineProperty\((?![^,]*,[^,]*,\s*\{\s*value\b)/g)].map((m) => `${file}: ${m[0]}`))
+    expect(hidden).toEqual([])
+    expect(STATE_IMAGE_TABLES.map((t) => t.name)).toEqual(['budget.itemUsage', 'budget.missionUsage', 'evidence.submissions', 'leases.closed', 'policy.snapshots', 'retry.ledgers', 'runaway.grantsByTarget', 'runaway.rings'])
   })
 
   it('refuses a state holding what it cannot carry, naming where', async () => {

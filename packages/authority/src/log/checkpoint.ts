@@ -24,7 +24,7 @@
  *
  * A failure of 1–4 means the store was tampered with or damaged: a `UsageError`, and no Authority
  * starts. An authentic image this build cannot read (written by another version of this package,
- * another image format, other fold tables, a parse failure) or one that a later compaction has
+ * another image format, other ledger tables, a parse failure) or one that a later compaction has
  * overtaken is not used: the restore warns and folds the whole retained history, as without a
  * checkpoint.
  *
@@ -209,7 +209,6 @@ export function resumeFromCheckpoint(store: AuthorityStore, reducers: EventReduc
     for (const [groupId, record] of records) requireGroupAt(state, groupId, record)
     // A compaction the checkpoint does not name happened after it: its record is checked by the full fold.
     for (const groupId of state.groups.keys()) if (!records.has(groupId) && store.snapshot?.(groupId) !== undefined) return stale(options, `Group ${groupId} was compacted after the checkpoint`)
-    decoded.install()
     const known = new Set(state.groups.keys())
     for (let next = tail.next(); next.done !== true; next = tail.next()) {
       const stored = next.value

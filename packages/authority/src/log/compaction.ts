@@ -25,14 +25,14 @@
  * one after every compaction (`Authority.compact`, `checkpoint.ts`), so a restart resumes past it.
  * @module
  */
-import { parseStrictJson, ProtocolError, UsageError, type KeyResolver, type SigningKey } from '@weft/codec'
+import { frozenJson, parseStrictJson, ProtocolError, UsageError, type KeyResolver, type SigningKey } from '@weft/codec'
 import type { Event, GroupSnapshot } from '@weft/spec'
 import type { EventReducers } from '../gen/reducers.js'
 import { emptyState, type AuthorityState, type GroupState } from '../model.js'
 import { createRedactionView } from '../delivery/redaction.js'
 import { buildGroupSnapshot, snapshotArtifactHash, snapshotImage, verifyGroupSnapshot, type SnapshotOptions, type UnsignedGroupSnapshot } from './snapshots.js'
 import type { AuthorityStore, SnapshotRecord } from './store.js'
-import { applyEvents, frozenJson } from '../commit/transact.js'
+import { applyEvents } from '../commit/transact.js'
 
 /** One page of a Group's online log (`Authority.eventPage`) or of its retained history (`Authority.history`). */
 export interface EventPage {

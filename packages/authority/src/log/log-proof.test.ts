@@ -1,7 +1,7 @@
 import type { Event } from '@weft/spec'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { cast, GROUP } from '../../test/fixtures.js'
-import { started, type World } from '../../test/world.js'
+import { cast, GROUP } from '@weft/testkit/fixtures'
+import { started, type World } from '@weft/testkit/world'
 import { chainLink, LOG_CHAIN_FORMAT, LogProofError, proveLog, type LogHead, type LogProofOptions, type LogRow } from './log-proof.js'
 import { createMemoryStore } from './store.js'
 

@@ -1,8 +1,8 @@
 import { UsageError } from '@weft/codec'
 import type { GroupSnapshot } from '@weft/spec'
 import { describe, expect, it } from 'vitest'
-import { compactHead, post, restart, startedKept, type KeptWorld } from '../../test/fixtures-recovery.js'
-import { cast } from '../../test/fixtures.js'
+import { compactHead, post, restart, startedKept, type KeptWorld } from '@weft/testkit/recovery'
+import { cast } from '@weft/testkit/fixtures'
 import { signGroupSnapshot } from './snapshots.js'
 import type { AuthorityStore, SnapshotRecord } from './store.js'
 

@@ -2,9 +2,9 @@ import { UsageError } from '@weft/codec'
 import type { GroupSnapshot } from '@weft/spec'
 import { validators } from '@weft/validators'
 import { describe, expect, it } from 'vitest'
-import { snapshotOf } from '../../test/fixtures-archive.js'
-import { cast } from '../../test/fixtures.js'
-import { reachMission, started, type World } from '../../test/world.js'
+import { snapshotOf } from '@weft/testkit/archive'
+import { cast } from '@weft/testkit/fixtures'
+import { reachMission, started, type World } from '@weft/testkit/world'
 import { buildGroupSnapshot, groupStateHash, snapshotMismatch, verifyGroupSnapshot, type SnapshotVerification } from './snapshots.js'
 
 async function approved(): Promise<World> {

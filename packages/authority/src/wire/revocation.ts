@@ -8,10 +8,10 @@
  */
 import { parseTimestamp, ProtocolError, withinInterval, type KeyResolver } from '@weft/codec'
 import type { Event, EventPayload } from '@weft/spec'
-import { timestampOf } from '../clock.js'
+import { timestampOf } from '@weft/codec/time'
 import type { AuthorityState } from '../model.js'
 import { standingRefusal } from '../ingress/standing.js'
-import type { ServerConnection } from './connection.js'
+import type { ServerConnection } from './types.js'
 
 const CARD_REGISTERED = 'ext.missionweaveprotocol.registry.agent_card_registered'
 

@@ -15,12 +15,12 @@ import { DEFAULT_MAX_FRAME_BYTES, frameIdSource } from '@weft/client/wire'
 import { ProtocolError, UsageError, type KeyResolver, type SigningKey } from '@weft/codec'
 import type { EventPayload, PresenceRecord } from '@weft/spec'
 import { WebSocketServer, type WebSocket } from 'ws'
-import { systemClock, systemRandom, timestampOf, type Clock, type RandomSource } from '../clock.js'
+import { systemClock, systemRandom, timestampOf, type Clock, type RandomSource } from '@weft/codec/time'
 import { createDelivery, type Delivery } from '../delivery/delivery.js'
-import { serveConnection, type ConnectionContext, type ServerConnection } from './connection.js'
+import { serveConnection } from './connection.js'
 import { admitHuman, isHumanPath, type AdmittedHuman, type HumanSessionGate, type UpgradeRefusal } from './human-sessions.js'
 import { endHumanSessionsPastStanding, endRevokedSessions, endSessionsPastStanding, STANDING_SWEEP_MS } from './revocation.js'
-import type { WireAuthority, WireLogEntry } from './types.js'
+import type { ConnectionContext, ServerConnection, WireAuthority, WireLogEntry } from './types.js'
 
 export type { WireAuthority, WireLogEntry } from './types.js'
 
@@ -225,7 +225,7 @@ export async function createWireServer(options: WireServerOptions): Promise<Wire
   const connections = new Set<ServerConnection>()
   const presence = new Map<string, PresenceRecord>()
   const outbound = { peak: 0, peakInbound: 0, backpressureCloses: 0 }
-  const issuer = createClient({ actor: o.sessionIssuer.actor, signingKey: o.sessionIssuer.signingKey, transport: o.authority.connect(), clock: () => clock.now(), random })
+  const issuer = createClient({ actor: o.sessionIssuer.actor, signingKey: o.sessionIssuer.signingKey, transport: o.authority.connect(), clock, random })
 
   const ctx: ConnectionContext = {
     authority: o.authority,

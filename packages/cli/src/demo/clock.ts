@@ -7,10 +7,13 @@
  */
 import { createHash } from 'node:crypto'
 import { UsageError } from '@weft/codec'
-import type { RandomSource } from '@weft/client'
+import type { Clock, RandomSource } from '@weft/codec/time'
 
-/** A clock that only moves when its owner moves it, with timers executors can wait on. */
-export interface VirtualClock {
+/**
+ * A {@link Clock} that only moves when its owner moves it, with timers executors can wait on. It
+ * is a `Clock` as it is: pass it as the `clock` of an Authority, a client, a Worker or a Coordinator.
+ */
+export interface VirtualClock extends Clock {
   /** Epoch milliseconds of virtual now. */
   now(): number
   /** Resolves once the clock has been moved at least `ms` past now. */

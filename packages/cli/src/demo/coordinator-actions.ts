@@ -53,7 +53,7 @@ const iso = (ms: number): string => new Date(ms).toISOString()
 
 /** Records a decision for the audit trail and logs it (no private reasoning, §4). */
 function decide(ctx: CoordinatorContext, d: Omit<CoordinatorDecision, 'atMs'>): void {
-  ctx.decisions.push({ atMs: ctx.clock(), ...d })
+  ctx.decisions.push({ atMs: ctx.clock.now(), ...d })
   ctx.log({ level: 'info', message: `${d.kind}: ${d.detail}`, ...(d.workItemId === undefined ? {} : { workItemId: d.workItemId }) })
 }
 
@@ -136,7 +136,7 @@ function evidence(ctx: CoordinatorContext, g: GroupFacts, workItemId: string, ty
       ...(details === undefined ? {} : { details }),
       artifactHashes: [...new Set(artifactHashes)],
       generatedBy: ctx.actor,
-      createdAt: iso(ctx.clock()),
+      createdAt: iso(ctx.clock.now()),
     },
     ctx.signingKey,
   ) as unknown as Evidence
@@ -217,7 +217,7 @@ async function decideChild(ctx: CoordinatorContext, stage: StageSpec, childGroup
       approver: ctx.actor,
       comments: approve ? `Every child WorkItem is verified and the ${submission.artifactHashes.length} Artifact(s) are published in the child Group.` : `Open: ${open.join(', ') || 'none'}; unpublished: ${missing.join(', ') || 'none'}.`,
       conditions: [],
-      occurredAt: iso(ctx.clock()),
+      occurredAt: iso(ctx.clock.now()),
     },
     ctx.signingKey,
   ) as unknown as Approval
@@ -306,7 +306,7 @@ export function handoverPackage(ctx: CoordinatorContext, summary: string | undef
       constraints: [`Follow the plan "${ctx.plan.title}"; reconcile WorkItem state from the log before assigning anything (§7.2).`],
       unresolvedQuestions: decided.length === 0 ? [] : [`${decided.length} review decision(s) were taken; their Evidence is in the log.`],
       generatedBy: ctx.actor,
-      generatedAt: iso(ctx.clock()),
+      generatedAt: iso(ctx.clock.now()),
     },
     ctx.signingKey,
   ) as unknown as ContextPackage

@@ -30,6 +30,7 @@
  * @module
  */
 import { UsageError, type SigningKey } from '@weft/codec'
+import { systemClock } from '@weft/codec/time'
 import { createClient, newUrnUuid, systemRandom, type Client, type Clock, type EventFeed, type RandomSource, type Transport } from '@weft/client'
 import type { ContextPackage } from '@weft/spec'
 import { acceptPromotion, authorize, enrol, handoverPackage, perform, renewLease, submitIfDone, type CoordinatorContext } from './coordinator-actions.js'
@@ -143,7 +144,7 @@ export function createCoordinator(options: CoordinatorOptions): Coordinator {
   const self = actor.id
   const { plan, directory } = options
   const groupId = plan.groupId
-  const clock = options.clock ?? Date.now
+  const clock = options.clock ?? systemClock
   const random = options.random ?? systemRandom
   const client = createClient({ actor, signingKey: options.signingKey, transport: options.transport, groupId, clock, random })
   client.epochs.setSession(options.sessionEpoch)
@@ -172,7 +173,7 @@ export function createCoordinator(options: CoordinatorOptions): Coordinator {
   let chain: Promise<void> = Promise.resolve()
 
   async function round(): Promise<void> {
-    const nowMs = clock()
+    const nowMs = clock.now()
     // §7.2, §8: a replaced Coordinator's Membership ends with its epoch, and its feed with it.
     if (hasHeld(status) && tracker.lost(groupId)) {
       status = nextStatus(status, { seat: 'lost' })
@@ -194,7 +195,7 @@ export function createCoordinator(options: CoordinatorOptions): Coordinator {
     const stages = stagesOf(plan, g)
     const byKey = stagesByKey(stages)
     await enrol(ctx, g, stages)
-    for (const stage of stages) await drive(ctx, g, stage, byKey, clock())
+    for (const stage of stages) await drive(ctx, g, stage, byKey, clock.now())
     await submitIfDone(ctx, g, stages)
   }
 

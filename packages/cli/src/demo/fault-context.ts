@@ -198,7 +198,7 @@ export async function outcomeCode(send: () => Promise<unknown>): Promise<string>
 export function controlPlane(s: Suite): Client {
   const w = worldOf(s)
   const cp = w.principals.controlPlane
-  s.control ??= createClient({ actor: cp.actor, signingKey: cp.key, transport: w.authority.connect(), clock: () => w.clock.now(), random: seededRandom(s.seed, 'faults:control-plane') })
+  s.control ??= createClient({ actor: cp.actor, signingKey: cp.key, transport: w.authority.connect(), clock: w.clock, random: seededRandom(s.seed, 'faults:control-plane') })
   return s.control
 }
 

@@ -58,7 +58,7 @@ export function coordinatorReplacement(s: Suite): Fault {
         plan: st.failed.plan,
         directory: Object.entries(WORKER_SPECS).map(([n, spec]) => ({ agentId: agentIdOf(s, n), capabilities: spec.capabilities.map((c) => CAPABILITIES[c]) })),
         blobs: w.blobs,
-        clock: () => w.clock.now(),
+        clock: w.clock,
         random: seededRandom(s.seed, `${successor}:${st.groupId}`),
         logger: (entry) => {
           if (entry.level === 'warn' && s.warnings.length < 200) s.warnings.push(`${successor} (replacement): ${entry.message}`)

@@ -12,6 +12,7 @@
  * @module
  */
 import { ProtocolError, sign, UsageError, type SigningKey } from '@weft/codec'
+import { systemClock } from '@weft/codec/time'
 import { createClient, newUrnUuid, systemRandom, type Client, type Clock, type EventFeed, type RandomSource, type Receipt, type Transport } from '@weft/client'
 import type { Approval, CommandPayload, ContextPackage, Evidence } from '@weft/spec'
 import { createInterface } from 'node:readline/promises'
@@ -267,7 +268,7 @@ export interface MissionOwner {
 export function createMissionOwner(options: MissionOwnerOptions): MissionOwner {
   if (options?.actor?.type !== 'human') throw new UsageError('createMissionOwner: a root Mission’s owner is a human (§7.1)')
   if (typeof options.decide !== 'function') throw new UsageError('createMissionOwner: decide must be a function')
-  const clock = options.clock ?? Date.now
+  const clock = options.clock ?? systemClock
   const random = options.random ?? systemRandom
   const client = createClient({ actor: options.actor, signingKey: options.signingKey, transport: options.transport, clock, random })
   const tracker = createTracker({ self: options.actor.id, feed: options.feed, onApplied: (events) => client.observe(events) })
@@ -339,14 +340,14 @@ export function createMissionOwner(options: MissionOwnerOptions): MissionOwner {
         approver: options.actor,
         comments: verdict.comments,
         conditions: verdict.decision === 'changes_requested' ? [...verdict.conditions] : [],
-        occurredAt: new Date(clock()).toISOString(),
+        occurredAt: new Date(clock.now()).toISOString(),
       },
       options.signingKey,
     ) as unknown as Approval
     const to = client.withGroup(g.groupId)
     try {
       await (verdict.decision === 'approved' ? to.missionApprove({ approval }) : to.missionRequestChanges({ approval }))
-      log.push({ atMs: clock(), missionId: g.missionId, missionRevision: submission.missionRevision, decision: verdict.decision, comments: verdict.comments })
+      log.push({ atMs: clock.now(), missionId: g.missionId, missionRevision: submission.missionRevision, decision: verdict.decision, comments: verdict.comments })
     } catch (error) {
       // A refused decision (e.g. a newer submission superseded it) is taken again on the next tick.
       decided.delete(submission.eventId)

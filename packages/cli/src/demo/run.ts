@@ -273,7 +273,7 @@ async function registerAgents(org: DemoOrganization, seed: number, startMs: numb
     ...Object.fromEntries(Object.entries(WORKER_SPECS).map(([n, w]) => [n, { capabilities: w.capabilities.map((c) => CAPABILITIES[c]), maxConcurrency: w.slots, description: w.description }])),
   }
   const { controlPlane } = org
-  const control = createClient({ actor: controlPlane.actor, signingKey: controlPlane.key, transport: org.authority.connect(), clock: now, random: seededRandom(seed, 'control-plane') })
+  const control = createClient({ actor: controlPlane.actor, signingKey: controlPlane.key, transport: org.authority.connect(), clock: { now }, random: seededRandom(seed, 'control-plane') })
   for (const [name, agent] of org.agents) {
     await control.registryAgentCardRegister({ card: agentCard(agent, cards[name]!, org.owner.actor, org.registrar, new Date(startMs - 86_400_000).toISOString()) })
     await control.identitySessionOpen({ agentId: agent.actor.id })
@@ -370,7 +370,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoRun> {
       sessionEpoch,
       transport: transportOf(name),
       feed: deliveryFeed(delivery, actor),
-      clock: now,
+      clock: { now },
       random: seededRandom(seed, `${name}#${sessionEpoch}`),
       slots: spec.slots,
       executors: Object.fromEntries(spec.capabilities.map((c) => [CAPABILITIES[c].id, audit.observed(`${name}#${sessionEpoch}`, actor.id, executors[CAPABILITIES[c].id]!)])),
@@ -408,7 +408,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoRun> {
 
   // The MissionOwner creates both root Missions (§7.1).
   const decide = requestChangesOnce({ [plans.changeRequest.missionId]: plans.changeRequest }, options.decide ?? approveAll())
-  const missionOwner = createMissionOwner({ actor: owner.actor, signingKey: owner.key, transport: transportOf('priya'), feed: deliveryFeed(delivery, owner.actor), decide, clock: now, random: seededRandom(seed, 'priya') })
+  const missionOwner = createMissionOwner({ actor: owner.actor, signingKey: owner.key, transport: transportOf('priya'), feed: deliveryFeed(delivery, owner.actor), decide, clock: { now }, random: seededRandom(seed, 'priya') })
   await missionOwner.createMission(plans.checkout.plan.groupId, plans.checkout.create)
   await missionOwner.createMission(plans.search.plan.groupId, plans.search.create)
 
@@ -426,7 +426,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoRun> {
       plan,
       directory,
       blobs,
-      clock: now,
+      clock: { now },
       random: seededRandom(seed, name),
       logger: coordinatorLog(name),
       ...(parent === undefined ? {} : { parent }),

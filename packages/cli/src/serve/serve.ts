@@ -122,7 +122,7 @@ export interface RunningServer {
  * no failure: the Registry then says what the file says.
  */
 async function registerCards(authority: ServedAuthority, logged: ServedAuthority, organization: Organization, clock: Clock, orgPath: string, log: ServeLog): Promise<void> {
-  const registrar = createClient({ actor: organization.controlPlane.actor, signingKey: organization.controlPlane.signingKey, transport: logged.connect(), clock: () => clock.now() })
+  const registrar = createClient({ actor: organization.controlPlane.actor, signingKey: organization.controlPlane.signingKey, transport: logged.connect(), clock })
   // Read from the state each time: with PostgreSQL it is replaced after a failed commit.
   const unstated = (): AgentCard[] => cardsToRegister(organization, (id) => authority.state.org.agents.get(id)?.card, timestampOf(clock.now()))
   for (const card of unstated()) {

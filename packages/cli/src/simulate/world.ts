@@ -231,7 +231,7 @@ export async function createSimWorld(seed: number): Promise<SimWorld> {
   const agentOf = (name: string): AgentPrincipal => agents.get(name)!
   const actorOf = (name: string) => ({ type: 'agent' as const, id: agentOf(name).actor.id })
 
-  const control: Client = createClient({ actor: controlPlane.actor, signingKey: controlPlane.key, transport: trustedTransport(authority), clock: now, random: seededRandom(seed, 'control-plane') })
+  const control: Client = createClient({ actor: controlPlane.actor, signingKey: controlPlane.key, transport: trustedTransport(authority), clock: { now }, random: seededRandom(seed, 'control-plane') })
   for (const [name, agent] of agents) {
     await control.registryAgentCardRegister({ card: cards.get(name)! })
     await control.identitySessionOpen({ agentId: agent.actor.id })
@@ -264,7 +264,7 @@ export async function createSimWorld(seed: number): Promise<SimWorld> {
   const executors = Object.fromEntries(Object.entries(demoExecutors(env)).map(([id, spec]) => [id, metered(spec)]))
 
   const missions = simPlans(SIM_START)
-  const missionOwner = createMissionOwner({ actor: owner.actor, signingKey: owner.key, transport: trustedTransport(authority), feed: deliveryFeed(delivery, owner.actor), decide: approveAll(), clock: now, random: seededRandom(seed, 'olga') })
+  const missionOwner = createMissionOwner({ actor: owner.actor, signingKey: owner.key, transport: trustedTransport(authority), feed: deliveryFeed(delivery, owner.actor), decide: approveAll(), clock: { now }, random: seededRandom(seed, 'olga') })
   for (const plan of missions) {
     await missionOwner.createMission(plan.groupId, {
       missionId: plan.missionId,
@@ -296,7 +296,7 @@ export async function createSimWorld(seed: number): Promise<SimWorld> {
       plan,
       directory,
       blobs,
-      clock: now,
+      clock: { now },
       // One stream per appointment: a replacement never replays its predecessor's identifiers.
       random: seededRandom(seed, `${name}@${plan.label}#${index}`),
       offerSeconds: SIM_OFFER_SECONDS,
@@ -319,7 +319,7 @@ export async function createSimWorld(seed: number): Promise<SimWorld> {
       transport: linkedTransport(trustedTransport(authority), slot.link),
       feed,
       store: slot.store,
-      clock: now,
+      clock: { now },
       random: seededRandom(seed, `${slot.name}#${slot.sessionEpoch}`),
       slots: spec.slots,
       executors: Object.fromEntries(spec.capabilities.map((c) => [CAPABILITIES[c].id, executors[CAPABILITIES[c].id]!])),

@@ -16,7 +16,7 @@
 import { ProtocolError, UsageError } from '@weft/codec'
 import type { ErrorFrame, PingFrame, PresenceRecord, WebSocketFrame } from '@weft/spec'
 import type { EventFeed } from '../feed.js'
-import { newUrnUuid, timestampOf } from '../ids.js'
+import { newUrnUuid, timestampOf } from '@weft/codec/time'
 import type { Receipt, Transport } from '../sender.js'
 import { CLOSE_CODES, errorOfFrame, frameIdSource, newNonce, PROTOCOL_VERSION } from './frames.js'
 import { openLink, type SessionHooks } from './handshake.js'
@@ -106,7 +106,7 @@ export interface WebSocketConnection {
 export async function connectWebSocket(options: WebSocketOptions): Promise<WebSocketConnection> {
   const settings = settingsOf(options)
   const { clock, random, reconnect, heartbeatMs, bufferLimit } = settings
-  const now = (): string => timestampOf(clock())
+  const now = (): string => timestampOf(clock.now())
   const nextFrameId = frameIdSource(random)
 
   let state: Lifecycle = { phase: 'connecting' }

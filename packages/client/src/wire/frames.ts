@@ -8,7 +8,7 @@
 import { canonicalizeOrThrow, encodeBase64url, isAbsoluteUri, isErrorCode, parseStrictJson, ProtocolError, type ErrorCode } from '@weft/codec'
 import { FRAME_TYPES, type ErrorFrame, type WebSocketFrame } from '@weft/spec'
 import { validators } from '@weft/validators'
-import type { RandomSource } from '../ids.js'
+import type { RandomSource } from '@weft/codec/time'
 
 /** The one protocol version this binding speaks (§21). */
 export const PROTOCOL_VERSION = '0.1'

@@ -11,7 +11,7 @@
 import { encodeBase64url, ProtocolError, UsageError, type AsyncSigningKey, type SigningKey } from '@weft/codec'
 import type { HelloServerAcceptFrame, HelloServerChallengeFrame, WebSocketFrame } from '@weft/spec'
 import { openSocket } from '#socket'
-import type { RandomSource } from '../ids.js'
+import type { RandomSource } from '@weft/codec/time'
 import { CLOSE_CODES, errorOfFrame, helloTranscriptBytes, newNonce, PROTOCOL_VERSION, readFrame } from './frames.js'
 import { createLink, sendFrame, type Link } from './link.js'
 import type { PreAuthenticatedSession } from './options.js'

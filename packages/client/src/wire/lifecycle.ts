@@ -19,7 +19,7 @@
  * @module
  */
 import { ProtocolError } from '@weft/codec'
-import type { RandomSource } from '../ids.js'
+import type { RandomSource } from '@weft/codec/time'
 import { CLOSE_CODES } from './frames.js'
 import type { Link } from './link.js'
 import type { ReconnectOptions } from './options.js'

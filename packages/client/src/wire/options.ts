@@ -5,7 +5,7 @@
  */
 import { UsageError, type AsyncSigningKey, type SigningKey } from '@weft/codec'
 import type { Actor } from '@weft/spec'
-import { systemRandom, type Clock, type RandomSource } from '../ids.js'
+import { systemClock, systemRandom, type Clock, type RandomSource } from '@weft/codec/time'
 import type { connectWebSocket, WebSocketConnection } from './connection.js'
 import type { TransportUnavailableError } from './transport-error.js'
 
@@ -61,7 +61,7 @@ export interface WebSocketOptions {
    * `ca` there is a `UsageError`.
    */
   readonly ca?: string | Uint8Array | readonly (string | Uint8Array)[]
-  /** Milliseconds since the epoch, like `Date.now` (the default). */
+  /** The time, `{ now() }` in epoch milliseconds; the wall clock ({@link systemClock}) by default. */
   readonly clock?: Clock
   /** Random bytes for nonces and IDs; WebCrypto's `getRandomValues` by default. */
   readonly random?: RandomSource
@@ -106,7 +106,7 @@ export function settingsOf(options: WebSocketOptions): ConnectionSettings {
     signingKey: o.signingKey,
     session: o.session,
     ca: o.ca,
-    clock: o.clock ?? Date.now,
+    clock: o.clock ?? systemClock,
     random: o.random ?? systemRandom,
     reconnect: o.reconnect === undefined ? DEFAULTS.reconnect : o.reconnect,
     bufferLimit: o.bufferWhileDisconnected ?? 0,
@@ -140,7 +140,7 @@ function checkOptions(options: WebSocketOptions): WebSocketOptions {
   if (signingKey !== undefined || session === undefined) {
     if (typeof signingKey?.keyId !== 'string' || typeof signingKey.pair?.sign !== 'function') throw new UsageError('connectWebSocket: signingKey must be { keyId, pair } with an Ed25519 key pair (synchronous, or asynchronous such as webCryptoKeyPair)')
   }
-  if (clock !== undefined && typeof clock !== 'function') throw new UsageError('connectWebSocket: clock must be a function returning milliseconds')
+  if (clock !== undefined && typeof clock?.now !== 'function') throw new UsageError('connectWebSocket: clock must be { now(): number } returning epoch milliseconds')
   if (random !== undefined && typeof random !== 'function') throw new UsageError('connectWebSocket: random must be a function (size) => Uint8Array')
   if (reconnect !== undefined && reconnect !== false) {
     const { initialDelayMs, maxDelayMs } = reconnect

@@ -22,10 +22,10 @@
  * answers are written by `http.ts`.
  * @module
  */
-import { randomBytes } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { type AuthorityState, type Clock, type RandomSource } from '@weft/authority'
 import { ProtocolError, UsageError, type KeyResolver } from '@weft/codec'
+import { systemClock, systemRandom } from '@weft/codec/time'
 import { CONSOLE_PATHS, CONSOLE_PROTOCOL, SESSION_PROTOCOL_PREFIX, type ConsoleSession, type ConsoleTime, type SignInChallenge } from '../shared/sign-in.js'
 import { APP_INDEX, appAnswers, defaultAppDir } from './app-files.js'
 import { declaresMore, header, readBody, refusal as refusalAt, stamp, writeAnswer, type Answer } from './http.js'
@@ -93,7 +93,7 @@ export interface ConsoleServerOptions {
   readonly allowedOrigins: readonly string[]
   /** The Authority's clock: challenges, sessions and {@link CONSOLE_PATHS}.time read it. Default: the wall clock. */
   readonly clock?: Clock
-  /** Random bytes for challenges, tokens and session IDs. Default: `node:crypto`. */
+  /** Random bytes for challenges, tokens and session IDs. Default: the platform CSPRNG (`systemRandom` of `@weft/codec`). */
   readonly random?: RandomSource
   /** The built app (`index.html`, `manifest.json`, ...). Default: `dist/app/` of this package. */
   readonly appDir?: string
@@ -188,8 +188,8 @@ function positiveLimit(limits: Partial<ConsoleLimits> | undefined, name: keyof C
  * ```
  */
 export function createConsoleServer(options: ConsoleServerOptions): ConsoleServer {
-  const clock = options.clock ?? { now: () => Date.now() }
-  const random = options.random ?? ((n: number) => new Uint8Array(randomBytes(n)))
+  const clock = options.clock ?? systemClock
+  const random = options.random ?? systemRandom
   const log = options.log ?? (() => undefined)
   const appDir = options.appDir ?? defaultAppDir()
   if (!Array.isArray(options.allowedOrigins) || options.allowedOrigins.length === 0) throw new UsageError('createConsoleServer: allowedOrigins must name at least one origin')

@@ -20,141 +20,38 @@
  *
  * Unknown keywords are a compile error, not silently ignored: a validator that skipped a keyword
  * would accept documents the normative schema rejects.
+ *
+ * The parts live beside this module: the options and output types in `types.ts`, the keyword
+ * vocabulary and what a schema's keywords say on their own in `keywords.ts`, and schema identity
+ * (which schemas share a function) in `identity.ts`.
  * @module
  */
-import { escapePointerToken, resolveUri, type Location, type SchemaNode, type SchemaRegistry } from './registry.js'
+import { SchemaIdentity } from './identity.js'
+import {
+  ANNOTATIONS,
+  ARRAY_KEYWORDS,
+  HANDLED,
+  NUMBER_KEYWORDS,
+  OBJECT_KEYWORDS,
+  STRING_KEYWORDS,
+  child,
+  declared,
+  guarded,
+  implied,
+  isLeaf,
+  isPrimitive,
+  isPureRef,
+  notImplied,
+  notMessage,
+  str,
+  typeTest,
+  type Obj,
+} from './keywords.js'
+import { escapePointerToken, type Location, type SchemaNode, type SchemaRegistry } from './registry.js'
+import type { CompiledConstant, CompiledModule, CompilerOptions, FunctionMode } from './types.js'
 
-/** Where the code for a schema resource goes, and how its functions are named. */
-export interface Placement {
-  /** The generated module (file stem, e.g. `common`) that owns the resource's functions. */
-  readonly module: string
-  /** A prefix making function names unique inside the module (e.g. `common`). */
-  readonly prefix: string
-}
-
-/** A function a format keyword compiles to: `name(text): boolean` imported from `from`. */
-export interface FormatImport {
-  readonly name: string
-  readonly from: string
-  /**
-   * Patterns every string accepted by the format matches, and patterns none of them matches.
-   * Without a collector a `pattern` (or a `not: { pattern }`) the format already decides is
-   * skipped once the format has passed; with one, each keyword is still reported. Each claim must
-   * be proven by a test of the format implementation.
-   */
-  readonly implies?: { readonly patterns?: readonly string[]; readonly excludes?: readonly string[] }
-}
-
-/** Options of {@link ValidatorCompiler}. */
-export interface CompilerOptions {
-  /** Places each schema resource (by base URI) into a module. */
-  readonly place: (base: string) => Placement
-  /** Implementations of the `format` values in use; an unknown format is a compile error. */
-  readonly formats: Readonly<Record<string, FormatImport>>
-  /** The module runtime helpers are imported from, relative to generated modules. */
-  readonly runtime: string
-}
-
-/**
- * What a generated function can do: `collect` functions take `(v, p?, x?)` (and `s` when
- * {@link CompiledFunction.schemaPath} is a parameter) and report into the optional collector;
- * `check` functions take `(v)` and only answer.
- */
-export type FunctionMode = 'check' | 'collect'
-
-/** One generated function. */
-export interface CompiledFunction {
-  readonly name: string
-  /** What it takes and does, see {@link FunctionMode}. */
-  readonly mode: FunctionMode
-  /**
-   * Set when its schema occurs at several schema paths: callers pass the path of the location
-   * they validate as `s`, which defaults to this one (the path of `location`). Unset, the path is
-   * written into the body.
-   */
-  readonly schemaPathDefault?: string
-  /** Absolute location `base#pointer` of the first occurrence of its schema, for its TSDoc. */
-  readonly location: string
-  /** How many schema locations and `$ref`s name its schema (more than one for a shared part). */
-  readonly uses: number
-  readonly body: string
-}
-
-/** A module-level constant: a compiled regular expression or a set of allowed strings. */
-export interface CompiledConstant {
-  readonly name: string
-  /** The expression it is bound to, e.g. `new RegExp("^a$", 'u')`. */
-  readonly initializer: string
-}
-
-/** What the compiler produced for one module. */
-export interface CompiledModule {
-  readonly name: string
-  /** Named imports by source module. */
-  readonly imports: Map<string, Set<string>>
-  /** Module-level constants (regular expressions, sets), in creation order. */
-  readonly constants: CompiledConstant[]
-  readonly functions: CompiledFunction[]
-  /** Names other modules import from this one, and entry points. */
-  readonly exported: Set<string>
-}
-
-const ANNOTATIONS = new Set(['$schema', '$id', '$comment', 'title', 'description', 'examples', 'default', '$defs', 'deprecated', 'readOnly', 'writeOnly'])
-
-/**
- * Whether a schema asserts nothing about an instance: `true`, or an object holding only `$defs`
- * and annotations, as the definitions-only `common.schema.json` does (§21). Its root accepts every
- * JSON value, so a validator of it narrows to `unknown`.
- */
-export function assertsNothing(node: SchemaNode): boolean {
-  return node === true || (typeof node === 'object' && Object.keys(node).every((keyword) => ANNOTATIONS.has(keyword)))
-}
-
-const HANDLED = new Set([
-  '$ref', 'type', 'const', 'enum', 'minLength', 'maxLength', 'pattern', 'format', 'minimum', 'maximum',
-  'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf', 'required', 'properties', 'additionalProperties',
-  'propertyNames', 'minProperties', 'maxProperties', 'dependentRequired', 'items', 'minItems', 'maxItems',
-  'uniqueItems', 'allOf', 'anyOf', 'oneOf', 'not', 'if', 'then', 'else',
-])
-const OBJECT_KEYWORDS = ['required', 'properties', 'additionalProperties', 'propertyNames', 'minProperties', 'maxProperties', 'dependentRequired']
-const ARRAY_KEYWORDS = ['items', 'minItems', 'maxItems', 'uniqueItems']
-const STRING_KEYWORDS = ['minLength', 'maxLength', 'pattern', 'format']
-const NUMBER_KEYWORDS = ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf']
-/** Keywords holding one subschema, a map of them, or a list of them. */
-const SUBSCHEMA = new Set(['items', 'additionalProperties', 'propertyNames', 'not', 'if', 'then', 'else'])
-const SUBSCHEMA_LISTS = new Set(['allOf', 'anyOf', 'oneOf'])
-/** Keywords of a {@link ValidatorCompiler} leaf: a schema validated in a few lines. */
-const LEAF_KEYWORDS = new Set(['type', 'const', 'enum', 'not', ...STRING_KEYWORDS, ...NUMBER_KEYWORDS])
-/** Keywords whose code is large enough that a schema holding one alone is worth sharing. */
-const APPLICATORS = new Set(['properties', 'items', 'additionalProperties', 'propertyNames', 'allOf', 'anyOf', 'oneOf', 'not', 'if'])
-
-type Obj = { readonly [keyword: string]: unknown }
-
-const str = (value: unknown): string => JSON.stringify(value)
-const child = (pointer: string, ...tokens: (string | number)[]): string =>
-  pointer + tokens.map((t) => '/' + escapePointerToken(String(t))).join('')
-
-function typeTest(type: string, v: string): string {
-  switch (type) {
-    case 'object': return `(typeof ${v} === 'object' && ${v} !== null && !Array.isArray(${v}))`
-    case 'array': return `Array.isArray(${v})`
-    case 'string': return `typeof ${v} === 'string'`
-    case 'integer': return `Number.isInteger(${v})`
-    case 'number': return `(typeof ${v} === 'number' && Number.isFinite(${v}))`
-    case 'boolean': return `typeof ${v} === 'boolean'`
-    case 'null': return `${v} === null`
-    default: throw new Error(`unknown JSON Schema type: ${type}`)
-  }
-}
-
-function isPrimitive(value: unknown): value is string | number | boolean | null {
-  return value === null || ['string', 'number', 'boolean'].includes(typeof value)
-}
-
-/** A schema that is a `$ref` and annotations only: its validator is the target's. */
-function isPureRef(node: SchemaNode): node is Obj & { $ref: string } {
-  return typeof node === 'object' && typeof node['$ref'] === 'string' && Object.keys(node).every((k) => k === '$ref' || ANNOTATIONS.has(k))
-}
+export { assertsNothing } from './keywords.js'
+export type { CompiledConstant, CompiledFunction, CompiledModule, CompilerOptions, FormatImport, FunctionMode, Placement } from './types.js'
 
 /** A generated function while the compiler works on it. */
 interface FunctionState {
@@ -175,14 +72,6 @@ interface Scope {
   readonly collecting: boolean
 }
 
-/** How often a schema occurs (locations and `$ref`s naming it) and at which schema paths. */
-interface Occurrences {
-  count: number
-  readonly pointers: Set<string>
-  /** The first location, in registration order with `$defs` before the rest of a schema. */
-  readonly first: Location
-}
-
 /** Compiles schema locations into validator functions grouped by module. */
 export class ValidatorCompiler {
   readonly #registry: SchemaRegistry
@@ -193,8 +82,7 @@ export class ValidatorCompiler {
   readonly #pending: FunctionState[] = []
   readonly #regexps = new Map<string, string>() // `${module}\0${pattern}` -> const name
   readonly #sets = new Map<string, string>()
-  readonly #keys = new WeakMap<object, string>()
-  #occurrences: Map<string, Occurrences> | undefined
+  readonly #identity: SchemaIdentity
   #tmp = 0
   #label = 0
 
@@ -202,6 +90,7 @@ export class ValidatorCompiler {
   constructor(registry: SchemaRegistry, options: CompilerOptions) {
     this.#registry = registry
     this.#options = options
+    this.#identity = new SchemaIdentity(registry)
   }
 
   /**
@@ -212,7 +101,7 @@ export class ValidatorCompiler {
     const loc = this.#registry.locate(base, pointer)
     // Called without `s`, a shared function reports the paths of its first location; a location
     // whose schema first occurs at another path gets a function of its own.
-    const occurrences = this.#survey().get(this.#keyOf(loc))
+    const occurrences = this.#identity.survey().get(this.#identity.keyOf(loc))
     const elsewhere = occurrences !== undefined && occurrences.pointers.size > 1 && occurrences.first.pointer !== loc.pointer
     const fn = this.#fn(loc, 'collect', elsewhere ? `${base}#${pointer}` : undefined)
     this.#modules.get(fn.module)!.exported.add(fn.name)
@@ -247,81 +136,6 @@ export class ValidatorCompiler {
     return mod
   }
 
-  // ------------------------------------------------------------- schema identity
-
-  /**
-   * The content of a schema as a string: two schemas with the same key compile to the same code.
-   * `$ref`s are made absolute and annotations dropped; a resource root is told apart from inner
-   * schemas, so an entry point is never a shared part.
-   */
-  #key(base: string, node: SchemaNode, root = false): string {
-    if (typeof node === 'boolean') return String(node)
-    let key = this.#keys.get(node)
-    if (key === undefined) {
-      const parts: string[] = []
-      for (const [keyword, value] of Object.entries(node)) {
-        if (ANNOTATIONS.has(keyword)) continue
-        let text: string
-        if (keyword === '$ref') text = str(resolveUri(base, value as string).replace(/#$/, ''))
-        else if (keyword === 'properties') {
-          text = `{${Object.entries(value as Record<string, SchemaNode>).map(([name, sub]) => `${str(name)}:${this.#key(base, sub)}`).join(',')}}`
-        } else if (SUBSCHEMA.has(keyword)) text = this.#key(base, value as SchemaNode)
-        else if (SUBSCHEMA_LISTS.has(keyword) && Array.isArray(value)) text = `[${value.map((sub: SchemaNode) => this.#key(base, sub)).join(',')}]`
-        else text = str(value)
-        parts.push(`${str(keyword)}:${text}`)
-      }
-      key = `{${parts.join(',')}}`
-      this.#keys.set(node, key)
-    }
-    return root ? `root:${key}` : key
-  }
-
-  #keyOf(loc: Location): string {
-    return this.#key(loc.base, loc.node, loc.pointer === '')
-  }
-
-  /** Where every schema of the registry occurs; counted once, before the first function. */
-  #survey(): Map<string, Occurrences> {
-    if (this.#occurrences) return this.#occurrences
-    const found = new Map<string, Occurrences>()
-    const note = (loc: Location): void => {
-      const key = this.#keyOf(loc)
-      const seen = found.get(key)
-      if (seen) {
-        seen.count++
-        seen.pointers.add(loc.pointer)
-      } else found.set(key, { count: 1, pointers: new Set([loc.pointer]), first: loc })
-    }
-    const visit = (base: string, pointer: string, node: SchemaNode): void => {
-      note({ base, pointer, node })
-      if (typeof node !== 'object') return
-      const s = node as Obj
-      if (typeof s['$ref'] === 'string') note(this.#registry.resolve(base, s['$ref']))
-      // `$defs` first: a schema that is also a definition is named after the definition
-      const defs = (s['$defs'] ?? {}) as Record<string, SchemaNode>
-      for (const [name, sub] of Object.entries(defs)) visit(base, child(pointer, '$defs', name), sub)
-      for (const [keyword, value] of Object.entries(s)) {
-        if (keyword === 'properties') {
-          for (const [name, sub] of Object.entries(value as Record<string, SchemaNode>)) visit(base, child(pointer, 'properties', name), sub)
-        } else if (SUBSCHEMA.has(keyword)) visit(base, child(pointer, keyword), value as SchemaNode)
-        else if (SUBSCHEMA_LISTS.has(keyword) && Array.isArray(value)) value.forEach((sub: SchemaNode, i) => visit(base, child(pointer, keyword, i), sub))
-      }
-    }
-    for (const [base, schema] of this.#registry.resources()) visit(base, '', schema)
-    this.#occurrences = found
-    return found
-  }
-
-  /** Whether a schema met inside another is validated by a call to its shared function. */
-  #shared(loc: Location): boolean {
-    const node = loc.node
-    if (typeof node !== 'object' || isPureRef(node)) return false
-    if ((this.#survey().get(this.#keyOf(loc))?.count ?? 0) < 2) return false
-    // a schema of one plain keyword compiles to one line: a call would save nothing
-    const keywords = Object.keys(node).filter((k) => !ANNOTATIONS.has(k))
-    return keywords.length >= 2 || keywords.some((k) => APPLICATORS.has(k))
-  }
-
   // ------------------------------------------------------------------ functions
 
   /**
@@ -329,12 +143,12 @@ export class ValidatorCompiler {
    * recompilation when a collecting caller first asks for a check-only one.
    */
   #fn(loc: Location, mode: FunctionMode, own?: string): FunctionState {
-    const content = this.#keyOf(loc)
-    const twin = own === undefined && mode === 'check' && this.#leaf(loc.node)
+    const content = this.#identity.keyOf(loc)
+    const twin = own === undefined && mode === 'check' && isLeaf(loc.node)
     const key = own !== undefined ? `own:${own}` : twin ? `check:${content}` : content
     let fn = this.#functions.get(key)
     if (fn === undefined) {
-      const occurrences = own === undefined ? this.#survey().get(content) : undefined
+      const occurrences = own === undefined ? this.#identity.survey().get(content) : undefined
       const first = occurrences?.first ?? loc
       const { module, prefix } = this.#options.place(first.base)
       const slug = first.pointer
@@ -469,7 +283,7 @@ export class ValidatorCompiler {
     const name = this.#use(fn, scope.fn.module)
     if (!scope.collecting) return `${name}(${v})`
     // A leaf is answered by its check-only twin; the collector walks it only when that says no.
-    const leaf = this.#leaf(target.node)
+    const leaf = isLeaf(target.node)
     const guard = (arg: string): string => (leaf || arg === 'p' || arg === 's' || arg.startsWith('"') ? arg : `x && ${arg}`)
     const args = [v, guard(p), 'x']
     if (fn.schemaPath === 'parameter') args.push(guard(schemaPath))
@@ -479,15 +293,6 @@ export class ValidatorCompiler {
     return `(${check}(${v}) || x !== undefined && ${name}(${args.join(', ')}))`
   }
 
-  /**
-   * Whether a schema only tests a value's own type, bounds, pattern, format or members of a list.
-   * Its check-only code is a few lines that V8 inlines into the caller, where the same code with
-   * its reports would be too large to: such a schema gets a check-only twin `c_*` beside `v_*`.
-   */
-  #leaf(node: SchemaNode): boolean {
-    return typeof node === 'object' && Object.keys(node).every((k) => ANNOTATIONS.has(k) || LEAF_KEYWORDS.has(k))
-  }
-
   /** A call validating a subschema, when it is a `$ref` or a shared part; otherwise undefined. */
   #callFor(scope: Scope, loc: Location, v: string, p: string): string | undefined {
     const node = loc.node
@@ -495,7 +300,7 @@ export class ValidatorCompiler {
       const target = this.#registry.resolve(loc.base, node.$ref)
       return this.#call(scope, target, v, p, str(`#${target.pointer}`))
     }
-    return this.#shared(loc) ? this.#call(scope, loc, v, p, this.#schemaPath(scope, loc.pointer)) : undefined
+    return this.#identity.shared(loc) ? this.#call(scope, loc, v, p, this.#schemaPath(scope, loc.pointer)) : undefined
   }
 
   /** Statements validating a subschema in place, or by a call when it is shared. */
@@ -565,7 +370,7 @@ export class ValidatorCompiler {
       const listed = s['enum'].length <= 8 ? `: ${s['enum'].map((e) => str(e)).join(', ')}` : ` (${s['enum'].length} values)`
       out += report(`!${this.#oneOf(module, s['enum'], v)}`, 'enum', `must be one of the allowed values${listed}`)
     }
-    out += this.#guarded(types, 'string', STRING_KEYWORDS, s, v, this.#string(s, loc, v, p, scope, report))
+    out += guarded(types, 'string', STRING_KEYWORDS, s, v, this.#string(s, loc, v, p, scope, report))
     let numCode = ''
     for (const [kw, op, words] of [
       ['minimum', '<', 'at least'], ['maximum', '>', 'at most'],
@@ -574,9 +379,9 @@ export class ValidatorCompiler {
       if (typeof s[kw] === 'number') numCode += report(`${v} ${op} ${s[kw]}`, kw, `must be ${words} ${s[kw]}`)
     }
     if (typeof s['multipleOf'] === 'number') numCode += report(`!Number.isInteger(${v} / ${s['multipleOf']})`, 'multipleOf', `must be a multiple of ${s['multipleOf']}`)
-    out += this.#guarded(types, 'number', NUMBER_KEYWORDS, s, v, numCode)
-    out += this.#guarded(types, 'object', OBJECT_KEYWORDS, s, v, this.#object(s, loc, v, p, scope, report))
-    out += this.#guarded(types, 'array', ARRAY_KEYWORDS, s, v, this.#array(s, loc, v, p, scope, report))
+    out += guarded(types, 'number', NUMBER_KEYWORDS, s, v, numCode)
+    out += guarded(types, 'object', OBJECT_KEYWORDS, s, v, this.#object(s, loc, v, p, scope, report))
+    out += guarded(types, 'array', ARRAY_KEYWORDS, s, v, this.#array(s, loc, v, p, scope, report))
     if (Array.isArray(s['allOf'])) {
       s['allOf'].forEach((_, i) => (out += this.#inline(scope, this.#sub(loc, 'allOf', i), v, p)))
     }
@@ -590,7 +395,7 @@ export class ValidatorCompiler {
     }
     if ('not' in s) {
       const excluded = (): string => `${this.#branch(scope, this.#sub(loc, 'not'))}(${v})`
-      out += this.#notImplied(s) ? this.#note(scope, excluded, p, 'not', this.#notMessage(s['not']), at('not')) : report(excluded(), 'not', this.#notMessage(s['not']))
+      out += notImplied(this.#options.formats, s) ? this.#note(scope, excluded, p, 'not', notMessage(s['not']), at('not')) : report(excluded(), 'not', notMessage(s['not']))
     }
     if ('if' in s && ('then' in s || 'else' in s)) {
       const cond = `${this.#branch(scope, this.#sub(loc, 'if'))}(${v})`
@@ -599,30 +404,6 @@ export class ValidatorCompiler {
       out += `if (${cond}) {\n${then}}${otherwise ? ` else {\n${otherwise}}` : ''}\n`
     }
     return out.includes(`break ${label} `) ? `${label}: {\n${out}}\n` : out
-  }
-
-  /** `not: { pattern }` on a string node whose format excludes that pattern. */
-  #notImplied(s: Obj): boolean {
-    const not = s['not']
-    if (typeof not !== 'object' || not === null || Object.keys(not).length !== 1) return false
-    const pattern = (not as Obj)['pattern']
-    const types = s['type']
-    return typeof pattern === 'string' && types === 'string' && this.#implied(s, 'excludes', pattern)
-  }
-
-  /** Whether the node's format (checked first) already decides `pattern` (see {@link FormatImport.implies}). */
-  #implied(s: Obj, relation: 'patterns' | 'excludes', pattern: string): boolean {
-    if (typeof s['format'] !== 'string') return false
-    return this.#options.formats[s['format']]?.implies?.[relation]?.includes(pattern) ?? false
-  }
-
-  /** Wraps type-specific statements in a type test unless `type` already guarantees the type. */
-  #guarded(types: string[] | undefined, family: string, keywords: string[], s: Obj, v: string, code: string): string {
-    if (!code || !keywords.some((k) => k in s)) return code
-    const implied = family === 'number' ? ['number', 'integer'] : [family]
-    if (types && types.length === 1 && implied.includes(types[0]!)) return code
-    const test = family === 'number' ? `typeof ${v} === 'number'` : typeTest(family, v)
-    return `if (${test}) {\n${code}}\n`
   }
 
   #lengthTests(s: Obj, v: string, module: string): { min?: string; max?: string } {
@@ -660,24 +441,11 @@ export class ValidatorCompiler {
     if (typeof pattern === 'string') {
       const message = `must match the pattern ${pattern}`
       const fails = (): string => `!${this.#regexp(module, pattern)}.test(${v})`
-      out += this.#implied(s, 'patterns', pattern)
+      out += implied(this.#options.formats, s, 'patterns', pattern)
         ? this.#note(scope, fails, p, 'pattern', message, this.#schemaPath(scope, child(loc.pointer, 'pattern')))
         : report(fails(), 'pattern', message)
     }
     return out
-  }
-
-  #notMessage(not: unknown): string {
-    if (typeof not === 'object' && not !== null) {
-      const n = not as Obj
-      if (typeof n['pattern'] === 'string' && Object.keys(n).length === 1) return `must not contain characters matching ${n['pattern']}`
-      if (Array.isArray(n['required']) && Object.keys(n).length === 1) return `must not have ${n['required'].map((r) => `'${r}'`).join(', ')}`
-      if (Array.isArray(n['anyOf']) && n['anyOf'].every((a) => typeof a === 'object' && a !== null && Array.isArray((a as Obj)['required']))) {
-        const members = n['anyOf'].flatMap((a) => (a as { required: string[] }).required)
-        return `must not have any of ${members.map((r) => `'${r}'`).join(', ')}`
-      }
-    }
-    return 'must not match the excluded schema'
   }
 
   /**
@@ -745,7 +513,7 @@ export class ValidatorCompiler {
       // One switch sorts the members: a declared one is done (its value is validated above),
       // any other is unknown (see #closed for members set to undefined).
       const next = additional === undefined || typeof additional === 'boolean' ? 'break' : 'continue'
-      const { rejecting, accepting, cases } = this.#declared(members)
+      const { rejecting, accepting, cases } = declared(this.#registry, members)
       let sorted = ''
       if (rejecting.length) sorted += ` ${cases(rejecting)} if (${v}[${k}] === undefined${scope.collecting ? ' && !x' : ''}) return false; ${next};`
       if (accepting.length && additional !== undefined && additional !== true) sorted += ` ${cases(accepting)} ${next};`
@@ -766,20 +534,6 @@ export class ValidatorCompiler {
   }
 
   /**
-   * The declared members whose schema rejects `undefined` and those whose schema accepts it, and
-   * how to name them as `case` labels. A declared member set to `undefined` (possible in a
-   * JavaScript object, never in JSON) is invalid without a collector when its schema rejects
-   * undefined, as when each member met was validated by name, and is not an issue with one.
-   */
-  #declared<M extends { readonly name: string; readonly sub: Location }>(members: readonly M[]) {
-    return {
-      rejecting: members.filter((m) => !this.#acceptsUndefined(m.sub)),
-      accepting: members.filter((m) => this.#acceptsUndefined(m.sub)),
-      cases: (list: readonly M[]): string => list.map((m) => `case ${str(m.name)}:`).join(' '),
-    }
-  }
-
-  /**
    * The unknown-member test of a closed object (`additionalProperties: false`, declared
    * members, no `propertyNames` or member count). Without a collector it comes before the
    * members' values, so a stray member fails fast, and it counts the members first: as many as
@@ -790,7 +544,7 @@ export class ValidatorCompiler {
   #closed(members: readonly { readonly name: string; readonly sub: Location; readonly x: string }[], loc: Location, v: string, p: string, scope: Scope): { early: string; late: string } {
     const k = this.#var()
     const n = this.#var()
-    const { rejecting, accepting, cases } = this.#declared(members)
+    const { rejecting, accepting, cases } = declared(this.#registry, members)
     let known = ''
     if (rejecting.length) known += ` ${cases(rejecting)} if (${v}[${k}] === undefined) return false; break;`
     if (accepting.length) known += ` ${cases(accepting)} break;`
@@ -800,30 +554,6 @@ export class ValidatorCompiler {
     const keyPath = `${p} + '/' + ${this.#runtime(scope.fn.module, 'pointerToken')}(${k})`
     const unknown = `x.add(${keyPath}, "additionalProperties", "unknown member is not allowed", ${this.#schemaPath(scope, child(loc.pointer, 'additionalProperties'))})`
     return { early: `if (!x) {\n${early}}\n`, late: `if (x) for (const ${k} in ${v}) switch (${k}) { ${cases(members)} break; default: ${unknown} }\n` }
-  }
-
-  /**
-   * Whether the JavaScript value `undefined` passes the schema at `loc` (it fails every `type`,
-   * `const` and `enum`, and skips the keywords of one type), decided here once for the members
-   * of {@link #object}.
-   */
-  #acceptsUndefined(loc: Location, depth = 0): boolean {
-    const node = loc.node
-    if (typeof node === 'boolean') return node
-    if (depth > 32) throw new Error(`$ref cycle at ${loc.base}#${loc.pointer}`)
-    if (node['type'] !== undefined || 'const' in node || Array.isArray(node['enum'])) return false
-    const accepts = (...tokens: (string | number)[]): boolean => this.#acceptsUndefined(this.#sub(loc, ...tokens), depth + 1)
-    const list = (keyword: string): boolean[] => (Array.isArray(node[keyword]) ? node[keyword].map((_, i) => accepts(keyword, i)) : [])
-    if (typeof node['$ref'] === 'string' && !this.#acceptsUndefined(this.#registry.resolve(loc.base, node['$ref']), depth + 1)) return false
-    if (list('allOf').includes(false)) return false
-    if (Array.isArray(node['anyOf']) && !list('anyOf').includes(true)) return false
-    if (Array.isArray(node['oneOf']) && list('oneOf').filter(Boolean).length !== 1) return false
-    if ('not' in node && accepts('not')) return false
-    if ('if' in node) {
-      const branch = accepts('if') ? 'then' : 'else'
-      if (branch in node && !accepts(branch)) return false
-    }
-    return true
   }
 
   #array(s: Obj, loc: Location, v: string, p: string, scope: Scope, report: (cond: string, keyword: string, message: string) => string): string {

@@ -226,16 +226,8 @@ export function statesWithEvent(rows: readonly AnyTransitionRow[]): [string, str
 function transitionsFile(ctx: EmitContext): GeneratedOutput {
   const file = new GeneratedFile(`${OUT}/transitions.ts`, ctx.preamble)
   file.importNamed('@weft/spec', ['EventKind'], true)
-  file.statements(
-    `${docBlock(['Freezes a generated table and everything in it, so no caller can alter the machines of the spec at run time.'])}
-export function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null) {
-    for (const member of Object.values(value)) deepFreeze(member)
-    Object.freeze(value)
-  }
-  return value
-}`,
-  )
+  // The tables are frozen with everything in them, so no caller can alter the machines of the spec at run time.
+  file.importNamed('@weft/codec', ['deepFreeze'])
   file.statements(
     `${docBlock(['One row of a machine table of @weft/spec/machines, minus its (from, event) key.'])}
 export interface TransitionTarget {

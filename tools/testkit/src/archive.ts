@@ -3,7 +3,7 @@
  * control plane (or any other signer) with the `snapshots.ts` builders.
  */
 import type { GroupSnapshot } from '@weft/spec'
-import { buildGroupSnapshot, signGroupSnapshot, type UnsignedGroupSnapshot } from '../src/log/snapshots.js'
+import { buildGroupSnapshot, signGroupSnapshot, type UnsignedGroupSnapshot } from '@weft/authority'
 import { cast, type Cast } from './fixtures.js'
 import type { World } from './world.js'
 

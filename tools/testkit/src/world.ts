@@ -18,17 +18,10 @@ import { isCommandKind, type Artifact, type CommandPayload, type Event, type Eve
 import { MISSION_TRANSITIONS, WORK_ITEM_TRANSITIONS, type AnyTransitionRow } from '@weft/spec/machines'
 import { signedVerifier } from '@weft/validators/signed'
 import { expect, it } from 'vitest'
-import { createAuthority } from '../src/authority.js'
-import type { AuthorityPolicy } from '../src/policy.js'
-import type { GroupState, WorkItemRecord } from '../src/model.js'
-import type { RandomSource } from '../src/clock.js'
-import type { Authority } from '../src/commit/pipeline.js'
-import type { AuthorityStore } from '../src/log/store.js'
-import { manifest } from './fixtures-artifacts.js'
-import { childPayload, decision, missionPayload } from './fixtures-missions.js'
-import { refusal, seededRandom } from './fixtures-pipeline.js'
-import { SELECTION } from './fixtures-work.js'
-import { agentCard, cast, contract, evidence, GROUP, testClock, testRegistry, type Cast, type TestClock } from './fixtures.js'
+import { createAuthority, type Authority, type AuthorityPolicy, type AuthorityStore, type GroupState, type RandomSource, type WorkItemRecord } from '@weft/authority'
+import { manifest } from './artifacts.js'
+import { childPayload, decision, missionPayload, SELECTION } from './documents.js'
+import { agentCard, cast, contract, evidence, GROUP, refusal, seededRandom, testClock, testRegistry, type Cast, type TestClock } from './fixtures.js'
 
 /** A cast member by name (`owner`, `coordinator`, `worker1`, ...). */
 export type Who = keyof typeof cast
@@ -117,7 +110,7 @@ export function worldOver(parts: WorldParts): World {
   const names = Object.keys(cast) as Who[]
   const root = Object.fromEntries(
     names.map((who, i) => {
-      const c = createClient({ actor: cast[who].actor, signingKey: cast[who].key, transport, groupId: GROUP, clock: () => clock.nowMs, ...(parts.random === undefined ? {} : { random: parts.random(i) }) })
+      const c = createClient({ actor: cast[who].actor, signingKey: cast[who].key, transport, groupId: GROUP, clock: { now: () => clock.nowMs }, ...(parts.random === undefined ? {} : { random: parts.random(i) }) })
       audience.push(c)
       return [who, c]
     }),

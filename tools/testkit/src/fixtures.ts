@@ -1,21 +1,18 @@
 /**
  * Shared test fixtures: a cast of Principals with real Ed25519 keys and a Registry binding each,
- * sample documents valid against the normative schemas, a hand-seeded Group (so handlers can be
- * tested before, and independently of, `mission.create`), and a `run` helper that drives one
- * handler the way the pipeline does: handler -> materialize -> applyEvents.
+ * sample documents valid against the normative schemas, a test clock, signed Commands (§6.4) and a
+ * seeded random source, so every run has the same identities and IDs.
  */
-import { encodeBase64url, keyPairFromSeed, Registry, sign, signingHash, type SigningKey } from '@weft/codec'
-import type { AgentCard, Evidence, Lease, Membership, Mission, WorkContract } from '@weft/spec'
-import type { AnyEventDraft, CommandOf, HandlerContext, HandlerFor } from '../src/commit/handler.js'
-import type { AuthorityPolicy } from '../src/policy.js'
-import { actorKey, emptyGroupState, emptyState, type ActorRef, type AuthorityState, type GroupState } from '../src/model.js'
-import { applyEvents, materialize, type ReducerTable } from '../src/commit/transact.js'
-import type { CommandKind, Event } from '@weft/spec'
+import type { ActorRef, AuthorityPolicy, CommandOf, GroupState } from '@weft/authority'
+import { encodeBase64url, keyPairFromSeed, ProtocolError, Registry, sign, type SigningKey } from '@weft/codec'
+import type { AgentCard, CommandKind, Evidence, WorkContract } from '@weft/spec'
 
 /** The fixed start of test time. */
 export const T0 = '2026-07-15T00:00:00.000Z'
+/** {@link T0} in epoch milliseconds. */
 export const T0_MS = Date.parse(T0)
 
+/** The test Organization: the Registry's `organizationId`. */
 export const ORG = 'urn:weft:test:org'
 
 /** A Principal with its signing key. */
@@ -59,6 +56,7 @@ export function testRegistry(extra: readonly Cast[] = []): Registry {
   return result
 }
 
+/** The capability every test Agent Card states and every test Work Contract requires (§6.1, §10.1). */
 export const CAPABILITY = { id: 'weft.test.implementation', version: '1.0.0' }
 
 /**
@@ -142,83 +140,10 @@ export function evidence(group: GroupState, workItemId: string, by: Cast, criter
   ) as unknown as Evidence
 }
 
+/** The Group of the test Mission {@link MISSION}. */
 export const GROUP = 'urn:weft:test:group:one'
+/** The test Mission, whose Group is {@link GROUP}. */
 export const MISSION = 'urn:weft:test:mission:one'
-
-const fullVisibility = ['group:read', 'group:write']
-
-/**
- * Seeds a Group as `mission.created` would leave it, without running any handler: an active
- * Mission owned by `cast.owner` with `cast.coordinator` at Coordinator Epoch 1 (Session Epoch 1),
- * both with active Memberships at epoch 1, and every cast Agent registered at Session Epoch 1.
- * Returns the Group state; `state.groups` holds it.
- */
-export function seedGroup(state: AuthorityState = emptyState(), groupId = GROUP, missionId = MISSION): GroupState {
-  for (const who of [cast.coordinator, cast.worker1, cast.worker2, cast.worker3, cast.reviewer]) {
-    if (state.org.agents.has(who.actor.id)) continue
-    const card = agentCard(who)
-    state.org.agents.set(who.actor.id, { agentId: who.actor.id, card, cardVersions: [card], sessionEpoch: 1 })
-  }
-  const conversationId = `${groupId}:conversation:main`
-  const coordinatorLease: Lease = {
-    leaseId: `${groupId}:lease:coordinator:1`,
-    leaseType: 'coordinator',
-    missionId,
-    groupId,
-    holderAgentId: cast.coordinator.actor.id,
-    sessionEpoch: 1,
-    coordinatorEpoch: 1,
-    issuedAt: T0,
-    startsAt: T0,
-    expiresAt: '2026-07-16T00:00:00.000Z',
-    state: 'active',
-    renewalCount: 0,
-  }
-  const mission: Mission = {
-    missionId,
-    groupId,
-    revision: 1,
-    objective: 'Ship the feature.',
-    definitionOfDone: [{ criterionId: 'shipped', description: 'It ships.', evidenceRequired: ['human_review'] }],
-    missionOwner: cast.owner.actor,
-    coordinator: { agentId: cast.coordinator.actor.id, agentCardVersion: 1, coordinatorEpoch: 1, leaseId: coordinatorLease.leaseId },
-    state: 'active',
-    budget: { currency: 'USD', financialLimit: 1000, modelTokenLimit: 1_000_000, toolCallLimit: 10_000 },
-    deadline: '2026-09-01T00:00:00Z',
-    approvalPolicy: { finalHumanApproval: true, highRiskExecutionApproval: true },
-    createdAt: T0,
-  } as Mission
-  const group = emptyGroupState({
-    groupId,
-    missionId,
-    mission,
-    group: { groupId, missionId, state: 'active', mainConversationId: conversationId, createdAt: T0 },
-    coordinatorLease,
-    conversation: {
-      conversationId,
-      missionId,
-      groupId,
-      type: 'group',
-      title: 'Planning',
-      access: { mode: 'group' },
-      createdBy: cast.owner.actor,
-      createdAt: T0,
-      state: 'active',
-      revision: 1,
-    },
-  })
-  group.head = 1
-  group.revisions.set(`mission:${groupId}`, 1)
-  const seat = (who: Cast, role: Membership['role']) =>
-    memberDoc(group, who, role, { membershipId: `${groupId}:membership:${who.actor.id.split(':').pop()}`, scopes: fullVisibility })
-  for (const m of [seat(cast.owner, 'mission_owner'), seat(cast.coordinator, 'coordinator')]) {
-    group.memberships.set(m.membershipId, m)
-    group.membershipByMember.set(actorKey(m.member), m.membershipId)
-    group.revisions.set(`membership:${m.membershipId}`, 1)
-  }
-  state.groups.set(groupId, group)
-  return group
-}
 
 /** A deterministic `newId`: `urn:uuid:`-shaped, counting up. */
 export function counterIds(prefix = '00000000-0000-4000-8000'): () => string {
@@ -226,6 +151,7 @@ export function counterIds(prefix = '00000000-0000-4000-8000'): () => string {
   return () => `urn:uuid:${prefix}-${(++n).toString(16).padStart(12, '0')}`
 }
 
+/** The Authority policy of the handler tests: fixed freshness, size and depth limits, and the cast's control plane (§6.1). */
 export const DEFAULT_TEST_POLICY: AuthorityPolicy = {
   freshnessSeconds: 300,
   maxCommandBytes: 1 << 20,
@@ -240,6 +166,7 @@ export interface TestClock {
   advance(seconds: number): void
 }
 
+/** A {@link TestClock} at `startMs` (default {@link T0}). */
 export function testClock(startMs = T0_MS): TestClock {
   return {
     nowMs: startMs,
@@ -270,64 +197,31 @@ export function command<K extends CommandKind>(
   return sign('command', unsigned, by.key) as unknown as CommandOf<K>
 }
 
-/** A {@link HandlerContext} over `state` at `clock`, verifying embedded documents with the test Registry. */
-export function context(state: AuthorityState, groupId: string | undefined, clock: TestClock = testClock(), ids = counterIds()): HandlerContext {
-  return {
-    state,
-    group: groupId === undefined ? undefined : state.groups.get(groupId),
-    now: new Date(clock.nowMs).toISOString(),
-    nowMs: clock.nowMs,
-    authority: cast.authority.actor,
-    policy: DEFAULT_TEST_POLICY,
-    newId: ids,
-    after: (seconds) => new Date(clock.nowMs + seconds * 1000).toISOString(),
-    commandHash: `sha256:${'0'.repeat(64)}`,
-    coordinatorEpoch: undefined,
-    verifyDocument: () => {},
+/** A seeded random source (a linear congruential generator), so Event IDs repeat run to run. */
+export function seededRandom(seed = 1): (n: number) => Uint8Array {
+  let x = seed >>> 0
+  return (n) => {
+    const bytes = new Uint8Array(n)
+    for (let i = 0; i < n; i++) {
+      x = (Math.imul(x, 1103515245) + 12345) >>> 0
+      bytes[i] = x >>> 24
+    }
+    return bytes
   }
 }
 
-/**
- * Runs one handler the way the pipeline does: handler, then materialize (sequences, revisions,
- * Authority signatures), then the reducers. Returns the appended Events. A rejection propagates as
- * the handler's `ProtocolError` with the state untouched.
- */
-export function run<K extends CommandKind>(
-  state: AuthorityState,
-  handler: HandlerFor<K>,
-  cmd: CommandOf<K>,
-  reducers: Partial<ReducerTable>,
-  clock: TestClock = testClock(),
-  ids = counterIds(),
-): Event[] {
-  const ctx = { ...context(state, cmd.groupId, clock, ids), commandHash: signingHash(cmd as object), coordinatorEpoch: cmd.coordinatorEpoch }
-  const drafts: readonly AnyEventDraft[] = handler(cmd, ctx)
-  const events = materialize(
-    state,
-    { type: 'command', id: cmd.actionId, actor: cmd.actor as ActorRef, correlationId: cmd.correlationId, ...(cmd.groupId === undefined ? {} : { groupId: cmd.groupId }), commandHash: ctx.commandHash },
-    drafts,
-    { now: ctx.now, newId: ids, authority: cast.authority.actor, sign: (e) => sign('event', e, cast.authority.key) as unknown as Event },
+/** A Command signed by `by` at the clock's time, as the JSON text a transport carries. */
+export function signed<K extends CommandKind>(kind: K, payload: CommandOf<K>['payload'], by: Cast, envelope: Parameters<typeof command<K>>[3], clock: TestClock): string {
+  return JSON.stringify(command(kind, payload, by, envelope, clock))
+}
+
+/** Awaits a refusal and returns its `ProtocolError` (fails when the promise resolves or rejects with anything else). */
+export async function refusal(promise: Promise<unknown>): Promise<ProtocolError> {
+  const outcome = await promise.then(
+    (value) => ({ value }),
+    (error: unknown) => ({ error }),
   )
-  const missing = events.filter((e) => (reducers as Record<string, unknown>)[e.kind] === undefined).map((e) => e.kind)
-  if (missing.length > 0) throw new Error(`run: no reducer given for ${missing.join(', ')}`)
-  applyEvents(state, events, reducers as ReducerTable)
-  return events
-}
-
-/** An active Membership document of `who` in `group` at epoch 1, seeing the whole history; `overrides` last. */
-export function memberDoc(group: GroupState, who: Cast, role: Membership['role'], overrides: Partial<Membership> = {}): Membership {
-  return {
-    membershipId: `${group.groupId}:membership:${who.actor.id}`,
-    missionId: group.missionId,
-    groupId: group.groupId,
-    member: who.actor,
-    role,
-    state: 'active',
-    membershipEpoch: 1,
-    scopes: ['group:read'],
-    visibilityStartSequence: 0,
-    grantedAt: T0,
-    activatedAt: T0,
-    ...overrides,
-  }
+  if (!('error' in outcome)) throw new Error(`expected a refusal, got ${JSON.stringify(outcome.value).slice(0, 200)}`)
+  if (!(outcome.error instanceof ProtocolError)) throw new Error(`expected a ProtocolError, got ${String(outcome.error)}`)
+  return outcome.error
 }

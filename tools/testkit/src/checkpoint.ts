@@ -1,24 +1,21 @@
 /**
- * State checkpoint fixtures (§7.4, §16): a world whose every fold table holds entries, a
- * comparison of fold tables between two states, stores that record how they were read, and
+ * State checkpoint fixtures (§7.4, §16): a world whose every ledger holds entries, the ledgers of
+ * a state by Group and WorkItem, stores that record how they were read, and
  * re-signed manifests for the negative cases.
  */
 import type { Receipt } from '@weft/client'
 import { expect } from 'vitest'
-import { foldTables } from '../src/log/checkpoint-tables.js'
-import { signCheckpointManifest } from '../src/log/checkpoint.js'
-import type { AuthorityState } from '../src/model.js'
-import type { AuthorityStore, CheckpointManifest, StateCheckpoint } from '../src/log/store.js'
-import { snapshotOf } from './fixtures-archive.js'
-import { ownerFails, post } from './fixtures-recovery.js'
+import { signCheckpointManifest, type AuthorityState, type AuthorityStore, type CheckpointManifest, type StateCheckpoint } from '@weft/authority'
+import { snapshotOf } from './archive.js'
 import { cast } from './fixtures.js'
+import { ownerFails, post } from './recovery.js'
 import { enrol, MEMBERS, openMission, reach, reachMission, runningOf, started, type World } from './world.js'
 
 /** The second Group of {@link foldedWorld}: a finished, archived Mission. */
 export const ARCHIVED_GROUP = 'urn:weft:test:group:archived'
 
 /**
- * A started world over `store` whose fold tables all hold entries: Message rates and a Cooperation
+ * A started world over `store` whose ledgers all hold entries: Message rates and a Cooperation
  * Override Grant (§20), a budget charge (§12), a classified failure with its closed leases
  * (§11.4), a pending submission (§13.2), and a second Group archived against its snapshot (§7.4).
  */
@@ -52,21 +49,24 @@ function charge(w: World, id: string): Promise<Receipt> {
   return w.as.worker1.coreResourceUsageRecord({ workItemId: id, ownershipEpoch: epoch, executionLeaseId: leaseId, usageDelta: { toolCalls: 1, modelTokens: 100 } })
 }
 
+/** The ledger members of the Authority state (its `model.ts`): folds of the log a checkpoint image carries beside the body. */
+export const LEDGERS = {
+  group: ['missionUsage', 'overridesByTarget', 'rateWindows', 'snapshots'],
+  workItem: ['closedLeases', 'retryLedger', 'submissionFacts', 'usage'],
+} as const
+
 /**
- * Every fold-table entry of `state`, by table, Group and WorkItem: what `toEqual` on the state
- * cannot see. An entry holding nothing (zero usage, an empty list) reads as no entry: the budget
- * ledgers make one the first time a handler reads them, so a live state has some a fresh fold has not.
+ * Every ledger of `state` that holds something, by member, Group and WorkItem (`member id`): what
+ * a checkpoint had to carry. An empty or zero ledger reads as none.
  */
 export function foldTableEntries(state: AuthorityState): Record<string, unknown> {
   const entries: Record<string, unknown> = {}
   const keep = (key: string, value: unknown): void => {
     if (!holdsNothing(value)) entries[key] = value
   }
-  for (const t of foldTables()) {
-    for (const [groupId, group] of state.groups) {
-      if (t.keyedBy === 'group' && t.table.has(group)) keep(`${t.name} ${groupId}`, t.table.get(group))
-      for (const [workItemId, record] of group.workItems) if (t.keyedBy === 'workItem' && t.table.has(record)) keep(`${t.name} ${workItemId}`, t.table.get(record))
-    }
+  for (const [groupId, group] of state.groups) {
+    for (const member of LEDGERS.group) keep(`${member} ${groupId}`, group[member])
+    for (const [workItemId, record] of group.workItems) for (const member of LEDGERS.workItem) keep(`${member} ${workItemId}`, record[member])
   }
   return entries
 }
@@ -78,7 +78,7 @@ function holdsNothing(value: unknown): boolean {
   return false
 }
 
-/** Expects `state` to be `expected`, fold tables included. */
+/** Expects `state` to be `expected`, ledgers and derived indexes included (they are members of the state). */
 export function expectSameFold(state: AuthorityState, expected: AuthorityState): void {
   expect(state).toEqual(expected)
   expect(foldTableEntries(state)).toEqual(foldTableEntries(expected))

@@ -5,8 +5,8 @@
  */
 import { createAuthority, createMemoryStore, type Authority, type AuthorityOptions, type AuthorityStore, type StoredReceipt } from '@weft/authority'
 import type { CommandPayload, Event } from '@weft/spec'
-import { cast } from '../../authority/test/fixtures.js'
-import { promote, reach, started, type World } from '../../authority/test/world.js'
+import { cast } from './fixtures.js'
+import { promote, reach, started, type World } from './world.js'
 
 /** One accepted Command as the store saw it. */
 export interface Transaction {

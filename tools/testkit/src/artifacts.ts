@@ -4,9 +4,9 @@
  */
 import { sha256Tagged, sign } from '@weft/codec'
 import type { Artifact, Lease, WorkContract, WorkItem } from '@weft/spec'
-import type { GroupState, WorkItemRecord } from '../src/model.js'
+import type { GroupState, WorkItemRecord } from '@weft/authority'
+import { SELECTION } from './documents.js'
 import { CAPABILITY, cast, contract, T0, type Cast } from './fixtures.js'
-import { SELECTION } from './fixtures-work.js'
 
 /** The Ownership Epoch the seeded WorkItem is owned under. */
 export const EPOCH = 2
