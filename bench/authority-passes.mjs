@@ -91,6 +91,8 @@ function domainPass(world) {
       newId,
       after: (seconds) => timestampOf(atMs + seconds * 1000),
       commandHash,
+      // §7.2: what the ingress admitted as the current Coordinator Epoch (the handlers' role checks read it)
+      coordinatorEpoch: command.coordinatorEpoch,
       verifyDocument: () => {},
     }
     const drafts = dispatchCommand(handlers, command, ctx)

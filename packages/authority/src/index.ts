@@ -91,7 +91,7 @@ export type { UnsignedContextPackage, BuildContextPackageInput, ContextScope } f
 // Library-author surface: the pipeline over custom tables, the handler contract, transactions.
 export { createPipeline, fold } from './commit/pipeline.js'
 export type { PipelineOptions } from './commit/pipeline.js'
-export type { IngressStage, Diagnostic } from './ingress/checks.js'
+export type { IngressStage, Diagnostic } from './ingress/refusal.js'
 export { handlers, reducers } from './domain/compose.js'
 export { emptyState, actorKey, aggregateKey } from './model.js'
 export type { CommandOf, AnyCommand, EventOf, EventDraft, AnyEventDraft, HandlerFor, ReducerFor, HandlerContext } from './commit/handler.js'

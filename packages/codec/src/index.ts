@@ -24,7 +24,7 @@ export { parseTimestamp, compareTimestamps, withinInterval } from './timestamp.j
 export type { ProtocolTimestamp } from './timestamp.js'
 
 // Time and randomness: the injected Clock and RandomSource, RFC 3339 UTC times and urn:uuid IDs.
-export { systemClock, systemRandom, timestampOf, parseInstant, isoTimeOfDay, newUrnUuid, uuidSource } from './time.js'
+export { systemClock, systemRandom, timestampOf, parseInstant, isoTimeOfDay, timestampMs, knownTimestampMs, newUrnUuid, uuidSource } from './time.js'
 export type { Clock, RandomSource } from './time.js'
 
 // Bytes, strict JSON (stage 1) and JCS (stage 5).

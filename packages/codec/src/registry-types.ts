@@ -8,7 +8,7 @@
  * importing the class; `registry.ts` re-exports them, and the package exports them from there.
  * @module
  */
-import type { VerifiedPublicKey } from './ed25519.js'
+import type { PublicKeyFault, VerifiedPublicKey } from './ed25519.js'
 import type { ProtocolTimestamp } from './timestamp.js'
 
 /** A Principal type that can own a signing key (§6.4: every type that can be an expected signer). */
@@ -95,13 +95,8 @@ export type RegistryFault =
   | 'principal-id-not-absolute-uri'
   | 'algorithm-unsupported'
   | 'public-key-not-canonical-base64url'
-  | 'public-key-wrong-length'
-  | 'public-key-noncanonical'
-  | 'public-key-negative-zero'
-  | 'public-key-off-curve'
-  | 'public-key-identity'
-  | 'public-key-small-order'
-  | 'public-key-mixed-order'
+  // The strict point rules of a key, named as `checkPublicKeyEncoding` names them.
+  | PublicKeyFault
   | 'valid-from-invalid'
   | 'history-sequence-invalid'
   | 'history-sequence-not-increasing'

@@ -28,6 +28,7 @@
 import type { AgentCard } from '@weft/spec'
 import { UsageError } from './errors.js'
 import { isAbsoluteUri } from './formats.js'
+import { deepFreeze } from './frozen.js'
 import { cardKey, cardStatus, checkBinding, declarationOf, type CheckedBinding } from './registry-binding.js'
 import { admit, cacheOver, copyIndex, resolutionOf, validate, type Index } from './registry-index.js'
 import { arrayAt, problemOf, reject, stringAt } from './registry-reading.js'
@@ -45,14 +46,6 @@ export type {
   ResolvedKey,
   ValidityStatusRecord,
 } from './registry-types.js'
-
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value)
-    for (const member of Object.values(value)) deepFreeze(member)
-  }
-  return value
-}
 
 /** Options of {@link Registry.withAgentCard}. */
 export interface AgentCardOptions {

@@ -14,6 +14,7 @@
  * @internal
  * @module
  */
+import { parseTimestamp } from './timestamp.js'
 
 /** The operations that have a fast and a plain path; both implementations answer identically. */
 export interface TimeCodec {
@@ -23,9 +24,23 @@ export interface TimeCodec {
   readonly parseInstant: (text: string) => number
   /** A `urn:uuid:` version 4 URN of the first 16 bytes of `bytes` (RFC 9562 §5.4); assumes 16 or more. */
   readonly urnUuidOf: (bytes: Uint8Array) => string
+  /**
+   * A §2 timestamp as epoch milliseconds, every fraction digit past the millisecond kept as a
+   * fraction (so two instants compare as their texts do, §2). Given a text known to be a §2
+   * timestamp (a schema checked it, or {@link formatInstant} wrote it): the fast path reads other
+   * texts as `Date.parse` does, not as the plain one.
+   */
+  readonly timestampMs: (text: string) => number
 }
 
 // --- the plain reference -----------------------------------------------------------------------
+
+/** A §2 timestamp as epoch milliseconds (fraction digits past the millisecond kept), `NaN` for any other text. */
+export function timestampMs(text: string): number {
+  const t = parseTimestamp(text)
+  if (t === undefined) return Number.NaN
+  return t.seconds * 1000 + (t.fraction === '' ? 0 : Number(`0.${t.fraction}`) * 1000)
+}
 
 const hexByte = (byte: number): string => byte.toString(16).padStart(2, '0')
 
@@ -33,6 +48,7 @@ const hexByte = (byte: number): string => byte.toString(16).padStart(2, '0')
 export const plainTime: TimeCodec = {
   formatInstant: (ms) => new Date(ms).toISOString(),
   parseInstant: (text) => Date.parse(text),
+  timestampMs,
   urnUuidOf(bytes) {
     const b = Uint8Array.from(bytes.subarray(0, 16))
     // RFC 9562 §5.4: version 4 in the high nibble of byte 6, variant 10xx in byte 8.
@@ -207,9 +223,30 @@ export function urnUuidCached(b: Uint8Array): string {
   return String.fromCharCode.apply(null, uuidCodes)
 }
 
-/** The fast paths, answering exactly as {@link plainTime} does. */
+// --- §2 timestamps as milliseconds -------------------------------------------------------------
+
+/** {@link timestampMs}'s value of each millisecond fraction `.000`–`.999`, float rounding included. */
+const FRACTION_MS: readonly number[] = Array.from({ length: 1000 }, (_, i) => {
+  const digits = String(i).padStart(3, '0').replace(/0+$/, '')
+  return digits === '' ? 0 : Number(`0.${digits}`) * 1000
+})
+
+/**
+ * {@link timestampMs} of a text known to be a §2 timestamp, to the last bit. Its common form,
+ * `YYYY-MM-DDTHH:MM:SS.sssZ` (what `toISOString` writes), is exactly the ECMAScript date-time
+ * string format, read by {@link parseCached}; the fraction is then added as {@link timestampMs} adds it.
+ */
+export function knownTimestampMsCached(text: string): number {
+  if (text.length !== 24 || text.charCodeAt(23) !== 0x5a || text.charCodeAt(19) !== 0x2e) return timestampMs(text)
+  const ms = parseCached(text)
+  const fraction = ((ms % 1000) + 1000) % 1000
+  return ms - fraction + FRACTION_MS[fraction]!
+}
+
+/** The fast paths, answering exactly as {@link plainTime} does (`timestampMs` on §2 timestamps). */
 export const fastTime: TimeCodec = {
   formatInstant: formatCached,
   parseInstant: parseCached,
+  timestampMs: knownTimestampMsCached,
   urnUuidOf: urnUuidCached,
 }

@@ -2,7 +2,7 @@ import fc from 'fast-check'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { UsageError } from './errors.js'
 import { fastTime, plainTime } from './time-fast.js'
-import { isoTimeOfDay, newUrnUuid, parseInstant, systemClock, systemRandom, timestampOf, uuidSource } from './time.js'
+import { isoTimeOfDay, knownTimestampMs, newUrnUuid, parseInstant, systemClock, systemRandom, timestampMs, timestampOf, uuidSource } from './time.js'
 
 /** What a call did: its value, or the class of what it threw. */
 function outcome<T>(f: () => T): { value: T } | { threw: string } {
@@ -198,5 +198,44 @@ describe('systemClock', () => {
     const now = systemClock.now()
     expect(now).toBeGreaterThanOrEqual(before)
     expect(now).toBeLessThanOrEqual(Date.now())
+  })
+})
+
+/** §2 timestamps in other forms than `toISOString`'s: no fraction, short and long fractions, offsets. */
+const otherTimestamp = fc
+  .tuple(
+    fc.integer({ min: -62_135_596_800_000, max: 253_402_300_799_999 }),
+    fc.constantFrom('', '.5', '.1234', '.000001', '.999999999'),
+    fc.constantFrom('Z', '+02:00', '-11:30', '+00:00'),
+  )
+  .map(([ms, fraction, offset]) => `${new Date(ms).toISOString().slice(0, 19)}${fraction}${offset}`)
+
+describe('timestampMs and the known-timestamp reader', () => {
+  it('reads every §2 timestamp exactly as the plain reader does, to the last bit', () => {
+    fc.assert(
+      fc.property(fc.array(fc.oneof(instant.filter((ms) => Number.isFinite(ms) && ms >= -62_135_596_800_000 && ms <= 253_402_300_799_999).map((ms) => new Date(ms).toISOString()), otherTimestamp), { minLength: 1, maxLength: 30 }), (texts) => {
+        for (const text of texts) {
+          expect(Object.is(fastTime.timestampMs(text), plainTime.timestampMs(text)), text).toBe(true)
+          expect(Object.is(knownTimestampMs(text), timestampMs(text)), text).toBe(true)
+        }
+      }),
+    )
+  })
+
+  it('equals timestampMs millisecond by millisecond, before and after 1970 and at the ends of the years', () => {
+    for (const start of ['1969-12-31T23:59:59.000Z', '2026-07-15T00:00:00.000Z', '0001-01-01T00:00:00.000Z', '9999-12-31T23:59:58.000Z']) {
+      const from = Date.parse(start)
+      for (let ms = from; ms < from + 2000; ms++) {
+        const text = new Date(ms).toISOString()
+        expect(Object.is(knownTimestampMs(text), timestampMs(text)), text).toBe(true)
+      }
+    }
+  })
+
+  it('keeps fraction digits past the millisecond, and reads texts that are not §2 timestamps as NaN (the plain reader)', () => {
+    expect(timestampMs('2026-07-15T08:00:00.250Z')).toBe(Date.parse('2026-07-15T08:00:00.250Z'))
+    expect(timestampMs('2026-07-15T08:00:00.0005Z') - timestampMs('2026-07-15T08:00:00Z')).toBeCloseTo(0.5, 9)
+    expect(timestampMs('2026-07-15T10:00:00.500+02:00')).toBe(Date.parse('2026-07-15T08:00:00.500Z'))
+    for (const text of ['2026-07-15T23:59:60.000Z', '2026-07-15T10:60:00.000Z', '2026-07-15T1a:00:00.000Z', '2026-07-15', '', 'now']) expect(timestampMs(text), text).toBeNaN()
   })
 })

@@ -11,7 +11,7 @@
  * @module
  */
 import { UsageError } from './errors.js'
-import { formatCached, parseCached, urnUuidCached } from './time-fast.js'
+import { formatCached, knownTimestampMsCached, parseCached, urnUuidCached } from './time-fast.js'
 
 /**
  * A source of the current instant, in epoch milliseconds. An object rather than a bare function,
@@ -99,7 +99,22 @@ export function parseInstant(text: string): number {
   return parseCached(text)
 }
 
-export { isoTimeOfDay } from './time-fast.js'
+export { isoTimeOfDay, timestampMs } from './time-fast.js'
+
+/**
+ * The epoch milliseconds of a text known to be a §2 timestamp (a schema checked it, or
+ * {@link timestampOf} wrote it), every fraction digit past the millisecond kept as a fraction:
+ * exactly `timestampMs(text)`, which reads any text. The `toISOString` form is read from its
+ * digits on one of the last few UTC days read (see {@link parseInstant}); the Authority reads one
+ * per Command (`issuedAt`) and more for lease checks. Other texts may read as `Date.parse` reads them.
+ * @example
+ * ```ts
+ * knownTimestampMs('2026-07-15T08:00:00.250Z') // 1784102400250
+ * ```
+ */
+export function knownTimestampMs(text: string): number {
+  return knownTimestampMsCached(text)
+}
 
 /** The 16 bytes of a UUID from `random`. */
 function uuidBytes(random: RandomSource): Uint8Array {

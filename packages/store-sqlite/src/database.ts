@@ -4,7 +4,7 @@
  * both stores share (error wrapping, frozen JSON reads, read-position arguments).
  * @module
  */
-import { UsageError } from '@weft/codec'
+import { deepFreeze, UsageError } from '@weft/codec'
 import Database from 'better-sqlite3'
 
 /** An open better-sqlite3 connection. */
@@ -87,14 +87,6 @@ export function immutable(table: string, what: string): string {
 /** Parses stored JSON text into a deep-frozen value (§4.6: what a store hands out is immutable). */
 export function frozenParse(text: string): unknown {
   return deepFreeze(JSON.parse(text))
-}
-
-function deepFreeze(value: unknown): unknown {
-  if (typeof value === 'object' && value !== null) {
-    for (const member of Object.values(value)) deepFreeze(member)
-    Object.freeze(value)
-  }
-  return value
 }
 
 /**

@@ -4,7 +4,8 @@
  * @module
  */
 import { parseStrictJson, ProtocolError, sha256Tagged } from '@weft/codec'
-import { diagnosticOf, jsonText, type IngressStage } from '../ingress/checks.js'
+import { jsonText } from '../ingress/documents.js'
+import { diagnosticOf, type IngressStage } from '../ingress/refusal.js'
 import { boundedError, isWireId, truncated } from '../ingress/bounded.js'
 import type { ActorRef } from '../model.js'
 import type { AuditEntry } from './api.js'

@@ -41,9 +41,10 @@ export type AnyCommand = { [K in CommandKind]: CommandOf<K> }[CommandKind]
  * aggregate revision (the current revision of the Event's aggregate plus one, draft by draft),
  * actor, cause, correlation, `occurredAt`, `acceptedBy`, `commandHash` and the signature.
  *
- * The aggregate is the catalog's `aggregate` of the kind, identified as `aggregateIdOf` in
- * `transact.ts` says: WorkItem Events by the envelope `workItemId` (so set {@link workItemId} on
- * every WorkItem-aggregate draft; a proposal by its `proposalId`), Mission/Group/policy Events by
+ * The aggregate is the catalog's `aggregate` of the kind, identified where its `aggregateIdAt`
+ * points (read by `aggregateIdIn` in `transact.ts`): WorkItem Events by the envelope
+ * `workItemId` (so set {@link workItemId} on every WorkItem-aggregate draft; a proposal by its
+ * `proposalId`), Mission/Group/policy Events by
  * the Group, Memberships by `membership.membershipId` / `membershipId` (a Delegation Grant by its
  * `grant.grantId`), Messages by `messageId`, Artifacts by `artifact.artifactId`, Execution
  * Approvals by `approvalId`.

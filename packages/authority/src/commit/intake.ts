@@ -6,7 +6,7 @@
  */
 import type { Receipt } from '@weft/client'
 import type { KeyResolver, SignedVerifier } from '@weft/codec'
-import { decodeSigned, decodeSignedAsync, type Decoded } from '../ingress/checks.js'
+import { decodeSigned, decodeSignedAsync, type Decoded } from '../ingress/decode.js'
 
 /** Runs one signed Command received at `nowMs` to its receipt with `decode` as its ingress up to the signature; throws the caller's refusal. */
 export type RunSigned = (bytes: string | Uint8Array, nowMs: number, decode: (input: unknown) => Decoded) => Receipt

@@ -9,7 +9,7 @@
 import type { AggregateType } from '@weft/spec'
 import type { AnyEventDraft } from './handler.js'
 import { aggregateKey, type AuthorityState } from '../model.js'
-import { aggregateIdFrom, applyEventsKeyed, kindInfoOf, type MaterializeOptions, type ReducerTable, type TransactionCause, type TransactionSteps, type UnsignedEvent } from './transact.js'
+import { aggregateIdIn, applyEventsKeyed, kindInfoOf, type MaterializeOptions, type ReducerTable, type TransactionCause, type TransactionSteps, type UnsignedEvent } from './transact.js'
 
 /**
  * Tuned transaction steps for one pipeline. `materialize` notes each Event's aggregate key, and
@@ -145,7 +145,7 @@ function materializeKeyed<E>(state: AuthorityState, cause: TransactionCause, dra
       const group = state.groups.get(groupId)
       const head = runningOf(running, groupId, undefined) ?? group?.head ?? 0
       if (group === undefined && !(info.genesis && head === 0)) throw new Error(`materialize: no Group ${groupId} for ${d.kind}`)
-      key = aggregateKey(info.aggregate as AggregateType, aggregateIdFrom(info.aggregate, groupId, d.workItemId, d.payload as Record<string, unknown>))
+      key = aggregateKey(info.aggregate as AggregateType, aggregateIdIn(info, groupId, d))
       sequence = head + 1
       revision = (runningOf(running, groupId, key) ?? group?.revisions.get(key) ?? 0) + 1
       if (i < last) (running ??= []).push({ groupId, key: undefined, value: sequence }, { groupId, key, value: revision })

@@ -5,7 +5,7 @@
 import type { Receipt } from '@weft/client'
 import type { Event } from '@weft/spec'
 import type { AnyCommand } from './handler.js'
-import type { Decoded } from '../ingress/checks.js'
+import type { Decoded } from '../ingress/decode.js'
 import type { ActorRef } from '../model.js'
 import type { StoredReceipt } from '../log/store.js'
 

@@ -14,7 +14,7 @@
  * @module
  */
 import { frozenJson } from '@weft/codec'
-import { EVENT_CATALOG, type AggregateType, type Event } from '@weft/spec'
+import { aggregateIdReader, EVENT_CATALOG, type AggregateIdReader, type AggregateType, type Event } from '@weft/spec'
 import type { AnyEventDraft } from './handler.js'
 import { applyEvent, type AnyEvent, type EventReducers } from '../gen/reducers.js'
 import { aggregateKey, type ActorRef, type AuthorityState } from '../model.js'
@@ -70,9 +70,25 @@ export interface KindInfo {
   readonly aggregate: string
   /** Whether the kind opens a Group (§7.1), so its Group need not exist yet. */
   readonly genesis: boolean
+  /**
+   * Whether the aggregate is named by the envelope's `groupId` (the catalog's `aggregateIdAt` is
+   * `['/groupId']`). A draft need not repeat its Group, so its aggregate is the Group it lands in.
+   */
+  readonly namedByGroup: boolean
+  /** The catalog's `aggregateIdAt` of the kind, compiled once: reads an Event or a draft. */
+  readonly readAggregateId: AggregateIdReader
 }
 
-const catalog = new Map<string, KindInfo>(EVENT_CATALOG.map((e) => [e.kind, { scope: e.scope, aggregate: e.aggregate, genesis: GROUP_GENESIS.has(e.kind) }]))
+/** The {@link KindInfo} of one catalog entry. */
+function kindInfo(entry: (typeof EVENT_CATALOG)[number]): KindInfo {
+  const namedByGroup = entry.aggregateIdAt.length === 1 && entry.aggregateIdAt[0] === '/groupId'
+  // A draft's `groupId` may be absent (it defaults to the Command's), so a pointer to it can only
+  // stand alone; a catalog entry mixing it with others would be read wrongly from drafts.
+  if (!namedByGroup && (entry.aggregateIdAt as readonly string[]).includes('/groupId')) throw new Error(`transact: ${entry.kind}'s aggregateIdAt mixes /groupId with other pointers`)
+  return { scope: entry.scope, aggregate: entry.aggregate, genesis: GROUP_GENESIS.has(entry.kind), namedByGroup, readAggregateId: aggregateIdReader(entry.aggregateIdAt) }
+}
+
+const catalog = new Map<string, KindInfo>(EVENT_CATALOG.map((e) => [e.kind, kindInfo(e)]))
 
 /** The catalog entry of an Event kind a draft names. @throws Error for a kind the catalog lacks (a handler bug). */
 export function kindInfoOf(kind: string): KindInfo {
@@ -101,7 +117,7 @@ export function materialize<E = Event>(state: AuthorityState, cause: Transaction
     const group = state.groups.get(groupId)
     const head = heads.get(groupId) ?? group?.head ?? 0
     if (group === undefined && !(info.genesis && head === 0)) throw new Error(`materialize: no Group ${groupId} for ${d.kind}`)
-    const key = aggregateKey(info.aggregate as AggregateType, aggregateIdFrom(info.aggregate, groupId, d.workItemId, d.payload as Record<string, unknown>))
+    const key = aggregateKey(info.aggregate as AggregateType, aggregateIdIn(info, groupId, d))
     const revision = (revisions.get(`${groupId} ${key}`) ?? group?.revisions.get(key) ?? 0) + 1
     heads.set(groupId, head + 1)
     revisions.set(`${groupId} ${key}`, revision)
@@ -180,36 +196,24 @@ export function storedEvent(stored: Event): Event {
 
 /** The `aggregateKey` of the aggregate a Group Event advances. */
 function aggregateKeyOf(event: Event): string {
-  const aggregate = catalog.get(event.kind)?.aggregate
-  return aggregateKey(aggregate as AggregateType, aggregateIdFrom(aggregate, event.groupId, event.workItemId, event.payload as Record<string, unknown>))
+  return aggregateKey(catalog.get(event.kind)?.aggregate as AggregateType, aggregateIdOf(event))
 }
 
 /**
- * The aggregate ID an Event advances, derived from the envelope alone so that acceptance and
- * replay agree (see `EventDraft` for the rules).
+ * The aggregate ID an Event advances, derived from the envelope alone (the catalog's
+ * `aggregateIdAt`, §15.2) so that acceptance and replay agree (see `EventDraft`). An Event of a
+ * kind the catalog lacks is keyed by its Group.
  */
 export function aggregateIdOf(event: Event): string {
-  return aggregateIdFrom(catalog.get(event.kind)?.aggregate, event.groupId, event.workItemId, event.payload as Record<string, unknown>)
+  const info = catalog.get(event.kind)
+  return (info === undefined ? event.groupId : aggregateIdIn(info, event.groupId as string, event)) as string
 }
 
-/** {@link aggregateIdOf} from the envelope members it reads. */
-export function aggregateIdFrom(aggregate: string | undefined, groupId: string | undefined, workItemId: string | undefined, p: Record<string, unknown>): string {
-  switch (aggregate) {
-    case 'workItem':
-      return (workItemId ?? p['workItemId'] ?? (p['workItem'] as { workItemId?: string } | undefined)?.workItemId ?? p['proposalId']) as string
-    case 'mission':
-    case 'group':
-    case 'policy':
-      return groupId as string
-    case 'membership':
-      return ((p['membership'] as { membershipId?: string } | undefined)?.membershipId ?? p['membershipId'] ?? (p['grant'] as { grantId?: string } | undefined)?.grantId) as string
-    case 'message':
-      return p['messageId'] as string
-    case 'artifact':
-      return (p['artifact'] as { artifactId: string }).artifactId
-    case 'approval':
-      return p['approvalId'] as string
-    default:
-      return groupId as string
-  }
+/**
+ * The aggregate ID an Event or a draft of kind `info` advances in Group `groupId`: where the
+ * catalog's `aggregateIdAt` points. A draft carries `workItemId` and `payload` where its Event will,
+ * so one reader serves both.
+ */
+export function aggregateIdIn(info: KindInfo, groupId: string, source: object): string {
+  return (info.namedByGroup ? groupId : info.readAggregateId(source)) as string
 }
