@@ -80,6 +80,11 @@ export interface WorkerOptions {
   readonly store?: WorkerStore
   /** `{ now() }` in epoch ms; default the wall clock. Every lease, back-off and estimate reads it. */
   readonly clock?: Clock
+  /**
+   * Where the IDs the Worker mints come from: its client's Action IDs (§15.1), Message IDs and
+   * what its executors' contexts mint. Default `systemRandom` (WebCrypto); a seeded source makes a
+   * run reproducible.
+   */
   readonly random?: RandomSource
   /** Declared isolated execution slots: the Agent Card's maximum concurrency (§11.1). */
   readonly slots: number

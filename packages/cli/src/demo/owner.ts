@@ -12,7 +12,7 @@
  * @module
  */
 import { ProtocolError, sign, UsageError, type SigningKey } from '@weft/codec'
-import { systemClock } from '@weft/codec/time'
+import { systemClock, timestampOf } from '@weft/codec/time'
 import { createClient, newUrnUuid, systemRandom, type Client, type Clock, type EventFeed, type RandomSource, type Receipt, type Transport } from '@weft/client'
 import type { Approval, CommandPayload, ContextPackage, Evidence } from '@weft/spec'
 import { createInterface } from 'node:readline/promises'
@@ -340,7 +340,7 @@ export function createMissionOwner(options: MissionOwnerOptions): MissionOwner {
         approver: options.actor,
         comments: verdict.comments,
         conditions: verdict.decision === 'changes_requested' ? [...verdict.conditions] : [],
-        occurredAt: new Date(clock.now()).toISOString(),
+        occurredAt: timestampOf(clock.now()),
       },
       options.signingKey,
     ) as unknown as Approval

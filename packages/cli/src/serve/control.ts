@@ -18,6 +18,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { declaresMore, readBody } from '@weft/console/server'
 import type { Receipt, Transport } from '@weft/client'
 import { TransportUnavailableError } from '@weft/client/wire'
 import { isErrorCode, ProtocolError, type WireError } from '@weft/codec'
@@ -56,37 +57,6 @@ export interface ControlEndpoint {
 
 function reply(response: ServerResponse, status: number, body: unknown): void {
   response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body))
-}
-
-/**
- * Reads the request body if it has at most `max` bytes; `undefined` as soon as it has more, after
- * which nothing more of it is read (the stream is paused and its data no longer taken).
- */
-function readBody(request: IncomingMessage, max: number): Promise<Uint8Array | undefined> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = []
-    let size = 0
-    const take = (chunk: Buffer): void => {
-      size += chunk.byteLength
-      if (size <= max) {
-        chunks.push(chunk)
-        return
-      }
-      request.off('data', take)
-      request.pause()
-      chunks.length = 0
-      resolve(undefined)
-    }
-    request.on('data', take)
-    request.once('end', () => resolve(Buffer.concat(chunks)))
-    request.once('error', reject)
-  })
-}
-
-/** Whether the request declares a body longer than `max` (`Content-Length`), so none of it need be read. */
-function declaresMore(request: IncomingMessage, max: number): boolean {
-  const declared = request.headers['content-length']
-  return declared !== undefined && /^\d+$/.test(declared) && Number(declared) > max
 }
 
 /** Starts the control endpoint on 127.0.0.1. */

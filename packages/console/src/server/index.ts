@@ -15,6 +15,9 @@
  */
 export { createConsoleServer, CONSOLE_LIMITS } from './console-server.js'
 export { CONSOLE_CSP } from './http.js'
+// The bounded reading of a request body, for a host serving its own endpoints beside the console
+// (`weft serve`'s control endpoint): a refused request costs at most `max` bytes of memory.
+export { declaresMore, readBody } from './http.js'
 export type { ConsoleServer, ConsoleServerOptions, ConsoleLimits, ConsoleGate, ConsoleAdmission, ConsoleLogEntry, HumanSessionHost } from './console-server.js'
 // For those who serve the app themselves.
 export { loadApp, AppUnavailableError, APP_MANIFEST, APP_INDEX } from './app-files.js'
