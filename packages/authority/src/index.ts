@@ -46,9 +46,11 @@ export type {
 } from './tokens.js'
 
 // Delivery (§8, §16, §17.2–§17.3): subscriptions, paged replay, ACK Cursors, backpressure.
-export { createDelivery, createMemoryCursorStore } from './delivery/delivery.js'
+export { createDelivery } from './delivery/delivery.js'
+export { createMemoryCursorStore } from './delivery/cursors.js'
 export { deliveryFeed } from './delivery/feed.js'
-export type { Delivery, DeliveryOptions, DeliverySource, DeliveryGroup, Subscription, SubscriptionHandlers, SubscribeOptions, ChannelStatus, ReplayPage, CursorStore } from './delivery/delivery.js'
+export type { Delivery, DeliveryOptions, DeliverySource, DeliveryGroup, Subscription, SubscriptionHandlers, SubscribeOptions, ChannelStatus, ReplayPage } from './delivery/delivery.js'
+export type { CursorStore } from './delivery/cursors.js'
 
 // Archival (§7.4): signed Group Snapshots.
 export { buildGroupSnapshot, signGroupSnapshot, verifyGroupSnapshot, snapshotArtifactHash } from './log/snapshots.js'

@@ -30,10 +30,7 @@ import type {
   WorkItem,
 } from '@weft/spec'
 import type { AggregateType, UsageDimension } from '@weft/spec'
-import type { ClosedLease } from './domain/leases.js'
-import type { SnapshotReference } from './domain/policy.js'
-import type { RetryLedger } from './domain/retry.js'
-import type { SubmissionFacts } from './domain/evidence.js'
+import type { ClosedLease, RetryLedger, SnapshotReference, SubmissionFacts } from './domain/ledgers.js'
 
 /** A Principal as the common `actor` shape (`{ type, id }`). */
 export interface ActorRef {

@@ -5,7 +5,8 @@
  */
 import type { Command, Lease } from '@weft/spec'
 import { BOUNDED_OFFLINE_EXECUTION, type OfflineBinding } from '../src/domain/offline.js'
-import { zeroUsage, type Usage } from '../src/domain/work-budget.js'
+import type { Usage } from '../src/domain/work-budget.js'
+import { zeroUsage } from '../src/domain/budget-limits.js'
 
 /** `base` plus `seconds`, as an RFC 3339 UTC text. */
 export function later(base: string, seconds: number): string {

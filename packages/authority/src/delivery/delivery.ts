@@ -1,8 +1,9 @@
 /**
  * Event delivery of a Group Authority (§8, §16, §17.2, §17.3), in process: per-Group
- * subscriptions that replay from a position and then go live without a gap, durable ACK Cursors,
- * paged replay, attention filters on live delivery, and bounded per-Group buffers with
- * `BACKPRESSURE`. The WebSocket binding frames what this module does; it decides nothing itself.
+ * subscriptions that replay from a position and then go live without a gap, durable ACK Cursors
+ * (kept by a `cursors.ts` store), paged replay, attention filters on live delivery
+ * (`attention.ts`), and bounded per-Group buffers with `BACKPRESSURE`. The WebSocket binding
+ * frames what this module does; it decides nothing itself.
  *
  * Who may read a Group: a member whose Membership there is `active` or `provisional`, or a
  * service listed in {@link DeliveryOptions.controlPlane} (§8: Organization services are authorized
@@ -27,33 +28,10 @@ import { actorKey, type ActorRef, type GroupState } from '../model.js'
 import type { Authority } from '../commit/pipeline.js'
 import type { RestorePoint } from '../log/snapshots.js'
 import { cardActive } from '../ingress/standing.js'
+import { concernsOwnMembership, endsLater, passesAttention } from './attention.js'
+import { createMemoryCursorStore, type CursorStore } from './cursors.js'
 
 const CARD_REGISTERED = 'ext.missionweaveprotocol.registry.agent_card_registered'
-
-/**
- * Where ACK Cursors live, per subscriber and Group. Monotonicity and bounds are enforced by the
- * {@link Delivery}; a store only keeps what it is given. Durable stores implement the same seam.
- */
-export interface CursorStore {
-  /** The stored Cursor, or `undefined` when the subscriber never acknowledged in the Group. */
-  get(subscriber: ActorRef, groupId: string): number | undefined
-  /** Stores a Cursor; called only with a value above the stored one. */
-  set(subscriber: ActorRef, groupId: string, sequence: number): void
-}
-
-/** A {@link CursorStore} in memory, for tests and single-process hosts. */
-export function createMemoryCursorStore(): CursorStore {
-  const cursors = new Map<string, Map<string, number>>()
-  return {
-    get: (subscriber, groupId) => cursors.get(actorKey(subscriber))?.get(groupId),
-    set(subscriber, groupId, sequence) {
-      const key = actorKey(subscriber)
-      let byGroup = cursors.get(key)
-      if (byGroup === undefined) cursors.set(key, (byGroup = new Map()))
-      byGroup.set(groupId, sequence)
-    },
-  }
-}
 
 /** Options of {@link createDelivery}. */
 export interface DeliveryOptions {
@@ -334,7 +312,7 @@ export function createDelivery(authority: DeliverySource, options: DeliveryOptio
       channel.catchUpUntil = sequence
       return
     }
-    if (access !== undefined && !passes(channel, event, access.group)) return
+    if (access !== undefined && !passesAttention(channel.filter, channel.subscriber, event, access.group)) return
     if (channel.queue.length >= maxBuffered) {
       // §17.3: pause this Group only and say when to try again; other Groups keep flowing.
       channel.status = 'backpressured'
@@ -392,7 +370,7 @@ export function createDelivery(authority: DeliverySource, options: DeliveryOptio
       // §8: a late joiner never receives history before its visibility start.
       const hidden = access !== undefined && sequence <= access.start
       // §17.2: filters apply to live Events only, never to the replay asked for at subscribe time.
-      const filtered = next.fromLog && access !== undefined && sequence > channel.replayUntil && !passes(channel, next.event, access.group)
+      const filtered = next.fromLog && access !== undefined && sequence > channel.replayUntil && !passesAttention(channel.filter, channel.subscriber, next.event, access.group)
       if (!hidden && !filtered) return { next, access }
       advance(channel, next)
     }
@@ -552,73 +530,6 @@ export function createDelivery(authority: DeliverySource, options: DeliveryOptio
       for (const set of byGroup.values()) for (const channel of [...set]) end(channel, false)
     },
   }
-}
-
-/**
- * Whether a live Event passes the channel's attention filter (§8). No selector means everything.
- * Otherwise the selectors add up: Events addressed to the subscriber always pass; `mentionsOnly`
- * lets a Message through only when it mentions the subscriber; any other Event passes when it
- * matches `eventKinds`, `conversationIds`, `workItemIds` (a WorkItem's own Conversation counts as
- * the WorkItem) or, with `announcements`, is a Group-wide fact (`mission.*`, `group.*`) or a
- * Message of the Group Conversation from the MissionOwner or the Coordinator.
- */
-function passes(channel: Channel, event: Event, group: GroupState): boolean {
-  const f = channel.filter
-  if (f === undefined) return true
-  const selective = f.eventKinds !== undefined || f.conversationIds !== undefined || f.workItemIds !== undefined || f.mentionsOnly === true || f.announcements === true
-  if (!selective || addressedTo(channel.subscriber, event)) return true
-  const message = event.kind.startsWith('message.')
-  if (message && f.mentionsOnly === true) return false
-  if (f.eventKinds?.includes(event.kind) === true) return true
-  const conversationId = event.conversationId ?? text(event.payload['conversationId'])
-  if (conversationId !== undefined && f.conversationIds?.includes(conversationId) === true) return true
-  const conversation = conversationId === undefined ? undefined : group.conversations.get(conversationId)
-  const workItemId = event.workItemId ?? text(event.payload['workItemId']) ?? conversation?.primaryWorkItemId
-  if (workItemId !== undefined && f.workItemIds?.includes(workItemId) === true) return true
-  if (f.announcements !== true) return false
-  if (event.kind.startsWith('mission.') || event.kind.startsWith('group.')) return true
-  const author = message ? (event.payload['author'] as ActorRef | undefined) : undefined
-  return conversation?.type === 'group' && author !== undefined && (author.id === group.mission.coordinator.agentId || author.id === group.mission.missionOwner.id)
-}
-
-/** Events that name the subscriber: its Membership, its Grants, offers to it, its acceptance, Messages mentioning it. */
-function addressedTo(subscriber: ActorRef, event: Event): boolean {
-  const p = event.payload
-  const same = (actor: unknown): boolean => isActor(actor) && actor.type === subscriber.type && actor.id === subscriber.id
-  switch (event.kind) {
-    case 'membership.changed':
-    case 'membership.ended':
-      return concernsOwnMembership(subscriber, event)
-    case 'membership.delegation.granted':
-      return subscriber.type === 'agent' && (p['grant'] as { granteeAgentId?: unknown } | undefined)?.granteeAgentId === subscriber.id
-    case 'work.offer.created':
-      return subscriber.type === 'agent' && Array.isArray(p['candidateAgentIds']) && p['candidateAgentIds'].includes(subscriber.id)
-    case 'work.offer.accepted':
-      return subscriber.type === 'agent' && p['assigneeId'] === subscriber.id
-    default:
-      return event.kind.startsWith('message.') && Array.isArray(p['mentions']) && p['mentions'].some(same)
-  }
-}
-
-/** A Membership Event about the subscriber itself. */
-/** Whether an Event of `transaction` from index `at` on changes or ends `subscriber`'s own Membership. */
-function endsLater(subscriber: ActorRef, transaction: readonly Event[], at: number): boolean {
-  for (let i = at; i < transaction.length; i++) if (concernsOwnMembership(subscriber, transaction[i] as Event)) return true
-  return false
-}
-
-function concernsOwnMembership(subscriber: ActorRef, event: Event): boolean {
-  const member =
-    event.kind === 'membership.ended' ? event.payload['member'] : event.kind === 'membership.changed' ? (event.payload['membership'] as { member?: unknown } | undefined)?.member : undefined
-  return isActor(member) && member.type === subscriber.type && member.id === subscriber.id
-}
-
-function isActor(value: unknown): value is ActorRef {
-  return typeof value === 'object' && value !== null && typeof (value as ActorRef).id === 'string' && typeof (value as ActorRef).type === 'string'
-}
-
-function text(value: unknown): string | undefined {
-  return typeof value === 'string' ? value : undefined
 }
 
 function fail(code: 'GROUP_NOT_FOUND' | 'INVALID_COMMAND', message: string): never {

@@ -7,7 +7,8 @@
  */
 import { USAGE_DIMENSIONS, type ResourceBudget, type UsageDimension } from '@weft/spec'
 import type { AuthorityState, GroupState, WorkItemRecord } from '../model.js'
-import { heldByChildren, inheritanceOf, limitOf, missionUsageOf, pathOf, usageOf, type Usage } from './work-budget.js'
+import { heldByChildren, inheritanceOf, missionUsageOf, pathOf, usageOf, type Usage } from './work-budget.js'
+import { limitOf } from './budget-limits.js'
 
 /** A budget on a ledger path (§12, §14): a Mission's or a WorkItem's. */
 export interface BudgetRef {

@@ -8,7 +8,8 @@
 import { USAGE_DIMENSIONS, type WorkContract, type WorkItemState } from '@weft/spec'
 import { reject, type HandlerContext } from '../commit/handler.js'
 import { actorKey, type ActorRef, type GrantRecord, type GroupState } from '../model.js'
-import { LIMIT_KEY, limitOf, requireAllocation } from './work-budget.js'
+import { requireAllocation } from './work-budget.js'
+import { LIMIT_KEY, limitOf } from './budget-limits.js'
 import { compareSemver } from './work-contract.js'
 import { parseInstant } from '@weft/codec/time'
 

@@ -7,6 +7,7 @@
 import type { Evidence, WorkContract } from '@weft/spec'
 import { reject, type HandlerContext } from '../commit/handler.js'
 import type { GroupState, WorkItemRecord } from '../model.js'
+import type { SubmissionFacts } from './ledgers.js'
 
 /**
  * Verifies each Evidence document (§6.4, through `ctx.verifyDocument`) and checks it is about this
@@ -71,12 +72,6 @@ export function checkEvidenceCovers(ctx: HandlerContext, group: GroupState, reco
   requireBoundEvidence(ctx, group, record, evidence)
   const uncovered = uncoveredCriteria(record.doc.contract, evidence, 'any')
   if (uncovered.length > 0) reject('INVALID_COMMAND', `no passing Evidence covers ${uncovered.join(', ')}`, { uncoveredCriteria: uncovered })
-}
-
-/** A WorkItem's pending submission (§13.2): the epoch it was made under and its Evidence. */
-export interface SubmissionFacts {
-  readonly ownershipEpoch: number
-  readonly evidence: readonly Evidence[]
 }
 
 /**

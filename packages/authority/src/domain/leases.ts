@@ -10,6 +10,9 @@ import { reject } from '../commit/handler.js'
 import type { ActorRef, GroupState, OrganizationState, WorkItemRecord } from '../model.js'
 import { cardActive } from '../ingress/standing.js'
 import { parseInstant } from '@weft/codec/time'
+import type { ClosedLease, LeaseClosure } from './ledgers.js'
+
+export type { LeaseClosure } from './ledgers.js'
 
 /** Whether `lease` is active and its expiry has not been reached at `nowMs`. */
 export function leaseLive(lease: Lease | undefined, nowMs: number): lease is Lease {
@@ -45,12 +48,6 @@ export function ownerLive(record: WorkItemRecord, nowMs: number, agents: Organiz
       return false
   }
 }
-
-/** How a lease ends (§11.3): released by its holder, expired by time, or revoked. */
-export type LeaseClosure = 'expired' | 'revoked' | 'released'
-
-/** A closed lease: its end, when and why are always recorded. */
-export type ClosedLease = Lease & { readonly state: LeaseClosure; readonly closedAt: string; readonly closureReason: string }
 
 /** `lease` closed at `at` (§11.3: release, expiry and revocation say when and why). */
 export function closeLease(lease: Lease, state: LeaseClosure, at: string, reason: string): ClosedLease {

@@ -1,18 +1,18 @@
 /**
  * The Mission domain (§7, §14): creation of root, follow-up and child Missions with their Groups,
- * the Coordinator lease, submission and the MissionOwner's decision, cancellation and termination
- * with their propagation to WorkItems, child Missions and parent WorkItems.
+ * the Coordinator lease, submission and the MissionOwner's decision, and the reducers of every
+ * Mission Event. Cancellation and termination, with their propagation to WorkItems, child Missions
+ * and parent WorkItems, are decided in `mission-ending.ts`.
  *
  * Every state check asks the rows of `MISSION_TRANSITIONS` / `WORK_ITEM_TRANSITIONS` of
- * `@weft/spec/machines`, as the generator flattened them ({@link transitionTarget}); the rows are
- * the machines.
+ * `@weft/spec/machines`, as the generator flattened them (`mission-machine.ts`); the rows are the
+ * machines.
  * @module
  */
-import type { Approval, Conversation, Evidence, EventPayload, Group, Lease, Membership, Mission, MissionParent, WorkItem } from '@weft/spec'
-import { TERMINAL_MISSION_STATES, TERMINAL_WORK_ITEM_STATES, type MissionEventType, type WorkItemEventType } from '@weft/spec/machines'
-import { MISSION_STATES_WITH_EVENT, MISSION_TRANSITION_LOOKUP, WORK_ITEM_TRANSITION_LOOKUP, transitionTargets, type TransitionLookup } from '../gen/transitions.js'
+import type { Approval, Conversation, EventPayload, Group, Lease, Membership, Mission, MissionParent, WorkItem } from '@weft/spec'
+import { TERMINAL_MISSION_STATES, TERMINAL_WORK_ITEM_STATES } from '@weft/spec/machines'
 import { draft, reject, requireGroup, type AnyEventDraft, type CommandOf, type EventOf, type HandlerContext, type HandlerFor, type ReducerFor } from '../commit/handler.js'
-import { aggregateKey, emptyGroupState, type ActorRef, type AgentRecord, type AuthorityState, type GroupState, type WorkItemRecord } from '../model.js'
+import { aggregateKey, emptyGroupState, type ActorRef, type AgentRecord, type AuthorityState, type GroupState } from '../model.js'
 import {
   isControlPlane,
   isMissionOwner,
@@ -24,8 +24,9 @@ import {
 } from './memberships.js'
 import { committedBudget, inheritanceOf, linkChildGroup, requireAllocation, settleParentOf } from './work-budget.js'
 import { retireLease } from './leases.js'
-import { requireCoordinatorOr } from './work-roles.js'
 import { parseInstant } from '@weft/codec/time'
+import { missionAllows, requireMissionTransition, workItemTarget } from './mission-machine.js'
+import { cancelMission, parentLink, terminateMission } from './mission-ending.js'
 
 type MissionCommandKind =
   | 'mission.create'
@@ -50,43 +51,6 @@ type MissionEventKind =
   | 'mission.terminated'
   | 'mission.child.created'
   | 'mission.follow_up.created'
-
-/** Guard flags a caller has evaluated for the rows it asks about; an absent guard does not hold. */
-export type GuardFlags = Readonly<Record<string, boolean>>
-
-/**
- * The state a flattened transition table leads to from `from` on `event`, or `undefined` when no
- * row applies: the first row whose guard holds in `flags`, the unguarded fallback last.
- */
-export function transitionTarget(table: TransitionLookup, from: string, event: string, flags: GuardFlags = {}): string | undefined {
-  return transitionTargets(table, from, event).find((row) => row.guard === undefined || flags[row.guard] === true)?.to
-}
-
-/** The Mission state after `event` from `from` (`'none'` before the Mission exists), or `INVALID_STATE_TRANSITION`. */
-export function requireMissionTransition(from: Mission['state'] | 'none', event: MissionEventType, flags: GuardFlags = {}): string {
-  return (
-    transitionTarget(MISSION_TRANSITION_LOOKUP, from, event, flags) ??
-    reject('INVALID_STATE_TRANSITION', `mission is ${from}; ${event} is not permitted`, { state: from, allowedFrom: MISSION_STATES_WITH_EVENT[event] ?? [] })
-  )
-}
-
-/** Whether the Mission machine has a row from `state` on `event` whose guard holds. */
-function missionAllows(state: Mission['state'], event: MissionEventType, flags: GuardFlags = {}): boolean {
-  return transitionTarget(MISSION_TRANSITION_LOOKUP, state, event, flags) !== undefined
-}
-
-/** The WorkItem state after `event`, or `undefined` when the §10.2 rows do not allow it. */
-export function workItemTarget(record: WorkItemRecord, event: WorkItemEventType, flags: GuardFlags = {}): string | undefined {
-  return transitionTarget(WORK_ITEM_TRANSITION_LOOKUP, record.doc.state, event, flags)
-}
-
-/** The longest reason text a payload accepts. */
-const MAX_REASON = 4000
-
-/** Keeps a composed reason within the payload limit. */
-function clip(text: string): string {
-  return text.length <= MAX_REASON ? text : `${text.slice(0, MAX_REASON - 1)}…`
-}
 
 /** The Group whose Mission has `missionId`, if the Authority serves it. */
 function groupOfMission(state: AuthorityState, missionId: string): GroupState | undefined {
@@ -346,92 +310,6 @@ function requestChanges(command: CommandOf<'mission.request_changes'>, ctx: Hand
   return [draft('mission.changes_requested', { approval: command.payload.approval })]
 }
 
-/** The parent Group and WorkItem of a child Mission's Group, while the link is current (§14). */
-function parentLink(state: AuthorityState, child: GroupState): { group: GroupState; record: WorkItemRecord } | undefined {
-  const link = state.childLinks.get(child.groupId)
-  const group = link === undefined ? undefined : state.groups.get(link.parentGroupId)
-  const record = link === undefined ? undefined : group?.workItems.get(link.parentWorkItemId)
-  // A replacement child re-links the parent WorkItem; an older child no longer speaks for it.
-  if (group === undefined || record === undefined || record.childGroupId !== child.groupId) return undefined
-  return { group, record }
-}
-
-/**
- * The drafts of cancelling `group`'s Mission (§7.1, §12): the Mission, its unfinished WorkItems
- * (`system.mission_cancelled`) and, recursively, its running child Missions
- * (`system.parent_mission_cancelled`).
- */
-function cancellation(ctx: HandlerContext, group: GroupState, reason: string, propagated: boolean): AnyEventDraft[] {
-  const drafts: AnyEventDraft[] = [draft('mission.cancelled', { reason }, { groupId: group.groupId, ...(propagated ? { actor: ctx.authority } : {}) })]
-  for (const record of group.workItems.values()) {
-    if (workItemTarget(record, 'system.mission_cancelled') === undefined) continue
-    const workItemId = record.doc.workItemId
-    drafts.push(draft('work.cancelled', { workItemId, reason: clip(`mission cancelled: ${reason}`) }, { groupId: group.groupId, workItemId, actor: ctx.authority }))
-  }
-  for (const [childGroupId, link] of ctx.state.childLinks) {
-    const child = link.parentGroupId === group.groupId ? ctx.state.groups.get(childGroupId) : undefined
-    if (child === undefined || !missionAllows(child.mission.state, 'system.parent_mission_cancelled')) continue
-    drafts.push(...cancellation(ctx, child, clip(`parent mission ${group.missionId} cancelled: ${reason}`), true))
-  }
-  return drafts
-}
-
-function cancel(command: CommandOf<'mission.cancel'>, ctx: HandlerContext): readonly AnyEventDraft[] {
-  const group = requireGroup(ctx)
-  const actor = command.actor as ActorRef
-  // §7.1: normal cancellation belongs to the MissionOwner or Organization policy, not the Coordinator.
-  requireRole([isMissionOwner(group, actor), isControlPlane(ctx, actor)], 'cancel the mission')
-  requireMissionTransition(group.mission.state, 'mission.cancel')
-  return cancellation(ctx, group, command.payload.reason, false)
-}
-
-/**
- * The drafts of `group`'s Mission failing (§7.1, §14): the Mission, its unfinished WorkItems
- * (`system.mission_failed`) and, for a child Mission, the parent WorkItem and Mission as the
- * declared child-failure policy says (`system.child_mission_failed`).
- */
-function termination(ctx: HandlerContext, group: GroupState, reason: string, evidence: readonly Evidence[] | undefined, propagated: boolean, failed: Set<string>): AnyEventDraft[] {
-  const at = { groupId: group.groupId, ...(propagated ? { actor: ctx.authority } : {}) }
-  const drafts: AnyEventDraft[] = [draft('mission.terminated', { reason, ...(evidence === undefined ? {} : { evidence: [...evidence] }) }, at)]
-  for (const record of group.workItems.values()) {
-    const workItemId = record.doc.workItemId
-    if (failed.has(`${group.groupId} ${workItemId}`) || workItemTarget(record, 'system.mission_failed') === undefined) continue
-    drafts.push(draft('work.failed', { workItemId, reason: clip(`mission failed: ${reason}`), evidence: [] }, { groupId: group.groupId, workItemId, actor: ctx.authority }))
-  }
-  const parent = parentLink(ctx.state, group)
-  // §14: a failed child blocks its parent WorkItem unless the policy declares it indispensable.
-  const policy = parent?.record.childFailurePolicy ?? 'block_parent_work_item'
-  const indispensable = policy !== 'block_parent_work_item'
-  const next = parent === undefined ? undefined : workItemTarget(parent.record, 'system.child_mission_failed', { childIndispensable: indispensable })
-  // A parent WorkItem no longer waiting for this child (cancelled meanwhile) takes nothing from it.
-  if (parent === undefined || next === undefined) return drafts
-  if (next === 'failed') {
-    const workItemId = parent.record.doc.workItemId
-    failed.add(`${parent.group.groupId} ${workItemId}`)
-    drafts.push(
-      draft(
-        'work.failed',
-        { workItemId, reason: clip(`child mission ${group.missionId} failed: ${reason}`), evidence: evidence === undefined ? [] : [...evidence] },
-        { groupId: parent.group.groupId, workItemId, actor: ctx.authority },
-      ),
-    )
-  }
-  const parentMission = parent.group.mission.state
-  if (policy === 'fail_parent_mission' && missionAllows(parentMission, 'system.child_mission_failed', { childIndispensable: true })) {
-    drafts.push(...termination(ctx, parent.group, clip(`indispensable child mission ${group.missionId} failed: ${reason}`), evidence, true, failed))
-  }
-  return drafts
-}
-
-function terminate(command: CommandOf<'mission.terminate'>, ctx: HandlerContext): readonly AnyEventDraft[] {
-  const group = requireGroup(ctx)
-  const actor = command.actor as ActorRef
-  // §7.1: the Coordinator (under its current epoch, checked by the pipeline) or Organization policy.
-  requireCoordinatorOr(ctx, group, actor, isControlPlane(ctx, actor), 'actor may not terminate the mission')
-  requireMissionTransition(group.mission.state, 'mission.terminate')
-  for (const e of command.payload.evidence ?? []) ctx.verifyDocument('evidence', e)
-  return termination(ctx, group, command.payload.reason, command.payload.evidence, false, new Set())
-}
 
 /** The Missions above `group`, nearest first (§14). */
 function ancestors(state: AuthorityState, group: GroupState): GroupState[] {
@@ -509,8 +387,8 @@ export const missionHandlers = {
   'mission.submit_for_approval': submitForApproval,
   'mission.approve': approve,
   'mission.request_changes': requestChanges,
-  'mission.cancel': cancel,
-  'mission.terminate': terminate,
+  'mission.cancel': cancelMission,
+  'mission.terminate': terminateMission,
   'mission.create_child': createChild,
   'mission.create_follow_up': createFollowUp,
 } satisfies { readonly [K in MissionCommandKind]: HandlerFor<K> }

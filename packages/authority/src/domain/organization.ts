@@ -10,7 +10,7 @@ import { draft, reject, type AnyEventDraft, type CommandOf, type HandlerContext,
 import type { ActorRef } from '../model.js'
 import { cardSuccessionFault } from '../ingress/standing.js'
 import { isControlPlane, requireRole } from './memberships.js'
-import { workItemTarget } from './missions.js'
+import { workItemTarget } from './mission-machine.js'
 
 type OrganizationCommandKind = 'ext.missionweaveprotocol.registry.agent_card_register' | 'ext.missionweaveprotocol.identity.session_open'
 type OrganizationEventKind = 'ext.missionweaveprotocol.registry.agent_card_registered' | 'ext.missionweaveprotocol.identity.session_opened'

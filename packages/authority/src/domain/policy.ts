@@ -3,7 +3,7 @@
  * Group's Policy Log, and archival against a signed final snapshot (`../log/snapshots.ts`).
  * @module
  */
-import type { CooperationOverrideGrant, EventPayload } from '@weft/spec'
+import type { CooperationOverrideGrant } from '@weft/spec'
 import { draft, reject, requireGroup, type AnyEventDraft, type CommandOf, type HandlerContext, type HandlerFor, type ReducerFor } from '../commit/handler.js'
 import type { ActorRef, GroupState } from '../model.js'
 import { TERMINAL_MISSION_STATES } from '@weft/spec/machines'
@@ -11,12 +11,10 @@ import { snapshotArtifactHash, snapshotMismatch } from '../log/snapshots.js'
 import { isControlPlane, isMissionOwner, requireRole } from './memberships.js'
 import { indexOverride } from './runaway.js'
 import { parseInstant } from '@weft/codec/time'
+import type { SnapshotReference } from './ledgers.js'
 
 type PolicyCommandKind = 'policy.grant_cooperation_override' | 'ext.missionweaveprotocol.core.group_archive'
 type PolicyEventKind = 'policy.cooperation_override.granted' | 'group.snapshot.created' | 'group.archived'
-
-/** A Group Snapshot as `group.snapshot.created` references it (§7.4). */
-export type SnapshotReference = EventPayload<'group.snapshot.created'>
 
 /** The snapshots `group.snapshot.created` recorded for a Group, by snapshot ID. */
 export function groupSnapshots(group: GroupState): ReadonlyMap<string, SnapshotReference> {

@@ -43,21 +43,9 @@ import { reject, type EventOf, type HandlerContext } from '../commit/handler.js'
 import type { AuthorityState, GroupState, WorkItemRecord } from '../model.js'
 import { requireNotExhausted } from './work-budget.js'
 import { parseInstant } from '@weft/codec/time'
+import type { FailureFacts, RetryExhaustion } from './ledgers.js'
 
-/** Why no retry of a failed WorkItem may follow under the contract in force when it failed. */
-export type RetryExhaustion = 'permanent' | 'attempts' | 'deadline' | 'cost'
-
-/** One failure as the ledger keeps it. */
-export interface FailureFacts {
-  /** `occurredAt` of the `work.failed` Event. */
-  readonly failedAt: string
-  /** The failure code its Evidence names; absent for an unclassified failure. */
-  readonly code?: string
-  /** Attempts the failed round used. */
-  readonly attempts: number
-  /** A classified failure the policy does not allow to be retried. */
-  readonly permanent: boolean
-}
+export type { RetryExhaustion } from './ledgers.js'
 
 /** The retry position of one WorkItem (§11.4). */
 export interface RetryStatus {
@@ -69,13 +57,6 @@ export interface RetryStatus {
   readonly exhausted?: RetryExhaustion
   /** When the back-off after the last classified failure ends (epoch ms); absent when none applies. */
   readonly retryNotBeforeMs?: number
-}
-
-/** What the reducers book of a WorkItem's failures (`WorkItemRecord.retryLedger`), a fold of the log. */
-export interface RetryLedger {
-  attemptsUsed: number
-  lastFailure?: FailureFacts
-  exhausted?: RetryExhaustion
 }
 
 const FAILURE_CODE = /^[A-Z][A-Z0-9_]{1,127}$/

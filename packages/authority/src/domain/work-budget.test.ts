@@ -18,8 +18,8 @@ import {
   settleReservations,
   usageAsBudget,
   usageOf,
-  zeroUsage,
 } from './work-budget.js'
+import { zeroUsage } from './budget-limits.js'
 
 const USAGE = 'ext.missionweaveprotocol.core.resource_usage_record'
 

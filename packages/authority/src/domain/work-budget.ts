@@ -59,38 +59,13 @@ import { TERMINAL_MISSION_STATES, TERMINAL_WORK_ITEM_STATES } from '@weft/spec/m
 import { reject } from '../commit/handler.js'
 import type { AuthorityState, ChildGroupIndex, GroupState, Usage, UsageLedger, WorkItemRecord } from '../model.js'
 import { childrenOf, setReservation } from './work-index.js'
+import { LIMIT_KEY, limitOf, MICRO, zeroUsage } from './budget-limits.js'
 
 export type { Usage } from '../model.js'
+export { limitOf } from './budget-limits.js'
 
 /** Limits per usage dimension; an absent dimension is unlimited. */
 export type Limits = Partial<Usage>
-
-/** The Resource Budget member holding each dimension's limit (§12). */
-export const LIMIT_KEY = {
-  financialMicrounits: 'financialLimit',
-  modelTokens: 'modelTokenLimit',
-  toolCalls: 'toolCallLimit',
-  computeSeconds: 'computeSecondsLimit',
-  wallClockSeconds: 'wallClockSecondsLimit',
-  externalActions: 'externalSideEffectLimit',
-} as const satisfies Record<UsageDimension, keyof ResourceBudget>
-
-const MICRO = 1_000_000
-
-/** A zero usage vector. */
-export function zeroUsage(): Usage {
-  return { financialMicrounits: 0, modelTokens: 0, toolCalls: 0, computeSeconds: 0, wallClockSeconds: 0, externalActions: 0 }
-}
-
-/**
- * The limit `budget` sets on dimension `d` (money in microunits), or `undefined` when it sets none.
- * The budget checks run on every start, charge and end of work, so they read limits one by one
- * rather than through a {@link limitsOf} object each time.
- */
-export function limitOf(budget: ResourceBudget, d: UsageDimension): number | undefined {
-  const value = budget[LIMIT_KEY[d]]
-  return value === undefined || d !== 'financialMicrounits' ? value : Math.round(value * MICRO)
-}
 
 /** The limits of `budget`, money in microunits. */
 export function limitsOf(budget: ResourceBudget): Limits {

@@ -7,7 +7,8 @@
 import { USAGE_DIMENSIONS, type AgentCard, type CapabilityRef, type ResourceBudget, type WorkContract } from '@weft/spec'
 import { reject } from '../commit/handler.js'
 import type { AuthorityState, GroupState, WorkItemRecord } from '../model.js'
-import { inheritanceOf, limitOf, NO_CURRENCY, requireAllocation, usageAsBudget, zeroUsage } from './work-budget.js'
+import { inheritanceOf, NO_CURRENCY, requireAllocation, usageAsBudget } from './work-budget.js'
+import { limitOf, zeroUsage } from './budget-limits.js'
 import { reservedBy } from './work-index.js'
 import { parseInstant } from '@weft/codec/time'
 

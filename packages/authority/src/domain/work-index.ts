@@ -9,7 +9,7 @@
  */
 import { USAGE_DIMENSIONS, type ResourceBudget } from '@weft/spec'
 import type { GroupState, Usage, WorkItemIndex, WorkItemRecord } from '../model.js'
-import { limitOf, zeroUsage } from './work-budget.js'
+import { limitOf, zeroUsage } from './budget-limits.js'
 
 /** The key of a record's parent in the index: its parent WorkItem ID, `''` for the Mission. */
 function parentKeyOf(record: WorkItemRecord): string {

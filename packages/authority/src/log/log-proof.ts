@@ -38,19 +38,12 @@ import { checkpointRefusal } from './checkpoint.js'
 import type { ActorRef } from '../model.js'
 import { REDACTION_EXTENSION } from '../delivery/redaction.js'
 import type { AuthorityStore } from './store.js'
+import type { LogHead } from './log-head.js'
+
+export type { LogHead } from './log-head.js'
 
 /** The chain profile: the value before a chain's first Event, so a chain hash never reads as any other hash. */
 export const LOG_CHAIN_FORMAT = 'weft-log-chain/1'
-
-/** Where one chain of a log stands: a Group's (with `groupId`), or the Organization log's (without). */
-export interface LogHead {
-  /** The Group; absent for the Organization-scoped Events. */
-  readonly groupId?: string
-  /** The Group sequence of the last Event; for the Organization log, how many Events it holds. */
-  readonly sequence: number
-  /** The chain hash through that Event ({@link chainLink}). */
-  readonly chain: string
-}
 
 /**
  * The chain hash after an Event whose stored JSON text is `text`, following `previous` (the chain

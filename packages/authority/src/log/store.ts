@@ -17,7 +17,7 @@
  */
 import type { Receipt } from '@weft/client'
 import type { Event, GroupSnapshot } from '@weft/spec'
-import type { LogHead } from './log-proof.js'
+import type { LogHead } from './log-head.js'
 import { actorKey } from '../model.js'
 
 /** The receipt of an accepted Command as stored; a retry answers it with `duplicate: true`. */
