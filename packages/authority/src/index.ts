@@ -21,6 +21,8 @@ export { DEFAULT_POLICY } from './policy.js'
 export { MAX_ECHO_CHARS, MAX_ECHO_ITEMS } from './ingress/bounded.js'
 export { createMemoryStore } from './log/store.js'
 export type { AuthorityStore, StoredReceipt, SnapshotRecord, MemoryStoreOptions } from './log/store.js'
+// The asynchronous face of the store seam, for hosts over a store that must wait (PostgreSQL).
+export type { AsyncAuthorityStore, AnyAuthorityStore } from './log/store.js'
 export type { Clock, RandomSource } from '@weft/codec/time'
 export type { ActorRef, AuthorityState, GroupState, OrganizationState, AgentRecord, WorkItemRecord, ArtifactRecord, MessageRecord, GrantRecord, ProposalRecord } from './model.js'
 export type { AuthorityPolicy } from './policy.js'

@@ -70,6 +70,23 @@ const delivery = createDelivery(authority, { cursorStore: authority.cursorStore,
 const hash = await authority.blobStore.put(artifactBytes) // Artifact bytes, shared by every process
 await authority.close() // waits for Commands under way, writes pending ACK Cursors
 
+// The log as a store: what it reads of the Command accepted above (its signer and Action ID).
+const actor = controlPlane.actor
+const actionId = receipt.actionId
+const logged: string[] = []
+const log = console.log
+console.log = (...values: unknown[]) => void logged.push(values.join(' '))
+
+import { createPostgresAuthorityStore } from '@weft/store-postgres'
+
+const store = await createPostgresAuthorityStore({ url, schema }) // or pool: a pg.Pool of yours
+for await (const event of store.allEvents()) console.log(event.kind, event.groupId ?? '-', event.sequence ?? '-')
+const online = await store.groupEvents(groupId, 0, 100) // after the Group's latest compaction
+const stored = await store.receipt(`${actor.type}:${actor.id}`, actionId) // undefined when none
+await store.close() // ends the pool it opened; a given pool is left open
+
+console.log = log
+
 // --- Checks
 
 const until = async (what: string, done: () => boolean): Promise<void> => {
@@ -81,6 +98,10 @@ const until = async (what: string, done: () => boolean): Promise<void> => {
 const open = () => createPostgresAuthority({ url, schema, registry, policy, keys: { authority: { type: 'service', id: authorityId }, signingKey }, log: (entry) => console.warn(entry.msg, entry.detail) })
 const [a, b] = [await open(), await open()]
 try {
+  // The store read the one Organization Event and its receipt; the Group has no Events yet.
+  assert.deepEqual(logged, ['ext.missionweaveprotocol.registry.agent_card_registered - -'])
+  assert.deepEqual([online, stored?.actionId, stored?.events.map((e) => e.eventId)], [[], actionId, receipt.events.map((e) => e.eventId)])
+
   // The Command was accepted and committed: a later process folds it from the database, and a retry
   // of it on any process answers the original receipt.
   assert.deepEqual([receipt.duplicate, receipt.events.map((e) => e.kind)], [false, ['ext.missionweaveprotocol.registry.agent_card_registered']])

@@ -36,8 +36,9 @@ import pg from 'pg'
 import { createPostgresBlobStore } from './blobs.js'
 import { createCursorCache, type PostgresCursorStore } from './cursors.js'
 import { listenForCommits, type Listener } from './listener.js'
-import { appendTransaction, integerLiteral, parseTransactions, provePostgresLog, readTransactions, transactionsAfter, type TransactionRow } from './log.js'
-import { ensureSchema, schemaIdentifier } from './schema.js'
+import { integerLiteral, lockLog, parseTransactions, provePostgresLog, readTransactions, transactionsAfter, type TransactionRow } from './log.js'
+import { ensureSchemaIn, schemaIdentifier } from './schema.js'
+import { CONNECT_TIMEOUT_MS, ownPool, postgresStore } from './store.js'
 
 
 /** Options of {@link createPostgresAuthority}: the Authority's options (without `store`) and where the log is. */
@@ -159,18 +160,17 @@ export async function createPostgresAuthority(options: PostgresAuthorityOptions)
   if ((url === undefined) === (given === undefined)) throw new UsageError('createPostgresAuthority needs exactly one of url and pool')
   if (!Number.isSafeInteger(readBatch) || readBatch < 1) throw new UsageError(`readBatch must be a positive integer, got ${String(readBatch)}`)
   // Writer, catch-up reads, Cursor writes and blob reads; the listener has a connection of its own.
-  const pool = given ?? new pg.Pool({ connectionString: url, max: 4, connectionTimeoutMillis: CONNECT_TIMEOUT_MS })
-  // An idle connection the server drops is replaced on the next checkout; it must not end the process.
-  if (given === undefined) pool.on('error', () => {})
+  const pool = given ?? ownPool(url, 4)
   // The channel is named after the schema: every process of one log, and only those, hear its commits.
   const channel = schema
   const sql = {
-    // §15.2: one writer at a time on the shared log, so every Group's next sequence is decided once.
-    lock: `SELECT id FROM ${s}.log_lock FOR UPDATE`,
+    lock: lockLog(s),
     snapshots: (after: number) => `SELECT id, at_txn, group_id, snapshot_hash, compacted_at, body FROM ${s}.snapshots WHERE id > ${integerLiteral(after)} ORDER BY id`,
     snapshot: `WITH n AS (INSERT INTO ${s}.snapshots (id, at_txn, group_id, through_sequence, snapshot_hash, compacted_at, body) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id)
       SELECT pg_notify($8, 'snapshot') FROM n`,
   }
+  // The log as a store: each accepted transaction is appended through it, on the locked connection.
+  const logStore = postgresStore(pool, schema)
   const warn = (msg: string, error: unknown): void => log({ level: 'warn', msg, detail: error instanceof Error ? error.message : String(error) })
 
   let local: Local
@@ -357,7 +357,8 @@ export async function createPostgresAuthority(options: PostgresAuthorityOptions)
       const txn = local.position + 1
       return {
         value: receipt,
-        write: (client) => appendTransaction(client, s, channel, txn, accepted),
+        // The store on the locked connection, at the head this step folded to: one statement, transaction `txn`.
+        write: (client) => logStore.within(client, txn - 1).appendTransaction(accepted.events, accepted.receipt),
         committed() {
           local.position = txn
           announcedThrough = txn
@@ -420,12 +421,7 @@ export async function createPostgresAuthority(options: PostgresAuthorityOptions)
 
   let listener: Listener | undefined
   try {
-    const setup = await pool.connect()
-    try {
-      await ensureSchema(setup, schema)
-    } finally {
-      setup.release()
-    }
+    await ensureSchemaIn(pool, schema)
     // §6.4, §15.2: nothing of the stored log is folded or built on before it is proved.
     if (verifyLog) await provePostgresLog({ pool, schema, registry: authorityOptions.registry, authority: authorityOptions.keys.authority })
     local = freshLocal()
@@ -534,8 +530,6 @@ interface SnapshotRow {
   readonly body: string
 }
 
-/** How long opening a connection may take before it counts as failed. */
-const CONNECT_TIMEOUT_MS = 10_000
 /** How long a failed background catch-up waits before it tries again. */
 const CATCH_UP_RETRY_MS = 1000
 

@@ -21,6 +21,9 @@ export { createPostgresAuthority } from './authority.js'
 export type { PostgresAuthority, PostgresAuthorityOptions, PostgresLogEntry } from './authority.js'
 export type { PostgresCursorStore } from './cursors.js'
 export { readPostgresLog, provePostgresLog } from './log.js'
+// The log as an AsyncAuthorityStore of @weft/authority: the asynchronous face of the store seam.
+export { createPostgresAuthorityStore } from './store.js'
+export type { PostgresAuthorityStore, PostgresAuthorityStoreOptions } from './store.js'
 export type { PostgresLogSource, PostgresLogProofOptions } from './log.js'
 
 // Library-author surface: the tables, for hosts that create schemas ahead of time.

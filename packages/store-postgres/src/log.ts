@@ -34,11 +34,24 @@ export function integerLiteral(n: number): string {
   return String(n)
 }
 
-/** The query of at most `limit` transactions after number `after` (placeholders or checked literals) in schema `s`. */
-function selectTransactions(s: string, after: string, limit: string): string {
+/**
+ * The query of at most `limit` transactions of schema `s` whose receipt row `r` meets `where`, in
+ * log order, each with its Events' texts in order (`where` and `limit` hold placeholders or checked
+ * literals only).
+ */
+export function selectTransactions(s: string, where: string, limit: string): string {
   return `SELECT r.txn, r.body, coalesce(array_agg(e.body ORDER BY e.idx) FILTER (WHERE e.txn IS NOT NULL), '{}') AS events
       FROM ${s}.receipts r LEFT JOIN ${s}.events e ON e.txn = r.txn
-      WHERE r.txn > ${after} GROUP BY r.txn, r.body ORDER BY r.txn LIMIT ${limit}`
+      WHERE ${where} GROUP BY r.txn, r.body ORDER BY r.txn LIMIT ${limit}`
+}
+
+/**
+ * The statement taking the log lock of schema `s` (§15.2: one writer at a time on the shared log,
+ * so every Group's next sequence is decided once). It must answer one row: without it nothing is
+ * locked and writers would no longer take turns.
+ */
+export function lockLog(s: string): string {
+  return `SELECT id FROM ${s}.log_lock FOR UPDATE`
 }
 
 /**
@@ -47,7 +60,7 @@ function selectTransactions(s: string, after: string, limit: string): string {
  * rows with {@link parseTransactions}.
  */
 export function transactionsAfter(s: string, after: number, limit: number): string {
-  return selectTransactions(s, integerLiteral(after), integerLiteral(limit))
+  return selectTransactions(s, `r.txn > ${integerLiteral(after)}`, integerLiteral(limit))
 }
 
 /**
@@ -55,15 +68,14 @@ export function transactionsAfter(s: string, after: number, limit: number): stri
  * `after`, in order, each with its Events parsed deep-frozen and its receipt rebuilt.
  */
 export async function readTransactions(client: Queryable, s: string, after: number, limit: number): Promise<NumberedTransaction[]> {
-  const { rows } = await client.query<TransactionRow>(selectTransactions(s, '$1', '$2'), [after, limit])
+  const { rows } = await client.query<TransactionRow>(selectTransactions(s, 'r.txn > $1', '$2'), [after, limit])
   return parseTransactions(rows)
 }
 
 /** The transactions of rows read by {@link readTransactions}'s query: Events parsed deep-frozen, receipts rebuilt. */
 export function parseTransactions(rows: readonly TransactionRow[]): NumberedTransaction[] {
   return rows.map((row) => {
-    // §4.6: parsed deep-frozen, so the local log, the reducers and the listeners share one immutable copy.
-    const events = Object.freeze(row.events.map((body) => JSON.parse(body, freezeMember) as Event))
+    const events = Object.freeze(row.events.map(parseEvent))
     const { acceptedAt, commandHash, ...envelope } = JSON.parse(row.body) as Omit<StoredReceipt, 'events'>
     // The member order of a receipt as the pipeline makes it: envelope, events, acceptedAt, commandHash.
     return { txn: Number(row.txn), events, receipt: { ...envelope, events, acceptedAt, commandHash } as StoredReceipt }
@@ -127,6 +139,14 @@ export async function appendTransaction(client: Queryable, s: string, channel: s
   ]
   const { name, text } = appendStatement(s)
   await client.query({ name, text, values })
+}
+
+/**
+ * An Event row's text as the Event, deep-frozen (§4.6): the local log, the reducers, the listeners
+ * and a store's readers share one immutable copy.
+ */
+export function parseEvent(body: string): Event {
+  return JSON.parse(body, freezeMember) as Event
 }
 
 /** A `JSON.parse` reviver that freezes every object and array once its members are parsed. */
@@ -203,8 +223,33 @@ async function readOnly<T>(source: PostgresLogSource, read: (client: pg.PoolClie
 /** What {@link provePostgresLog} reads and whose log it proves. */
 export interface PostgresLogProofOptions extends PostgresLogSource, Pick<LogProofOptions, 'registry' | 'authority'> {}
 
-/** Event rows read per query by {@link provePostgresLog}. */
-const PROOF_BATCH = 1000
+/** One row of the `events` table as {@link eventRows} reads it. */
+export interface EventRow {
+  readonly txn: string
+  readonly idx: number
+  readonly group_id: string | null
+  readonly sequence: string | null
+  readonly body: string
+}
+
+/** Event rows read per query by {@link eventRows}. */
+const EVENT_PAGE = 1000
+
+/**
+ * Every Event row of the log in schema `s`, in acceptance order (transaction, then place in it),
+ * read in pages of {@link EVENT_PAGE} after the last row of the page before: a page boundary moves
+ * nothing, because the log only grows at its end.
+ */
+export async function* eventRows(client: Queryable, s: string): AsyncGenerator<EventRow> {
+  const page = `SELECT txn, idx, group_id, sequence, body FROM ${s}.events WHERE (txn, idx) > ($1, $2) ORDER BY txn, idx LIMIT ${EVENT_PAGE}`
+  for (let after: [string, number] = ['0', -1]; ; ) {
+    const { rows } = await client.query<EventRow>(page, after)
+    yield* rows
+    if (rows.length < EVENT_PAGE) return
+    const last = rows.at(-1)!
+    after = [last.txn, last.idx]
+  }
+}
 
 /**
  * Proves the shared log as committed (`src/log/log-proof.ts` of `@weft/authority`, §6.4, §15.2), reading
@@ -219,13 +264,7 @@ const PROOF_BATCH = 1000
 export async function provePostgresLog(options: PostgresLogProofOptions): Promise<LogProofSummary> {
   return readOnly(options, async (client, s) => {
     const prover = createLogProver({ registry: options.registry, authority: options.authority })
-    const page = `SELECT txn, idx, group_id, sequence, body FROM ${s}.events WHERE (txn, idx) > ($1, $2) ORDER BY txn, idx LIMIT ${PROOF_BATCH}`
-    for (let after: [string, number] = ['0', -1]; ; ) {
-      const { rows } = await client.query<{ txn: string; idx: number; group_id: string | null; sequence: string | null; body: string }>(page, after)
-      for (const row of rows) prover.add({ text: row.body, groupId: row.group_id, sequence: row.sequence === null ? null : Number(row.sequence) })
-      if (rows.length < PROOF_BATCH) return prover.finish()
-      const last = rows.at(-1)!
-      after = [last.txn, last.idx]
-    }
+    for await (const row of eventRows(client, s)) prover.add({ text: row.body, groupId: row.group_id, sequence: row.sequence === null ? null : Number(row.sequence) })
+    return prover.finish()
   })
 }

@@ -194,6 +194,16 @@ export async function ensureSchema(client: pg.PoolClient, schema: string): Promi
   }
 }
 
+/** {@link ensureSchema} on a connection of `pool`, released after. */
+export async function ensureSchemaIn(pool: pg.Pool, schema: string): Promise<void> {
+  const setup = await pool.connect()
+  try {
+    await ensureSchema(setup, schema)
+  } finally {
+    setup.release()
+  }
+}
+
 /**
  * Whether `schema` holds a shared log, checked without creating anything (a reader such as
  * `weft inspect` must never create tables).

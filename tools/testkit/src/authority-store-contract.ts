@@ -1,17 +1,23 @@
 /**
- * The behaviour every {@link AuthorityStore} must have, as one suite: the memory store of
- * `@weft/authority` and the SQLite store of `@weft/store-sqlite` run the same cases, so whatever
- * the memory store answers, a durable store must answer the same. The transactions are real: the
- * scenario of `store-log.ts` recorded from an Authority (two Groups, multi-Event transactions).
+ * The behaviour every Authority store must have, as one suite over both faces of the store seam
+ * ({@link AuthorityStore} and {@link AsyncAuthorityStore}): the memory store of `@weft/authority`,
+ * the SQLite store of `@weft/store-sqlite` and the PostgreSQL store of `@weft/store-postgres` run
+ * the same cases, so whatever the memory store answers, a durable store must answer the same. Every
+ * call is awaited (awaiting a synchronous answer changes nothing), and a refusal is a throw or a
+ * rejection alike. The transactions are real: the scenario of `store-log.ts` recorded from an
+ * Authority (two Groups, multi-Event transactions).
  * @module
  */
-import type { AuthorityStore, CheckpointManifest, SnapshotRecord, StateCheckpoint, StoredReceipt } from '@weft/authority'
+import type { AnyAuthorityStore, AsyncAuthorityStore, AuthorityStore, CheckpointManifest, SnapshotRecord, StateCheckpoint, StoredReceipt } from '@weft/authority'
 import type { Event } from '@weft/spec'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { scenarioLog, type Transaction } from './store-log.js'
 
-/** How a contract run opens a store: a new, empty one per call. */
-export type OpenAuthorityStore = () => AuthorityStore
+/** How a contract run opens a store of either face: a new, empty one per call, at once or later. */
+export type OpenAuthorityStore = () => AnyAuthorityStore | Promise<AnyAuthorityStore>
+
+/** How a contract run opens a store that compacts and keeps checkpoints: those members are of the synchronous face. */
+export type OpenCheckpointingStore = () => AuthorityStore | Promise<AuthorityStore>
 
 /** What {@link describeAuthorityStoreContract} checks besides the log, receipts and their laws. */
 export interface AuthorityStoreContractOptions {
@@ -19,7 +25,7 @@ export interface AuthorityStoreContractOptions {
    * Opens a store that compacts Groups and keeps state checkpoints (§7.4, §16): `eventsAfter`,
    * `compact`, `snapshot`, `groupHistory`, `saveCheckpoint` and `checkpoint`. Omitted: those cases are not registered.
    */
-  readonly checkpointing?: OpenAuthorityStore
+  readonly checkpointing?: OpenCheckpointingStore
 }
 
 let log: readonly Transaction[]
@@ -32,13 +38,25 @@ async function loadScenario(): Promise<void> {
   groupIds = [...new Set(all.flatMap((e) => (e.groupId === undefined ? [] : [e.groupId])))]
 }
 
+/** Every item of a synchronous or asynchronous iterable, in order. */
+async function collect<T>(items: Iterable<T> | AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = []
+  for await (const item of items) out.push(item)
+  return out
+}
+
+/** That `run` refuses: throws, or returns a promise that rejects (either face of a store). */
+async function refuses(run: () => unknown): Promise<void> {
+  await expect((async () => run())()).rejects.toThrow()
+}
+
 /** What a store holds, read through every reader. */
-function contents(store: AuthorityStore, transactions: readonly Transaction[] = log) {
+async function contents(store: AnyAuthorityStore, transactions: readonly Transaction[] = log) {
   return {
-    organization: store.organizationEvents(),
-    groups: Object.fromEntries(groupIds.map((g) => [g, store.groupEvents(g)])),
-    all: [...store.allEvents()],
-    receipts: transactions.map((t) => store.receipt(`${t.receipt.actor.type}:${t.receipt.actor.id}`, t.receipt.actionId)),
+    organization: await store.organizationEvents(),
+    groups: Object.fromEntries(await Promise.all(groupIds.map(async (g) => [g, await store.groupEvents(g)]))),
+    all: await collect(store.allEvents()),
+    receipts: await Promise.all(transactions.map((t) => store.receipt(`${t.receipt.actor.type}:${t.receipt.actor.id}`, t.receipt.actionId))),
   }
 }
 
@@ -47,10 +65,10 @@ const moved = (event: Event, sequence: number, tag: string): Event => ({ ...even
 /** A receipt of a new Action ID. */
 const fresh = (receipt: StoredReceipt, tag: string): StoredReceipt => ({ ...receipt, actionId: `${receipt.actionId}:${tag}` })
 
-/** A store from `open` holding every transaction of the scenario log. */
-function filledBy(open: () => AuthorityStore): AuthorityStore {
-  const store = open()
-  for (const t of log) store.appendTransaction(t.events, t.receipt)
+/** A store from `open` holding every transaction of the scenario log, appended one after the other. */
+async function filledBy<S extends AuthorityStore | AsyncAuthorityStore>(open: () => S | Promise<S>): Promise<S> {
+  const store = await open()
+  for (const t of log) await store.appendTransaction(t.events, t.receipt)
   return store
 }
 
@@ -74,38 +92,40 @@ function checkpointAt(position: number, fill: number): StateCheckpoint {
 }
 
 /**
- * Registers the {@link AuthorityStore} contract cases under `the <name> Authority store`: every
- * reader gives back what was appended (§15.1), windows of a Group log, immutable Events (§4.6),
- * refused gaps, forks and reused receipt keys with nothing appended (§15.2), and sequences counted
- * per Group. With `options.checkpointing`, also compaction, retained history and checkpoints
- * (§7.4, §16) under `the <name> Authority store, compaction and checkpoints`.
+ * Registers the store contract cases under `the <name> Authority store`, for a store of either
+ * face (`open` may answer a promise, and so may every member): every reader gives back what was
+ * appended (§15.1), windows of a Group log, immutable Events (§4.6), refused gaps, forks and reused
+ * receipt keys with nothing appended (§15.2), and sequences counted per Group. With
+ * `options.checkpointing`, also compaction, retained history and checkpoints (§7.4, §16) under
+ * `the <name> Authority store, compaction and checkpoints`.
  *
  * @example
  * ```ts
  * describeAuthorityStoreContract('memory', createMemoryStore, { checkpointing: () => createMemoryStore({ checkpoints: true }) })
+ * describeAuthorityStoreContract('postgres', () => createPostgresAuthorityStore({ pool, schema: freshSchema() }))
  * ```
  */
 export function describeAuthorityStoreContract(name: string, open: OpenAuthorityStore, options: AuthorityStoreContractOptions = {}): void {
   beforeAll(loadScenario)
   describe(`the ${name} Authority store`, () => {
-    const filled = (): AuthorityStore => filledBy(open)
+    const filled = (): Promise<AnyAuthorityStore> => filledBy(open)
 
-    it('reads back every transaction: Organization log, Group logs, acceptance order, receipts', () => {
-      const store = filled()
+    it('reads back every transaction: Organization log, Group logs, acceptance order, receipts', async () => {
+      const store = await filled()
       expect(groupIds.length).toBeGreaterThanOrEqual(2)
       expect(log.some((t) => t.events.length > 1)).toBe(true)
-      expect(contents(store)).toEqual({
+      expect(await contents(store)).toEqual({
         organization: all.filter((e) => e.groupId === undefined),
         groups: Object.fromEntries(groupIds.map((g) => [g, all.filter((e) => e.groupId === g)])),
         all,
         receipts: log.map((t) => t.receipt),
       })
-      expect(store.receipt('agent:urn:weft:test:agent:nobody', log[0]!.receipt.actionId)).toBeUndefined()
-      expect(store.groupEvents('urn:weft:test:group:absent')).toEqual([])
+      expect(await store.receipt('agent:urn:weft:test:agent:nobody', log[0]!.receipt.actionId)).toBeUndefined()
+      expect(await store.groupEvents('urn:weft:test:group:absent')).toEqual([])
     })
 
-    it('reads a window of a Group log: above a position, at most a limit', () => {
-      const store = filled()
+    it('reads a window of a Group log: above a position, at most a limit', async () => {
+      const store = await filled()
       const groupId = groupIds[0]!
       const logOf = all.filter((e) => e.groupId === groupId)
       const cases: [number, number][] = [
@@ -120,7 +140,7 @@ export function describeAuthorityStoreContract(name: string, open: OpenAuthority
       ]
       for (const [after, limit] of cases) {
         const from = Math.max(0, Math.floor(after))
-        expect([after, limit, store.groupEvents(groupId, after, limit).map((e) => e.sequence)]).toEqual([
+        expect([after, limit, (await store.groupEvents(groupId, after, limit)).map((e) => e.sequence)]).toEqual([
           after,
           limit,
           logOf.filter((e) => (e.sequence as number) > from).slice(0, limit === Number.POSITIVE_INFINITY ? undefined : limit).map((e) => e.sequence),
@@ -128,127 +148,127 @@ export function describeAuthorityStoreContract(name: string, open: OpenAuthority
       }
     })
 
-    it('hands out immutable Events (§4.6)', () => {
-      const store = filled()
-      const [event] = store.groupEvents(groupIds[0]!, 0, 1)
+    it('hands out immutable Events (§4.6)', async () => {
+      const store = await filled()
+      const [event] = await store.groupEvents(groupIds[0]!, 0, 1)
       expect(Object.isFrozen(event)).toBe(true)
       expect(Object.isFrozen(event!.payload)).toBe(true)
       expect(Object.isFrozen(event!.actor)).toBe(true)
     })
 
-    it('refuses a sequence gap, a repeated sequence (fork) and a reused receipt key, appending nothing', () => {
-      const store = filled()
-      const before = contents(store)
+    it('refuses a sequence gap, a repeated sequence (fork) and a reused receipt key, appending nothing', async () => {
+      const store = await filled()
+      const before = await contents(store)
       const groupId = groupIds[0]!
-      const last = store.groupEvents(groupId).at(-1)!
+      const last = (await store.groupEvents(groupId)).at(-1)!
       const head = last.sequence as number
       const template = log.find((t) => t.events.every((e) => e.groupId === groupId))!
-      expect(() => store.appendTransaction([moved(last, head + 2, 'gap')], fresh(template.receipt, 'gap'))).toThrow()
-      expect(() => store.appendTransaction([moved(last, head, 'fork')], fresh(template.receipt, 'fork'))).toThrow()
-      expect(() => store.appendTransaction([moved(last, head + 1, 'reuse')], template.receipt)).toThrow()
-      expect(contents(store)).toEqual(before)
+      await refuses(() => store.appendTransaction([moved(last, head + 2, 'gap')], fresh(template.receipt, 'gap')))
+      await refuses(() => store.appendTransaction([moved(last, head, 'fork')], fresh(template.receipt, 'fork')))
+      await refuses(() => store.appendTransaction([moved(last, head + 1, 'reuse')], template.receipt))
+      expect(await contents(store)).toEqual(before)
       // The refusals left the head where it was: the next sequence is still accepted.
-      store.appendTransaction([moved(last, head + 1, 'next')], fresh(template.receipt, 'next'))
-      expect(store.groupEvents(groupId, head).map((e) => e.eventId)).toEqual([`${last.eventId}:next`])
+      await store.appendTransaction([moved(last, head + 1, 'next')], fresh(template.receipt, 'next'))
+      expect((await store.groupEvents(groupId, head)).map((e) => e.eventId)).toEqual([`${last.eventId}:next`])
     })
 
-    it('appends a transaction that fails midway not at all', () => {
-      const store = filled()
-      const before = contents(store)
+    it('appends a transaction that fails midway not at all', async () => {
+      const store = await filled()
+      const before = await contents(store)
       const groupId = groupIds[0]!
-      const last = store.groupEvents(groupId).at(-1)!
+      const last = (await store.groupEvents(groupId)).at(-1)!
       const head = last.sequence as number
       const organization = all.find((e) => e.groupId === undefined)!
       const template = log.at(-1)!
       // Two good Events (one Organization, one continuing the Group), then a gap.
       const events = [{ ...organization, eventId: `${organization.eventId}:midway` }, moved(last, head + 1, 'a'), moved(last, head + 3, 'b')]
-      expect(() => store.appendTransaction(events, fresh(template.receipt, 'midway'))).toThrow()
-      expect(contents(store)).toEqual(before)
-      expect(store.receipt(`${template.receipt.actor.type}:${template.receipt.actor.id}`, `${template.receipt.actionId}:midway`)).toBeUndefined()
+      await refuses(() => store.appendTransaction(events, fresh(template.receipt, 'midway')))
+      expect(await contents(store)).toEqual(before)
+      expect(await store.receipt(`${template.receipt.actor.type}:${template.receipt.actor.id}`, `${template.receipt.actionId}:midway`)).toBeUndefined()
     })
 
-    it('counts sequences per Group, and several Groups in one transaction', () => {
-      const store = open()
+    it('counts sequences per Group, and several Groups in one transaction', async () => {
+      const store = await open()
       const [a, b] = groupIds as [string, string]
       const base = all.find((e) => e.groupId === a)!
       const receipt = log[0]!.receipt
       const event = (groupId: string, sequence: number, tag: string): Event => ({ ...moved(base, sequence, tag), groupId })
-      store.appendTransaction([event(a, 1, 'a1'), event(b, 1, 'b1'), event(a, 2, 'a2')], fresh(receipt, 'both'))
-      expect(() => store.appendTransaction([event(b, 3, 'b3')], fresh(receipt, 'skip'))).toThrow()
-      store.appendTransaction([event(b, 2, 'b2')], fresh(receipt, 'b2'))
+      await store.appendTransaction([event(a, 1, 'a1'), event(b, 1, 'b1'), event(a, 2, 'a2')], fresh(receipt, 'both'))
+      await refuses(() => store.appendTransaction([event(b, 3, 'b3')], fresh(receipt, 'skip')))
+      await store.appendTransaction([event(b, 2, 'b2')], fresh(receipt, 'b2'))
       // A gap in a Group the transaction comes back to, after another Group, refuses all of it.
-      expect(() => store.appendTransaction([event(a, 3, 'a3'), event(b, 3, 'b3'), event(a, 5, 'a5')], fresh(receipt, 'back'))).toThrow()
-      expect([a, b].map((g) => store.groupEvents(g).map((e) => e.eventId.split(':').at(-1)))).toEqual([
+      await refuses(() => store.appendTransaction([event(a, 3, 'a3'), event(b, 3, 'b3'), event(a, 5, 'a5')], fresh(receipt, 'back')))
+      const groups = await Promise.all([a, b].map(async (g) => (await store.groupEvents(g)).map((e) => e.eventId.split(':').at(-1))))
+      expect(groups).toEqual([
         ['a1', 'a2'],
         ['b1', 'b2'],
       ])
-      expect([...store.allEvents()].map((e) => e.eventId.split(':').at(-1))).toEqual(['a1', 'b1', 'a2', 'b2'])
+      expect((await collect(store.allEvents())).map((e) => e.eventId.split(':').at(-1))).toEqual(['a1', 'b1', 'a2', 'b2'])
     })
   })
   const { checkpointing } = options
   if (checkpointing === undefined) return
   describe(`the ${name} Authority store, compaction and checkpoints`, () => {
-    const open = checkpointing
-    const filled = (): AuthorityStore => filledBy(open)
+    const filled = (): Promise<AuthorityStore> => filledBy(checkpointing)
 
-    it('streams the retained history after any position', () => {
-      const store = filled()
+    it('streams the retained history after any position', async () => {
+      const store = await filled()
       for (const position of [0, 1, 7, all.length - 1, all.length, all.length + 3, -2, 2.5]) {
         const from = Math.max(0, Math.floor(position))
-        expect([position, [...store.eventsAfter!(position)].map((e) => e.eventId)]).toEqual([position, all.slice(from).map((e) => e.eventId)])
+        expect([position, (await collect(store.eventsAfter!(position))).map((e) => e.eventId)]).toEqual([position, all.slice(from).map((e) => e.eventId)])
       }
     })
 
-    it('compacts a Group: the online log starts after S, the retained history and the sequence go on', () => {
-      const store = filled()
+    it('compacts a Group: the online log starts after S, the retained history and the sequence go on', async () => {
+      const store = await filled()
       const groupId = groupIds[0]!
       const logOf = all.filter((e) => e.groupId === groupId)
-      expect(store.snapshot!(groupId)).toBeUndefined()
-      store.compact!(groupId, 3, recordOf(groupId, 3))
-      expect(store.snapshot!(groupId)).toEqual(recordOf(groupId, 3))
-      for (const after of [0, 2, 3]) expect(store.groupEvents(groupId, after).map((e) => e.sequence)).toEqual(logOf.slice(3).map((e) => e.sequence))
-      expect(store.groupEvents(groupId, 4, 2).map((e) => e.sequence)).toEqual([5, 6])
-      expect([...store.allEvents()]).toEqual(all)
-      const before = { online: store.groupEvents(groupId), record: store.snapshot!(groupId) }
+      expect(await store.snapshot!(groupId)).toBeUndefined()
+      await store.compact!(groupId, 3, recordOf(groupId, 3))
+      expect(await store.snapshot!(groupId)).toEqual(recordOf(groupId, 3))
+      for (const after of [0, 2, 3]) expect((await store.groupEvents(groupId, after)).map((e) => e.sequence)).toEqual(logOf.slice(3).map((e) => e.sequence))
+      expect((await store.groupEvents(groupId, 4, 2)).map((e) => e.sequence)).toEqual([5, 6])
+      expect(await collect(store.allEvents())).toEqual(all)
+      const before = { online: await store.groupEvents(groupId), record: await store.snapshot!(groupId) }
       // Backwards, standing still, beyond the head, or a record of another point: refused, nothing changed.
-      expect(() => store.compact!(groupId, 2, recordOf(groupId, 2))).toThrow()
-      expect(() => store.compact!(groupId, 3, recordOf(groupId, 3, 'b'))).toThrow()
-      expect(() => store.compact!(groupId, logOf.length + 1, recordOf(groupId, logOf.length + 1))).toThrow()
-      expect(() => store.compact!(groupId, 5, recordOf(groupId, 4))).toThrow()
-      expect({ online: store.groupEvents(groupId), record: store.snapshot!(groupId) }).toEqual(before)
-      store.compact!(groupId, logOf.length, recordOf(groupId, logOf.length, 'c'))
-      expect(store.groupEvents(groupId)).toEqual([])
+      await refuses(() => store.compact!(groupId, 2, recordOf(groupId, 2)))
+      await refuses(() => store.compact!(groupId, 3, recordOf(groupId, 3, 'b')))
+      await refuses(() => store.compact!(groupId, logOf.length + 1, recordOf(groupId, logOf.length + 1)))
+      await refuses(() => store.compact!(groupId, 5, recordOf(groupId, 4)))
+      expect({ online: await store.groupEvents(groupId), record: await store.snapshot!(groupId) }).toEqual(before)
+      await store.compact!(groupId, logOf.length, recordOf(groupId, logOf.length, 'c'))
+      expect(await store.groupEvents(groupId)).toEqual([])
       const last = logOf.at(-1)!
-      store.appendTransaction([moved(last, logOf.length + 1, 'after')], fresh(log[0]!.receipt, 'after'))
-      expect(store.groupEvents(groupId).map((e) => e.sequence)).toEqual([logOf.length + 1])
-      expect(store.snapshot!(groupIds[1]!)).toBeUndefined()
+      await store.appendTransaction([moved(last, logOf.length + 1, 'after')], fresh(log[0]!.receipt, 'after'))
+      expect((await store.groupEvents(groupId)).map((e) => e.sequence)).toEqual([logOf.length + 1])
+      expect(await store.snapshot!(groupIds[1]!)).toBeUndefined()
     })
 
-    it('reads a Group\'s retained history by position, compacted Events included', () => {
-      const store = filled()
+    it('reads a Group\'s retained history by position, compacted Events included', async () => {
+      const store = await filled()
       const groupId = groupIds[0]!
       const logOf = all.filter((e) => e.groupId === groupId)
-      store.compact!(groupId, 4, recordOf(groupId, 4))
+      await store.compact!(groupId, 4, recordOf(groupId, 4))
       for (const [after, limit] of [[0, 100], [0, 2], [2, 3], [3, 1], [logOf.length - 1, 5], [logOf.length, 5], [-1, 2], [1.5, 2]] as const) {
         const from = Math.max(0, Math.floor(after))
-        expect([after, limit, store.groupHistory!(groupId, after, limit)]).toEqual([after, limit, logOf.slice(from, from + limit)])
+        expect([after, limit, await store.groupHistory!(groupId, after, limit)]).toEqual([after, limit, logOf.slice(from, from + limit)])
       }
-      expect(store.groupHistory!('urn:weft:test:group:absent', 0, 10)).toEqual([])
+      expect(await store.groupHistory!('urn:weft:test:group:absent', 0, 10)).toEqual([])
     })
 
-    it('keeps one checkpoint, exactly as saved, replaced by the next', () => {
-      const store = filled()
-      expect(store.checkpoint!()).toBeUndefined()
-      store.saveCheckpoint!(checkpointAt(5, 1))
-      expect(store.checkpoint!()).toEqual(checkpointAt(5, 1))
-      store.saveCheckpoint!(checkpointAt(all.length, 2))
-      const kept = store.checkpoint!()!
+    it('keeps one checkpoint, exactly as saved, replaced by the next', async () => {
+      const store = await filled()
+      expect(await store.checkpoint!()).toBeUndefined()
+      await store.saveCheckpoint!(checkpointAt(5, 1))
+      expect(await store.checkpoint!()).toEqual(checkpointAt(5, 1))
+      await store.saveCheckpoint!(checkpointAt(all.length, 2))
+      const kept = (await store.checkpoint!())!
       expect(kept.manifest).toEqual(checkpointAt(all.length, 2).manifest)
       expect([...kept.image]).toEqual([...checkpointAt(all.length, 2).image])
       // Outside the retained history: refused, the kept one stays.
-      expect(() => store.saveCheckpoint!(checkpointAt(all.length + 1, 3))).toThrow()
-      expect(() => store.saveCheckpoint!(checkpointAt(0, 3))).toThrow()
-      expect([...store.checkpoint!()!.image]).toEqual([...checkpointAt(all.length, 2).image])
+      await refuses(() => store.saveCheckpoint!(checkpointAt(all.length + 1, 3)))
+      await refuses(() => store.saveCheckpoint!(checkpointAt(0, 3)))
+      expect([...(await store.checkpoint!())!.image]).toEqual([...checkpointAt(all.length, 2).image])
     })
   })
 }

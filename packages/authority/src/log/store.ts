@@ -168,6 +168,47 @@ export interface AuthorityStore {
   logHeads?(): readonly LogHead[]
 }
 
+/**
+ * The asynchronous face of the store seam: the core members of {@link AuthorityStore} (one
+ * transaction appended atomically, the Group and Organization logs, receipts, the retained
+ * history), each answering later. A store that must wait for its answers, such as a network
+ * database, implements this face; `@weft/store-postgres` does. The rules of {@link AuthorityStore}
+ * hold unchanged: {@link appendTransaction} refuses (rejects) a sequence gap, a fork or a reused
+ * receipt key and then has appended nothing (§15.1, §15.2), and every Event handed out is
+ * immutable (§4.6).
+ *
+ * The in-process pipeline (`createAuthority`) drives only the synchronous {@link AuthorityStore}:
+ * a Command is decided, appended and folded in one turn of the event loop, so no other Command
+ * interleaves between the handler's decision and the append (§15.3) and nothing is ever
+ * half-applied; a memory or SQLite store answers at once and keeps that throughput. A store with
+ * this face is driven instead by an Authority host that serializes submits itself and appends
+ * through it once the pipeline decided, as `createPostgresAuthority` does under its database lock
+ * on the log, with its in-memory Authority as the cache the pipeline runs on.
+ *
+ * There are no compaction or checkpoint members here: a host that needs them keeps them beside
+ * the log (the PostgreSQL host keeps compactions in a table of its own and no checkpoint).
+ */
+export interface AsyncAuthorityStore {
+  /** Appends one transaction atomically, as {@link AuthorityStore.appendTransaction}; rejects, appending nothing, where that throws. */
+  appendTransaction(events: readonly Event[], receipt: StoredReceipt): Promise<void>
+  /** The online Events of one Group, as {@link AuthorityStore.groupEvents}. */
+  groupEvents(groupId: string, afterSequence?: number, limit?: number): Promise<readonly Event[]>
+  /** The Organization-scoped Events (no Group, §15.2), in acceptance order. */
+  organizationEvents(): Promise<readonly Event[]>
+  /** The receipt of the Command `(actor, actionId)`, keyed by `actorKey`; `undefined` when none was accepted. */
+  receipt(actorKey: string, actionId: string): Promise<StoredReceipt | undefined>
+  /**
+   * Every stored Event in acceptance order across Groups, compacted ones included. An async
+   * iterable rather than a promised array: the retained history of a long-lived log is larger
+   * than one answer should hold, so a store streams it (in pages, for a database) and `for await`
+   * reads it as it comes.
+   */
+  allEvents(): AsyncIterable<Event>
+}
+
+/** A store of either face: `for await` and `await` read both, so code written for this type (a contract suite, a copy tool) serves every store. */
+export type AnyAuthorityStore = AuthorityStore | AsyncAuthorityStore
+
 /** Options of {@link createMemoryStore}. */
 export interface MemoryStoreOptions {
   /**
