@@ -11,7 +11,8 @@ import type { Evidence } from '@weft/spec'
 import { draft, requireGroup, type AnyEventDraft, type CommandOf, type HandlerContext } from '../commit/handler.js'
 import type { ActorRef, AuthorityState, GroupState, WorkItemRecord } from '../model.js'
 import { isControlPlane, isMissionOwner, requireRole } from './memberships.js'
-import { missionAllows, requireMissionTransition, workItemTarget } from './mission-machine.js'
+import { missionAllows, requireMissionTransition } from './mission-machine.js'
+import { targetOf } from './work-machine.js'
 import { requireCoordinatorOr } from './work-roles.js'
 
 /** The longest reason text a payload accepts. */
@@ -40,7 +41,7 @@ export function parentLink(state: AuthorityState, child: GroupState): { group: G
 function cancellation(ctx: HandlerContext, group: GroupState, reason: string, propagated: boolean): AnyEventDraft[] {
   const drafts: AnyEventDraft[] = [draft('mission.cancelled', { reason }, { groupId: group.groupId, ...(propagated ? { actor: ctx.authority } : {}) })]
   for (const record of group.workItems.values()) {
-    if (workItemTarget(record, 'system.mission_cancelled') === undefined) continue
+    if (targetOf(record.doc.state, 'system.mission_cancelled') === undefined) continue
     const workItemId = record.doc.workItemId
     drafts.push(draft('work.cancelled', { workItemId, reason: clip(`mission cancelled: ${reason}`) }, { groupId: group.groupId, workItemId, actor: ctx.authority }))
   }
@@ -72,14 +73,14 @@ function termination(ctx: HandlerContext, group: GroupState, reason: string, evi
   const drafts: AnyEventDraft[] = [draft('mission.terminated', { reason, ...(evidence === undefined ? {} : { evidence: [...evidence] }) }, at)]
   for (const record of group.workItems.values()) {
     const workItemId = record.doc.workItemId
-    if (failed.has(`${group.groupId} ${workItemId}`) || workItemTarget(record, 'system.mission_failed') === undefined) continue
+    if (failed.has(`${group.groupId} ${workItemId}`) || targetOf(record.doc.state, 'system.mission_failed') === undefined) continue
     drafts.push(draft('work.failed', { workItemId, reason: clip(`mission failed: ${reason}`), evidence: [] }, { groupId: group.groupId, workItemId, actor: ctx.authority }))
   }
   const parent = parentLink(ctx.state, group)
   // §14: a failed child blocks its parent WorkItem unless the policy declares it indispensable.
   const policy = parent?.record.childFailurePolicy ?? 'block_parent_work_item'
   const indispensable = policy !== 'block_parent_work_item'
-  const next = parent === undefined ? undefined : workItemTarget(parent.record, 'system.child_mission_failed', { childIndispensable: indispensable })
+  const next = parent === undefined ? undefined : targetOf(parent.record.doc.state, 'system.child_mission_failed', { childIndispensable: indispensable })
   // A parent WorkItem no longer waiting for this child (cancelled meanwhile) takes nothing from it.
   if (parent === undefined || next === undefined) return drafts
   if (next === 'failed') {

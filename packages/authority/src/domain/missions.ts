@@ -25,7 +25,8 @@ import {
 import { committedBudget, inheritanceOf, linkChildGroup, requireAllocation, settleParentOf } from './work-budget.js'
 import { retireLease } from './leases.js'
 import { parseInstant } from '@weft/codec/time'
-import { missionAllows, requireMissionTransition, workItemTarget } from './mission-machine.js'
+import { missionAllows, requireMissionTransition } from './mission-machine.js'
+import { targetOf } from './work-machine.js'
 import { cancelMission, parentLink, terminateMission } from './mission-ending.js'
 
 type MissionCommandKind =
@@ -291,7 +292,7 @@ function approve(command: CommandOf<'mission.approve'>, ctx: HandlerContext): re
   const drafts: AnyEventDraft[] = [draft('mission.approved', { approval })]
   // §14: the approved child result becomes the parent WorkItem's Evidence (`system.child_mission_approved`).
   const parent = parentLink(ctx.state, group)
-  if (parent !== undefined && workItemTarget(parent.record, 'system.child_mission_approved') === 'verified') {
+  if (parent !== undefined && targetOf(parent.record.doc.state, 'system.child_mission_approved') === 'verified') {
     drafts.push(
       draft(
         'work.result.accepted',
@@ -327,7 +328,7 @@ function createChild(command: CommandOf<'mission.create_child'>, ctx: HandlerCon
   const group = requireGroup(ctx)
   const p = command.payload
   const record = group.workItems.get(p.parentWorkItemId) ?? reject('INVALID_COMMAND', 'the parent work item does not exist')
-  if (workItemTarget(record, 'mission.create_child') === undefined) reject('INVALID_STATE_TRANSITION', `work item is ${record.doc.state}; it cannot be promoted`, { state: record.doc.state })
+  if (targetOf(record.doc.state, 'mission.create_child') === undefined) reject('INVALID_STATE_TRANSITION', `work item is ${record.doc.state}; it cannot be promoted`, { state: record.doc.state })
   // §10.2 lists `open` and `offered` as promotable, but work-item.schema.json requires an owner and a
   // selection basis in `blocked`; an item never accepted cannot be represented there, so it must be
   // accepted (or replaced) before promotion. Listed as a divergence in the package README.

@@ -10,7 +10,7 @@ import { draft, reject, type AnyEventDraft, type CommandOf, type HandlerContext,
 import type { ActorRef } from '../model.js'
 import { cardSuccessionFault } from '../ingress/standing.js'
 import { isControlPlane, requireRole } from './memberships.js'
-import { workItemTarget } from './mission-machine.js'
+import { targetOf } from './work-machine.js'
 
 type OrganizationCommandKind = 'ext.missionweaveprotocol.registry.agent_card_register' | 'ext.missionweaveprotocol.identity.session_open'
 type OrganizationEventKind = 'ext.missionweaveprotocol.registry.agent_card_registered' | 'ext.missionweaveprotocol.identity.session_opened'
@@ -46,7 +46,7 @@ function openSession(command: CommandOf<typeof SESSION_OPEN>, ctx: HandlerContex
     for (const record of group.workItems.values()) {
       const lease = record.executionLease
       if (lease?.state !== 'active' || lease.holderAgentId !== agentId || lease.ownershipEpoch === undefined) continue
-      if (workItemTarget(record, SESSION_OPEN) === undefined) continue
+      if (targetOf(record.doc.state, SESSION_OPEN) === undefined) continue
       const workItemId = record.doc.workItemId
       drafts.push(
         draft(

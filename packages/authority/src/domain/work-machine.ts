@@ -53,21 +53,24 @@ export function hasGuard(from: WorkItemMachineState, event: WorkItemEventType, g
 
 /**
  * The target state of the first row from `from` on `event` whose guard holds in `flags` (an
- * unguarded row always holds).
+ * unguarded row always holds), or `undefined` when none does: a question, where {@link nextState}
+ * is a check. A Mission's Events ask it of the WorkItems they reach (§10.2, §14).
+ */
+export function targetOf(from: WorkItemMachineState, event: WorkItemEventType, flags: GuardFlags = NO_FLAGS): WorkItemMachineState | undefined {
+  for (const row of rowsOf(from, event)) if (row.guard === undefined || flags[row.guard as WorkItemGuard] === true) return row.to as WorkItemMachineState
+  return undefined
+}
+
+/**
+ * {@link targetOf}, as a check.
  * @throws ProtocolError `INVALID_STATE_TRANSITION` when no row applies.
  */
 export function nextState(from: WorkItemMachineState, event: WorkItemEventType, flags: GuardFlags = NO_FLAGS): WorkItemMachineState {
   const rows = requireRows(from, event)
-  let row: TransitionTarget | undefined
-  for (const r of rows) {
-    if (r.guard === undefined || flags[r.guard as WorkItemGuard] === true) {
-      row = r
-      break
-    }
-  }
-  if (row === undefined) {
+  const to = targetOf(from, event, flags)
+  if (to === undefined) {
     const guards = rows.map((r) => r.guard).filter((g) => g !== undefined)
     reject('INVALID_STATE_TRANSITION', `${event} from ${from} needs ${guards.join(' or ')}`, { state: from, event, guards })
   }
-  return row.to as WorkItemMachineState
+  return to
 }
