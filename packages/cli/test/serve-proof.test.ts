@@ -7,52 +7,24 @@
  * opens. Real processes throughout: the server and inspect run through the `weft` bin's command
  * line, and the file is edited with better-sqlite3 between runs, as an attacker would.
  */
-import { spawn } from 'node:child_process'
 import { cp, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { createInterface } from 'node:readline'
 import type { Receipt } from '@weft/client'
 import { connectWebSocket } from '@weft/client/wire'
 import type { Event, EventPayload } from '@weft/spec'
 import Database from 'better-sqlite3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { STORE_FILE } from '../src/serve/organization.js'
-import { dataDir, groupOf, openMission, party, people, removeTemporaryDirs, startServe, stop, temporaryDir, WEFT, type LogLine } from './serve-world.js'
+import { runWeft, type WeftRun } from './cli-run.js'
+import { dataDir, groupOf, openMission, party, people, removeTemporaryDirs, startServe, stop, temporaryDir, type LogLine } from './serve-world.js'
 
-const CLI = fileURLToPath(new URL('..', import.meta.url))
 const GROUP = groupOf('proof')
 const OUTSIDER = 'urn:weft:serve-test:agent:outsider'
-
-/** What a finished `weft` run printed and how it ended; `listening` when a server started (the run then stopped it). */
-interface Run {
-  readonly code: number | null
-  readonly stdout: string
-  readonly stderr: string
-  readonly listening: boolean
-}
-
-/** Runs the `weft` command line with `args` to its end; a server that starts listening is stopped with SIGTERM. */
-function weft(args: readonly string[]): Promise<Run> {
-  const child = spawn(process.execPath, [...WEFT, ...args], { cwd: CLI, stdio: ['ignore', 'pipe', 'pipe'] })
-  let stdout = ''
-  let stderr = ''
-  let listening = false
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
-  createInterface({ input: child.stderr }).on('line', (line) => {
-    stderr += `${line}\n`
-    if (line.includes('"msg":"listening"')) {
-      listening = true
-      child.kill('SIGTERM')
-    }
-  })
-  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr, listening })))
-}
 
 const serveArgs = (dir: string): string[] => ['serve', '--data', dir, '--port', '0', '--insecure-loopback']
 
 /** The stderr of a refused run: exactly one line, not a JSON log line and no stack trace. */
-function oneLine(run: Run): string {
+function oneLine(run: WeftRun): string {
   const lines = run.stderr.split('\n').filter((l) => l !== '')
   expect(lines, run.stderr).toHaveLength(1)
   return lines[0]!
@@ -109,7 +81,7 @@ function replaceIn(db: Database.Database, sequence: number, from: string, to: st
 
 /** Starts the server and runs `inspect --verify` on `dir`: both refuse with the same line, which matches `expected`. */
 async function expectRefused(dir: string, expected: RegExp): Promise<void> {
-  const [served, inspected] = [await weft(serveArgs(dir)), await weft(['inspect', '--data', dir, '--verify'])]
+  const [served, inspected] = [await runWeft(serveArgs(dir)), await runWeft(['inspect', '--data', dir, '--verify'])]
   expect(served.listening, served.stderr).toBe(false)
   expect(served.code, served.stderr).toBe(3)
   const line = oneLine(served)
@@ -127,10 +99,10 @@ const at = (sequence: number, check: string): RegExp => new RegExp(`^weft serve:
 describe('weft serve over a tampered or damaged authority.db', () => {
   it('opens an unmodified log, and inspect --verify passes it', async () => {
     const dir = await tampered(() => {})
-    const served = await weft(serveArgs(dir))
+    const served = await runWeft(serveArgs(dir))
     expect(served.listening, served.stderr).toBe(true)
     expect(served.code).toBe(0)
-    const inspected = await weft(['inspect', '--data', dir, '--verify'])
+    const inspected = await runWeft(['inspect', '--data', dir, '--verify'])
     expect(inspected.code, inspected.stderr).toBe(0)
     expect(inspected.stdout).toMatch(/^log verified: \d+ Events in 1 Group and the Organization log/)
   }, 60_000)
@@ -178,12 +150,12 @@ describe('weft inspect and weft serve on a damaged file or a missing directory',
     const path = join(dir, STORE_FILE)
     await writeFile(path, Buffer.alloc(8192, 0x5a))
     for (const args of [['inspect', '--data', dir], ['inspect', '--data', dir, '--verify'], serveArgs(dir)]) {
-      const run = await weft(args)
+      const run = await runWeft(args)
       expect(run.code, run.stderr).toBe(3)
       expect(oneLine(run)).toBe(`weft ${args[0]}: the database ${path} fails its proof: file is not a database`)
     }
     const missing = join(dir, 'no-such-dir')
-    const run = await weft(['inspect', '--data', missing, '--verify'])
+    const run = await runWeft(['inspect', '--data', missing, '--verify'])
     expect(run.code, run.stderr).toBe(2)
     expect(oneLine(run)).toMatch(/^weft inspect: .*no-such-dir/)
   }, 60_000)

@@ -16,6 +16,7 @@ import { connectWebSocket, helloTranscriptBytes, TransportUnavailableError, type
 import { encodeBase64url, keyPairFromSeed, ProtocolError, sign, type SigningKey } from '@weft/codec'
 import type { Actor, Artifact, CommandPayload, Event, EventPayload, Evidence, Lease, WorkContract } from '@weft/spec'
 import { openSqliteAuthorityStore } from '@weft/store-sqlite'
+import { contract as testContract, PATCH_SCHEMA } from '@weft/testkit/work-contract'
 import { expect } from 'vitest'
 import { WebSocket } from 'ws'
 import { controlTransport } from '../src/serve/control.js'
@@ -291,25 +292,9 @@ export function missionPayload(name: string): CommandPayload<'mission.create'> {
   }
 }
 
-/** A complete Work Contract (§10.1) with budget `budget`, due in `deadlineDays`. */
+/** The kit's Work Contract (§10.1) with budget `budget`, due in `deadlineDays`, requiring {@link CAPABILITY}. */
 export function contract(budget: WorkContract['budget'], deadlineDays = 20): WorkContract {
-  return {
-    contractVersion: 1,
-    goal: 'Implement the change.',
-    requiredDeliverables: [{ deliverableId: 'patch', description: 'The change.', mediaType: 'text/x-diff', schema: 'urn:weft:serve-test:schema:patch' }],
-    acceptanceCriteria: [{ criterionId: 'tests-pass', description: 'The tests pass.', evidenceRequired: ['deterministic_test'] }],
-    inputArtifacts: [],
-    dependencyWorkItemIds: [],
-    allowedResources: [{ resource: 'urn:weft:serve-test:resource:repo', operations: ['read', 'write'] }],
-    requiredCapabilities: [CAPABILITY],
-    deadline: iso(Date.now() + deadlineDays * DAY),
-    requestedUrgency: 'normal',
-    businessImpact: 'Needed for the release.',
-    retryPolicy: { maxAttempts: 3, backoff: 'exponential', maxDelay: 'PT5M', retryableFailures: ['TRANSIENT'] },
-    budget,
-    sideEffectRisk: 'reversible',
-    executionApproval: 'not_required',
-  } as WorkContract
+  return testContract({ goal: 'Implement the change.', requiredCapabilities: [CAPABILITY], deadline: iso(Date.now() + deadlineDays * DAY), budget })
 }
 
 /** The selection basis of an offer to holders of {@link CAPABILITY}. */
@@ -350,7 +335,7 @@ export function artifact(missionId: string, groupId: string, workItemId: string,
       uri: `https://blobs.serve-test.invalid/${contentHash.slice(7)}`,
       sizeBytes: 64,
       mediaType: 'text/x-diff',
-      schemaUri: 'urn:weft:serve-test:schema:patch',
+      schemaUri: PATCH_SCHEMA,
       producer: { agentId: by.actor.id, agentCardVersion: 1, capabilities: [CAPABILITY] },
       missionId,
       groupId,

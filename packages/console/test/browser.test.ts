@@ -43,6 +43,7 @@ import { createWireServer, type WireLogEntry, type WireServer } from '@weft/auth
 import { connectWebSocket, type WebSocketConnection } from '@weft/client/wire'
 import { encodeBase64url, keyPairFromSeed, sha256Tagged, sign, utf8Encode, type ProtocolError } from '@weft/codec'
 import type { Approval, Artifact, Event, Evidence, WorkContract } from '@weft/spec'
+import { contract, PATCH_SCHEMA } from '@weft/testkit/work-contract'
 import { signedVerifier } from '@weft/validators/signed'
 import type { AxeResults, Result as AxeResult } from 'axe-core'
 import { chromium, type Browser, type BrowserContext, type Page, type WebSocketRoute } from 'playwright-core'
@@ -112,25 +113,9 @@ function keyFileText(principal: { readonly type: string; readonly id: string }, 
   return `${JSON.stringify({ format: 'weft.key/1', organizationId: ORGANIZATION_ID, principal, keyId, publicKey: encodeBase64url(publicKey), seed: encodeBase64url(seed), validFrom: VALID_FROM }, null, 2)}\n`
 }
 
-/** A complete Work Contract (§10.1) for `goal`, due in a week, within a $10 budget. */
+/** The kit's Work Contract (§10.1) for `goal`, due in a week, requiring the capability the test Organization's Agents hold. */
 function workContract(goal: string): WorkContract {
-  return {
-    contractVersion: 1,
-    goal,
-    requiredDeliverables: [{ deliverableId: 'patch', description: 'The change.', mediaType: 'text/x-diff', schema: 'urn:weft:console-browser:schema:patch' }],
-    acceptanceCriteria: [{ criterionId: 'tests-pass', description: 'The tests pass.', evidenceRequired: ['deterministic_test'] }],
-    inputArtifacts: [],
-    dependencyWorkItemIds: [],
-    allowedResources: [{ resource: 'urn:weft:console-browser:resource:repo', operations: ['read', 'write'] }],
-    requiredCapabilities: [TEST_CAPABILITY],
-    deadline: new Date(clock.now() + 7 * 86_400_000).toISOString(),
-    requestedUrgency: 'normal',
-    businessImpact: 'Needed for the release.',
-    retryPolicy: { maxAttempts: 3, backoff: 'exponential', maxDelay: 'PT5M', retryableFailures: ['TRANSIENT'] },
-    budget: { currency: 'USD', financialLimit: 10, modelTokenLimit: 10_000, toolCallLimit: 50 },
-    sideEffectRisk: 'reversible',
-    executionApproval: 'not_required',
-  }
+  return contract({ goal, requiredCapabilities: [TEST_CAPABILITY], deadline: new Date(clock.now() + 7 * 86_400_000).toISOString() })
 }
 
 interface Served {
@@ -718,7 +703,7 @@ describe('directives and intervention from the browser, each a signed Command wh
         uri: 'urn:weft:console-browser:blob:patch',
         sizeBytes: utf8Encode(content).byteLength,
         mediaType: 'text/x-diff',
-        schemaUri: 'urn:weft:console-browser:schema:patch',
+        schemaUri: PATCH_SCHEMA,
         producer: { agentId: worker.actor.id, agentCardVersion: 1, capabilities: [TEST_CAPABILITY] },
         missionId,
         groupId,

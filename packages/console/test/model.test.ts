@@ -6,7 +6,9 @@
  */
 import { createTestOrganization, TEST_CAPABILITY } from '@weft/authority/testing'
 import { sha256Tagged, sign, utf8Encode } from '@weft/codec'
-import type { Approval, Artifact, CommandPayload, Event, Evidence, WorkContract } from '@weft/spec'
+import type { Approval, Artifact, Event, Evidence, WorkContract } from '@weft/spec'
+import { missionPayload } from '@weft/testkit/documents'
+import { PATCH_SCHEMA, contract as testContract } from '@weft/testkit/work-contract'
 import { eventPayloads } from '@weft/validators/payloads'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { leaseLanes } from '../src/app/lease-lanes.js'
@@ -26,24 +28,9 @@ const tick = (seconds: number): void => {
   nowMs += seconds * 1000
 }
 
+/** The kit's Work Contract for `goal`, requiring the capability the test Organization's Agents hold. */
 function contract(goal: string, dependencyWorkItemIds: string[] = []): WorkContract {
-  return {
-    contractVersion: 1,
-    goal,
-    requiredDeliverables: [{ deliverableId: 'patch', description: 'The change.', mediaType: 'text/x-diff', schema: 'urn:weft:test:schema:patch' }],
-    acceptanceCriteria: [{ criterionId: 'tests-pass', description: 'The tests pass.', evidenceRequired: ['deterministic_test'] }],
-    inputArtifacts: [],
-    dependencyWorkItemIds,
-    allowedResources: [{ resource: 'urn:weft:test:resource:repo', operations: ['read', 'write'] }],
-    requiredCapabilities: [TEST_CAPABILITY],
-    deadline: '2026-08-01T00:00:00Z',
-    requestedUrgency: 'normal',
-    businessImpact: 'Needed for the release.',
-    retryPolicy: { maxAttempts: 3, backoff: 'exponential', maxDelay: 'PT5M', retryableFailures: ['TRANSIENT'] },
-    budget: { currency: 'USD', financialLimit: 10, modelTokenLimit: 10000, toolCallLimit: 50 },
-    sideEffectRisk: 'reversible',
-    executionApproval: 'not_required',
-  } as WorkContract
+  return testContract({ goal, dependencyWorkItemIds, requiredCapabilities: [TEST_CAPABILITY] })
 }
 
 const selection = {
@@ -56,17 +43,13 @@ const selection = {
   policyRulesApplied: ['weft.test.first-fit'],
 }
 
-const missionPayload: CommandPayload<'mission.create'> = {
-  missionId: MISSION,
+/** The Mission of the run: the kit's payload with a title that is HTML, which the view holds as text. */
+const missionCreate = missionPayload(MISSION, {
   title: 'Ship <b>checkout</b> & friends',
   objective: 'Ship the checkout flow.',
   definitionOfDone: [{ criterionId: 'tests-pass', description: 'It ships with green tests.', evidenceRequired: ['deterministic_test'] }],
-  deadline: '2026-09-01T00:00:00Z',
-  budget: { currency: 'USD', financialLimit: 1000, modelTokenLimit: 1_000_000, toolCallLimit: 10_000 },
-  approvalPolicy: { finalHumanApproval: true, highRiskExecutionApproval: true },
   coordinatorAgentId: org.agents.coordinator.actor.id,
-  coordinatorLeaseSeconds: 86_400,
-}
+})
 
 let events: readonly Event[] = []
 const W1 = 'urn:weft:test:work:build'
@@ -79,7 +62,7 @@ beforeAll(async () => {
   const owner = clientOf(org.humans.owner)
   const coordinator = clientOf(org.agents.coordinator)
   const worker = clientOf(org.agents.worker)
-  await owner.missionCreate(missionPayload, { groupId: GROUP })
+  await owner.missionCreate(missionCreate, { groupId: GROUP })
   for (const [who, role] of [[org.agents.worker, 'worker'], [org.agents.reviewer, 'reviewer']] as const) {
     await coordinator.membershipChange({ membershipId: `${GROUP}:membership:${who.name}`, member: who.actor, role, state: 'active', scopes: ['group:read'] })
   }
@@ -109,7 +92,7 @@ beforeAll(async () => {
       uri: 'javascript:alert(1)',
       sizeBytes: utf8Encode(content).byteLength,
       mediaType: 'text/x-diff',
-      schemaUri: 'urn:weft:test:schema:patch',
+      schemaUri: PATCH_SCHEMA,
       producer: { agentId: org.agents.worker.actor.id, agentCardVersion: 1, capabilities: [TEST_CAPABILITY] },
       missionId: MISSION,
       groupId: GROUP,

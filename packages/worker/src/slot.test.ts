@@ -1,6 +1,7 @@
 import { canonicalizeOrThrow, keyPairFromSeed, ProtocolError, sha256Tagged } from '@weft/codec'
 import type { BuiltCommand, Receipt } from '@weft/client'
-import type { Command, WorkContract } from '@weft/spec'
+import type { Command } from '@weft/spec'
+import { CAPABILITY, contract } from '@weft/testkit/work-contract'
 import { describe, expect, it } from 'vitest'
 import { createMemoryWorkerStore } from './memory-store.js'
 import { contractEvent } from './store-contract.js'
@@ -13,15 +14,7 @@ import type { SlotHost, SlotWork } from './slot-host.js'
 const T0 = Date.parse('2026-07-15T00:00:00.000Z')
 const iso = (ms: number) => new Date(ms).toISOString()
 
-// Only what a slot reads of a Work Contract (§10.1); the rest does not matter here.
-const CONTRACT = {
-  requiredDeliverables: [{ deliverableId: 'patch', description: 'The change.', mediaType: 'text/x-diff', schema: 'urn:weft:test:schema:patch' }],
-  acceptanceCriteria: [{ criterionId: 'tests-pass', description: 'The tests pass.', evidenceRequired: ['deterministic_test'] }],
-  requiredCapabilities: [{ id: 'weft.test.implementation', version: '1.0.0' }],
-  deadline: '2026-08-01T00:00:00Z',
-  retryPolicy: { maxAttempts: 3, backoff: 'exponential', maxDelay: 'PT5M', retryableFailures: ['TRANSIENT'] },
-  sideEffectRisk: 'reversible',
-} as unknown as WorkContract
+const CONTRACT = contract()
 
 function work(id = 'a'): SlotWork {
   return {
@@ -32,7 +25,7 @@ function work(id = 'a'): SlotWork {
     contract: CONTRACT,
     dependencyIds: [],
     agentCardVersion: 1,
-    capabilityPins: [{ id: 'weft.test.implementation', version: '1.0.0' }],
+    capabilityPins: [CAPABILITY],
   }
 }
 

@@ -8,6 +8,7 @@
  * projection do not verify signatures; the feed delivers Events the Group Authority accepted.
  */
 import type { CheckpointRecord, Event, EventKind, EventPayload, Evidence, Lease, WorkContract } from '@weft/spec'
+import { CAPABILITY, contract as testContract } from '@weft/testkit/work-contract'
 
 export const T0_MS = Date.parse('2026-07-15T00:00:00.000Z')
 export const SELF = 'urn:weft:test:agent:worker-1'
@@ -21,25 +22,9 @@ const HASH = `sha256:${'ab'.repeat(32)}`
 /** An RFC 3339 instant `seconds` after T0. */
 export const at = (seconds: number): string => new Date(T0_MS + seconds * 1000).toISOString()
 
-/** A complete Work Contract (§10.1) depending on `dependencyIds`. */
+/** The test Work Contract (§10.1) at `version`, depending on `dependencyIds`. */
 export function contract(dependencyIds: readonly string[] = [], version = 1): WorkContract {
-  return {
-    contractVersion: version,
-    goal: 'Implement the feature.',
-    requiredDeliverables: [{ deliverableId: 'patch', description: 'The change.', mediaType: 'text/x-diff', schema: 'urn:weft:test:schema:patch' }],
-    acceptanceCriteria: [{ criterionId: 'tests-pass', description: 'The tests pass.', evidenceRequired: ['deterministic_test'] }],
-    inputArtifacts: [],
-    dependencyWorkItemIds: [...dependencyIds],
-    allowedResources: [{ resource: 'urn:weft:test:resource:repo', operations: ['read', 'write'] }],
-    requiredCapabilities: [{ id: 'weft.test.implementation', version: '1.0.0' }],
-    deadline: '2026-08-01T00:00:00Z',
-    requestedUrgency: 'normal',
-    businessImpact: 'Needed for the release.',
-    retryPolicy: { maxAttempts: 3, backoff: 'exponential', maxDelay: 'PT5M', retryableFailures: ['TRANSIENT'] },
-    budget: { currency: 'USD', financialLimit: 10, modelTokenLimit: 10000, toolCallLimit: 50 },
-    sideEffectRisk: 'reversible',
-    executionApproval: 'not_required',
-  }
+  return testContract({ contractVersion: version, dependencyWorkItemIds: [...dependencyIds] })
 }
 
 /** What a reducer-facing helper emits: the Event with its typed payload. */
@@ -242,8 +227,8 @@ export function groupLog(name: string): GroupLog {
           offers: candidates.map((agentId) => ({ offerId: `${id(item)}:offer:${agentId}`, agentId, agentCardVersion: 1, expiresAt: at(now() + 600), status: 'pending' as const })),
           offerExpiresAt: at(now() + 600),
           selectionBasis: {
-            requiredCapabilities: [{ id: 'weft.test.implementation', version: '1.0.0' }],
-            verifiedMatches: [{ id: 'weft.test.implementation', version: '1.0.0' }],
+            requiredCapabilities: [CAPABILITY],
+            verifiedMatches: [CAPABILITY],
             authorizationEligible: true,
             availabilityEstimate: at(now()),
             expectedCost: 1,
@@ -269,7 +254,7 @@ export function groupLog(name: string): GroupLog {
           ownershipLeaseExpiresAt: at(now() + leaseSeconds),
           startBy: at(now() + leaseSeconds / 2),
           agentCardVersion: 1,
-          capabilityPins: [{ id: 'weft.test.implementation', version: '1.0.0' }],
+          capabilityPins: [CAPABILITY],
           withdrawnAgentIds: [],
         },
         { actor: agent },

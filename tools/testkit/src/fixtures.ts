@@ -5,7 +5,11 @@
  */
 import type { ActorRef, AuthorityPolicy, CommandOf, GroupState } from '@weft/authority'
 import { encodeBase64url, keyPairFromSeed, ProtocolError, Registry, sign, type SigningKey } from '@weft/codec'
-import type { AgentCard, CommandKind, Evidence, WorkContract } from '@weft/spec'
+import type { AgentCard, CommandKind, Evidence } from '@weft/spec'
+import { CAPABILITY } from './work-contract.js'
+
+// The Work Contract lives in its own module, free of keys and of the Authority (the Worker's tests use it alone).
+export { CAPABILITY, contract, PATCH_SCHEMA } from './work-contract.js'
 
 /** The fixed start of test time. */
 export const T0 = '2026-07-15T00:00:00.000Z'
@@ -56,9 +60,6 @@ export function testRegistry(extra: readonly Cast[] = []): Registry {
   return result
 }
 
-/** The capability every test Agent Card states and every test Work Contract requires (§6.1, §10.1). */
-export const CAPABILITY = { id: 'weft.test.implementation', version: '1.0.0' }
-
 /**
  * An Organization-signed Agent Card for `who` with the test capability; `changes` replace members
  * before the signature (a `status`, the `publicKeys` with their validity boundaries).
@@ -94,28 +95,6 @@ export function agentCard(who: Cast, cardVersion = 1, changes: Partial<Pick<Agen
     },
     cast.registry.key,
   ) as unknown as AgentCard
-}
-
-/** A complete Work Contract (§10.1) with one acceptance criterion, `tests-pass`. */
-export function contract(overrides: Partial<WorkContract> = {}): WorkContract {
-  return {
-    contractVersion: 1,
-    goal: 'Implement the feature.',
-    requiredDeliverables: [{ deliverableId: 'patch', description: 'The change.', mediaType: 'text/x-diff', schema: 'urn:weft:test:schema:patch' }],
-    acceptanceCriteria: [{ criterionId: 'tests-pass', description: 'The tests pass.', evidenceRequired: ['deterministic_test'] }],
-    inputArtifacts: [],
-    dependencyWorkItemIds: [],
-    allowedResources: [{ resource: 'urn:weft:test:resource:repo', operations: ['read', 'write'] }],
-    requiredCapabilities: [CAPABILITY],
-    deadline: '2026-08-01T00:00:00Z',
-    requestedUrgency: 'normal',
-    businessImpact: 'Needed for the release.',
-    retryPolicy: { maxAttempts: 3, backoff: 'exponential', maxDelay: 'PT5M', retryableFailures: ['TRANSIENT'] },
-    budget: { currency: 'USD', financialLimit: 10, modelTokenLimit: 10000, toolCallLimit: 50 },
-    sideEffectRisk: 'reversible',
-    executionApproval: 'not_required',
-    ...overrides,
-  } as WorkContract
 }
 
 /** Evidence for `criterionIds` of a WorkItem, signed by `by` at `createdAt`. */
