@@ -5,27 +5,26 @@
  * their inputs and the Worker's identity.
  * @module
  */
-import { canonicalize, sign, UsageError } from '@weft/codec'
+import { canonicalize, deepFreeze, ProtocolError, sign, UsageError } from '@weft/codec'
+import { timestampOf } from '@weft/codec/time'
 import type { Artifact, Evidence, WorkProgress } from '@weft/spec'
-import type { ArtifactMeta, EvidenceInput, ProgressReport, WorkSnapshot } from './executor.js'
+import type { ArtifactMeta, EvidenceInput, ExecutorResult, ProgressReport, WorkSnapshot } from './executor.js'
+import type { FailureFacts } from './retry.js'
 import type { CheckpointEnvelope } from './slot.js'
 import type { SlotHost, SlotWork } from './slot-host.js'
 
-/** An ISO 8601 timestamp of epoch ms `ms`. */
-export const iso = (ms: number): string => new Date(ms).toISOString()
-
-/** `value`, frozen all the way down. */
-export function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value)
-    for (const v of Object.values(value)) deepFreeze(v)
-  }
-  return value
-}
-
 /** The WorkItem as one run sees it (§11.1): a frozen copy of `work`, sharing nothing with it. */
 export function snapshotOf(work: SlotWork): WorkSnapshot {
-  return deepFreeze(structuredClone({ workItemId: work.workItemId, groupId: work.groupId, missionId: work.missionId, ownershipEpoch: work.ownershipEpoch, contract: work.contract, dependencyIds: [...work.dependencyIds] }))
+  return deepFreeze(
+    structuredClone({
+      workItemId: work.workItemId,
+      groupId: work.groupId,
+      missionId: work.missionId,
+      ownershipEpoch: work.ownershipEpoch,
+      contract: work.contract,
+      dependencyIds: [...work.dependencyIds],
+    }),
+  )
 }
 
 /**
@@ -46,7 +45,7 @@ export function progressOf(report: ProgressReport, defaultEstimateMs: () => numb
     completedMilestones: [...(report.completedMilestones ?? [])],
     nextCheckpoint: report.nextCheckpoint ?? 'next safe point',
     blockers: [...(report.blockers ?? [])],
-    updatedCompletionEstimate: iso(report.completionEstimateMs ?? defaultEstimateMs()),
+    updatedCompletionEstimate: timestampOf(report.completionEstimateMs ?? defaultEstimateMs()),
     evidenceIds: [...new Set(report.evidenceIds ?? [])],
   }
 }
@@ -71,7 +70,7 @@ export function signEvidence(host: Signer, work: SlotWork, input: EvidenceInput)
     generatedBy: { type: host.actor.type, id: host.actor.id },
     ...(input.toolVersion === undefined ? {} : { toolVersion: input.toolVersion }),
     ...(input.modelVersion === undefined ? {} : { modelVersion: input.modelVersion }),
-    createdAt: iso(host.now()),
+    createdAt: timestampOf(host.now()),
   }
   return sign('evidence', unsigned, host.signingKey) as unknown as Evidence
 }
@@ -100,8 +99,32 @@ export function signArtifactManifest(host: Signer & Pick<SlotHost, 'artifactUri'
       toolVersions: [...(meta.toolVersions ?? [])],
       modelVersions: [...(meta.modelVersions ?? [])],
       classification: meta.classification ?? 'internal',
-      createdAt: iso(host.now()),
+      createdAt: timestampOf(host.now()),
     },
     host.signingKey,
   ) as unknown as Artifact
+}
+
+/**
+ * What an executor's result submits (`work.submit`, §13.2): its Artifact IDs, each once, and its
+ * Evidence.
+ * @throws ProtocolError `INVALID_COMMAND` when it has no Artifact or no Evidence.
+ */
+export function submissionOf(result: ExecutorResult): { readonly artifactIds: string[]; readonly evidence: Evidence[] } {
+  const artifactIds = [...new Set((result?.artifacts ?? []).map((a) => (typeof a === 'string' ? a : a.artifactId)))]
+  const evidence = [...(result?.evidence ?? [])]
+  if (artifactIds.length === 0 || evidence.length === 0)
+    throw new ProtocolError('INVALID_COMMAND', 'an executor result needs at least one Artifact and one piece of Evidence (§13.2)', { retryable: false })
+  return { artifactIds, evidence }
+}
+
+/** The failure report a failing run attaches to `work.fail` (§11.4, §13.2): every criterion, the attempts made, why it stopped. */
+export function failureReportOf(work: SlotWork, attempt: number, failure: FailureFacts, why: string): EvidenceInput {
+  return {
+    type: 'failure_report',
+    criterionIds: work.contract.acceptanceCriteria.map((c) => c.criterionId),
+    method: `Executor run, attempt ${attempt} of at most ${work.contract.retryPolicy.maxAttempts} under the contract retry policy (§11.4).`,
+    result: 'failed',
+    details: { code: failure.code, message: failure.message.slice(0, 2000), attempts: attempt, stopped: why },
+  }
 }

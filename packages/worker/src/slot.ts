@@ -26,19 +26,35 @@
  *
  * The executor's side of this is `executor.ts`; the lease lifecycle is the machine of
  * `slot-lifecycle.ts`, the only place it changes; what the slot needs from its Worker is
- * `slot-host.ts`; lost answers (§19) are kept by `slot-answers.ts`, side effects by `slot-effects.ts`
- * and the signed documents are built by `slot-documents.ts`.
+ * `slot-host.ts`; lost answers (§19) are kept by `slot-answers.ts`, calls waiting out an outage by
+ * `slot-waiters.ts`, side effects by `slot-effects.ts` and the signed documents are built by
+ * `slot-documents.ts`.
  * @module
  */
-import { ProtocolError, sha256Tagged, utf8Encode } from '@weft/codec'
+import { deepFreeze, ProtocolError, sha256Tagged, utf8Encode } from '@weft/codec'
+import { timestampOf } from '@weft/codec/time'
 import type { BuiltCommand, Receipt } from '@weft/client'
 import type { Artifact, Command, CommandKind, CommandPayload, UsageDelta, WorkProgress } from '@weft/spec'
-import { Blocked, Preempted, PreemptionRequested, type ArtifactMeta, type CheckpointLabel, type EvidenceInput, type ExecutorFn, type ExecutorResult, type ProgressReport, type SideEffectOptions, type SlotContext, type WorkSnapshot } from './executor.js'
+import {
+  Blocked,
+  Preempted,
+  PreemptionRequested,
+  type ArtifactMeta,
+  type CheckpointLabel,
+  type EvidenceInput,
+  type ExecutorFn,
+  type ExecutorResult,
+  type ProgressReport,
+  type SideEffectOptions,
+  type SlotContext,
+  type WorkSnapshot,
+} from './executor.js'
 import { addUsage, isTransportUnavailable, isZeroUsage, offlineBinding, offlineExtensions, zeroUsage, type BufferableKind, type UsageTotals } from './offline.js'
 import { failureFacts, retryDecision, type FailureFacts } from './retry.js'
 import { createLostAnswers } from './slot-answers.js'
-import { canonicalEnvelope, deepFreeze, iso, progressOf, signArtifactManifest, signEvidence, snapshotOf } from './slot-documents.js'
+import { canonicalEnvelope, failureReportOf, progressOf, signArtifactManifest, signEvidence, snapshotOf, submissionOf } from './slot-documents.js'
 import { createSideEffects } from './slot-effects.js'
+import { createWaiters } from './slot-waiters.js'
 import type { SlotHost, SlotWork } from './slot-host.js'
 import { heldLease, INITIAL_LIFECYCLE, leaseFromReceipt, slotTransition, type SlotEvent, type SlotLease, type SlotLifecycle } from './slot-lifecycle.js'
 
@@ -87,19 +103,6 @@ export interface Slot {
 /** The owner Commands whose refusal means the slot no longer holds a usable lease. */
 const LEASE_CODES: ReadonlySet<string> = new Set(['WORK_LEASE_EXPIRED', 'WORK_STALE_OWNERSHIP', 'INVALID_STATE_TRANSITION', 'AUTH_STALE_SESSION'])
 
-/** A deferred promise. */
-function deferred(): { promise: Promise<void>; resolve: () => void; reject: (e: unknown) => void } {
-  let resolve!: () => void
-  let reject!: (e: unknown) => void
-  const promise = new Promise<void>((res, rej) => {
-    resolve = res
-    reject = rej
-  })
-  // A waiter may be abandoned when its executor stops; its rejection must not surface as unhandled.
-  promise.catch(() => {})
-  return { promise, resolve, reject }
-}
-
 /**
  * Creates the slot that runs `work`. The stored checkpoint of the WorkItem, if any, is where the
  * run resumes; its attempt counter carries on under the same Ownership Epoch.
@@ -121,7 +124,7 @@ export function createSlot(host: SlotHost, work: SlotWork): Slot {
   let token: { leaseId: string; value: unknown } | undefined
   const controller = new AbortController()
   // Executor calls waiting for the service to come back (§11.5).
-  let waiters: ReturnType<typeof deferred>[] = []
+  const waiters = createWaiters()
 
   const now = () => host.now()
 
@@ -140,8 +143,7 @@ export function createSlot(host: SlotHost, work: SlotWork): Slot {
     if (!on({ type: 'lost', error })) return
     token = undefined
     if (!controller.signal.aborted) controller.abort(error)
-    for (const w of waiters) w.reject(error)
-    waiters = []
+    waiters.fail(error)
   }
 
   /**
@@ -169,9 +171,7 @@ export function createSlot(host: SlotHost, work: SlotWork): Slot {
       // Without a lease only when reconnection is to start one (see `restart`).
       if (life.phase.kind !== 'restartOwed') requireLive()
       else if (life.lost !== undefined) throw life.lost
-      const w = deferred()
-      waiters.push(w)
-      await w.promise
+      await waiters.wait()
     }
     return requireLive()
   }
@@ -261,7 +261,7 @@ export function createSlot(host: SlotHost, work: SlotWork): Slot {
       completedMilestones: [...(label.completedMilestones ?? [])],
       nextStep: label.nextStep ?? 'continue',
       stateArtifactHash: sha256Tagged(bytes),
-      createdAt: iso(now()),
+      createdAt: timestampOf(now()),
     }
   }
 
@@ -286,7 +286,11 @@ export function createSlot(host: SlotHost, work: SlotWork): Slot {
       on({ type: 'changeBegan', change: 'checkpoint' })
       try {
         // Lost with its answer, it may still have released the lease: then reconnection starts a new one.
-        await answers.sendKept(host.build('work.checkpoint', payload(requireLive()), { groupId: work.groupId, workItemId }), { applied: () => { on({ type: 'restartOwed' }) } })
+        await answers.sendKept(host.build('work.checkpoint', payload(requireLive()), { groupId: work.groupId, workItemId }), {
+          applied: () => {
+            on({ type: 'restartOwed' })
+          },
+        })
         on({ type: 'released' })
         return 'released'
       } catch (error) {
@@ -420,7 +424,11 @@ export function createSlot(host: SlotHost, work: SlotWork): Slot {
    * carries and would charge a second time.
    */
   async function chargeUsage(l: SlotLease, delta: UsageDelta): Promise<void> {
-    const record = host.build('ext.missionweaveprotocol.core.resource_usage_record', { workItemId, ownershipEpoch: work.ownershipEpoch, executionLeaseId: l.leaseId, usageDelta: delta }, { groupId: work.groupId, workItemId })
+    const record = host.build(
+      'ext.missionweaveprotocol.core.resource_usage_record',
+      { workItemId, ownershipEpoch: work.ownershipEpoch, executionLeaseId: l.leaseId, usageDelta: delta },
+      { groupId: work.groupId, workItemId },
+    )
     await answers.sendKept(record, {
       applied: () => {},
       notApplied: () => {
@@ -456,7 +464,7 @@ export function createSlot(host: SlotHost, work: SlotWork): Slot {
       token: async () => {
         const l = requireLive()
         if (token?.leaseId !== l.leaseId) {
-          const value = await host.tokenFor({ workItemId, ownershipEpoch: work.ownershipEpoch, executionLeaseId: l.leaseId, sessionEpoch: l.sessionEpoch, expiresAt: iso(l.expiresAtMs) })
+          const value = await host.tokenFor({ workItemId, ownershipEpoch: work.ownershipEpoch, executionLeaseId: l.leaseId, sessionEpoch: l.sessionEpoch, expiresAt: timestampOf(l.expiresAtMs) })
           token = { leaseId: l.leaseId, value }
         }
         return token.value
@@ -469,22 +477,14 @@ export function createSlot(host: SlotHost, work: SlotWork): Slot {
   // -------------------------------------------------------------------------------------------
 
   async function submit(result: ExecutorResult): Promise<void> {
-    const artifactIds = [...new Set((result?.artifacts ?? []).map((a) => (typeof a === 'string' ? a : a.artifactId)))]
-    const evidenceList = [...(result?.evidence ?? [])]
-    if (artifactIds.length === 0 || evidenceList.length === 0) throw new ProtocolError('INVALID_COMMAND', 'an executor result needs at least one Artifact and one piece of Evidence (§13.2)', { retryable: false })
+    const { artifactIds, evidence: evidenceList } = submissionOf(result)
     // §11.5: reconcile before submission.
     await sendOnline('work.submit', (l) => ({ workItemId, ownershipEpoch: work.ownershipEpoch, executionLeaseId: l.leaseId, artifactIds, evidence: evidenceList }))
     on({ type: 'released' })
   }
 
   async function fail(failure: FailureFacts, why: string): Promise<void> {
-    const report = signEvidence(host, work, {
-      type: 'failure_report',
-      criterionIds: work.contract.acceptanceCriteria.map((c) => c.criterionId),
-      method: `Executor run, attempt ${attempt} of at most ${work.contract.retryPolicy.maxAttempts} under the contract retry policy (§11.4).`,
-      result: 'failed',
-      details: { code: failure.code, message: failure.message.slice(0, 2000), attempts: attempt, stopped: why },
-    })
+    const report = signEvidence(host, work, failureReportOf(work, attempt, failure, why))
     await sendOnline('work.fail', (l) => ({ workItemId, reason: `${failure.code}: ${why}`, ownershipEpoch: work.ownershipEpoch, executionLeaseId: l.leaseId, evidence: [report] }))
     on({ type: 'released' })
   }
@@ -541,8 +541,7 @@ export function createSlot(host: SlotHost, work: SlotWork): Slot {
         // A Command of the outcome itself (submit, fail, retry checkpoint) failed: the lease is gone or the Authority refused.
         return { kind: 'lost', error: life.lost ?? ProtocolError.from(error) }
       })
-      for (const w of waiters) w.reject(life.lost ?? new ProtocolError('WORK_LEASE_EXPIRED', 'the run ended', { retryable: false }))
-      waiters = []
+      waiters.fail(life.lost ?? new ProtocolError('WORK_LEASE_EXPIRED', 'the run ended', { retryable: false }))
       return outcome
     },
     requestPreemption() {
@@ -590,8 +589,7 @@ export function createSlot(host: SlotHost, work: SlotWork): Slot {
         return
       }
       on({ type: 'reconciled' })
-      for (const w of waiters) w.resolve()
-      waiters = []
+      waiters.release()
     },
   }
 }
