@@ -96,7 +96,14 @@ function domainPass(world) {
       verifyDocument: () => {},
     }
     const drafts = dispatchCommand(handlers, command, ctx)
-    const cause = { type: 'command', id: command.actionId, actor: command.actor, correlationId: command.correlationId, commandHash, ...(command.groupId === undefined ? {} : { groupId: command.groupId }) }
+    const cause = {
+      type: 'command',
+      id: command.actionId,
+      actor: command.actor,
+      correlationId: command.correlationId,
+      commandHash,
+      ...(command.groupId === undefined ? {} : { groupId: command.groupId }),
+    }
     const events = materialize(state, cause, drafts, { now, newId, authority: cast.authority.actor, sign: (event) => event })
     applyEvents(state, events, reducers)
     return events.length
@@ -109,10 +116,12 @@ function domainPass(world) {
   return { commands: timed.length, events, elapsedMs: performance.now() - began }
 }
 
-
 /** Each pass, given the recorded world: a function running it once. */
 const PASSES = {
-  signed: (world, { signedWindow }) => () => replay(world, { window: signedWindow }),
+  signed:
+    (world, { signedWindow }) =>
+    () =>
+      replay(world, { window: signedWindow }),
   sequential: (world) => () => replay(world),
   ceiling: async (world) => {
     const first = await replay(world)

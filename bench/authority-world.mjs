@@ -39,7 +39,14 @@ const everyone = () => [cast.owner, cast.coordinator, ...cast.workers, cast.revi
 
 /** A Registry binding every key of the cast, open-ended from the start of 2026. */
 export function registry() {
-  const bindings = everyone().map((m) => ({ keyId: m.key.keyId, principal: m.actor, algorithm: 'Ed25519', publicKey: encodeBase64url(m.key.pair.publicKey), validFrom: '2026-01-01T00:00:00Z', validityHistory: [] }))
+  const bindings = everyone().map((m) => ({
+    keyId: m.key.keyId,
+    principal: m.actor,
+    algorithm: 'Ed25519',
+    publicKey: encodeBase64url(m.key.pair.publicKey),
+    validFrom: '2026-01-01T00:00:00Z',
+    validityHistory: [],
+  }))
   const result = Registry.fromEvidence({ organizationId: ORG, bindings })
   if (!(result instanceof Registry)) throw new Error(`bench registry rejected: ${JSON.stringify(result)}`)
   return result

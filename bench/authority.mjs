@@ -147,7 +147,10 @@ export async function run({ log }) {
   const missed = []
   if (signed.perSec < TARGETS.signedPerSec) missed.push(`signed ${fmt(signed.perSec)} Commands/s < ${fmt(TARGETS.signedPerSec)}`)
   if (deferred.perSec < TARGETS.trustedPerSec) missed.push(`trusted ${fmt(deferred.perSec)} transitions/s < ${fmt(TARGETS.trustedPerSec)} (domain floor ${fmt(floor.perSec)}/s)`)
-  for (const [name, h] of [['Messages', messageHistory], ['lifecycles', lifecycleHistory]]) {
+  for (const [name, h] of [
+    ['Messages', messageHistory],
+    ['lifecycles', lifecycleHistory],
+  ]) {
     if (h.ratio > TARGETS.historyRatio) missed.push(`history of ${name}: ${LARGE_HISTORY / 1000}k/1k cost ${h.ratio.toFixed(2)} > ${TARGETS.historyRatio}`)
   }
 
@@ -160,8 +163,20 @@ export async function run({ log }) {
     ['trusted, Events signed in the transaction (transitions/s)', fmt(trusted.perSec), fmt(floor.perSec), pct(trusted.perSec / floor.perSec), ''],
     ['trusted, deferEventSignatures (transitions/s)', fmt(deferred.perSec), fmt(floor.perSec), pct(deferred.perSec / floor.perSec), `>= ${fmt(TARGETS.trustedPerSec)}`],
     ['domain handlers + reducers alone, floor (transitions/s)', fmt(floor.perSec), '', '', ''],
-    [`history of Messages, cost at ${fmt(messageHistory.large.events)} vs ${fmt(messageHistory.small.events)} Events`, us(messageHistory.large.costUs), us(messageHistory.small.costUs), `${messageHistory.ratio.toFixed(2)}x`, `<= ${TARGETS.historyRatio}x`],
-    [`history of lifecycles, cost at ${fmt(lifecycleHistory.large.events)} vs ${fmt(lifecycleHistory.small.events)} Events`, us(lifecycleHistory.large.costUs), us(lifecycleHistory.small.costUs), `${lifecycleHistory.ratio.toFixed(2)}x`, `<= ${TARGETS.historyRatio}x`],
+    [
+      `history of Messages, cost at ${fmt(messageHistory.large.events)} vs ${fmt(messageHistory.small.events)} Events`,
+      us(messageHistory.large.costUs),
+      us(messageHistory.small.costUs),
+      `${messageHistory.ratio.toFixed(2)}x`,
+      `<= ${TARGETS.historyRatio}x`,
+    ],
+    [
+      `history of lifecycles, cost at ${fmt(lifecycleHistory.large.events)} vs ${fmt(lifecycleHistory.small.events)} Events`,
+      us(lifecycleHistory.large.costUs),
+      us(lifecycleHistory.small.costUs),
+      `${lifecycleHistory.ratio.toFixed(2)}x`,
+      `<= ${TARGETS.historyRatio}x`,
+    ],
   ]
   const round = (x) => Math.round(x)
   const history = (h) => ({

@@ -54,7 +54,11 @@ export async function measureEntry(esbuild, entry, root) {
     for (const output of Object.values(result.metafile.outputs)) {
       for (const [path, input] of Object.entries(output.inputs)) byPackage.set(packageOf(path), (byPackage.get(packageOf(path)) ?? 0) + input.bytesInOutput)
     }
-    const parts = [...byPackage].filter(([, bytes]) => bytes > 0).sort((a, b) => b[1] - a[1]).slice(0, 3).map(([name, bytes]) => ({ name, bytes }))
+    const parts = [...byPackage]
+      .filter(([, bytes]) => bytes > 0)
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 3)
+      .map(([name, bytes]) => ({ name, bytes }))
     const text = Buffer.from(code).toString('utf8')
     return { entry, minBytes: code.length, gzipBytes: gzipSync(code, { level: 9 }).length, nodeBuiltins: /["']node:/.test(text), parts }
   } catch (error) {
@@ -78,7 +82,9 @@ export async function run({ log }) {
     if (m.error !== undefined) rows.push([entry, 'error', '', m.error.length > 90 ? `${m.error.slice(0, 87)}...` : m.error])
     else rows.push([entry, kb(m.minBytes), kb(m.gzipBytes), m.parts.map((p) => `${p.name} ${kb(p.bytes)}`).join(', ') + (m.nodeBuiltins ? ' [node: import!]' : '')])
   }
-  const failed = Object.entries(entries).filter(([, e]) => e.error !== undefined).map(([name]) => name)
+  const failed = Object.entries(entries)
+    .filter(([, e]) => e.error !== undefined)
+    .map(([name]) => name)
   const summary = { esbuild: esbuild.version, platform: 'browser', source: 'dist', entries, failed }
   const missed = failed.map((name) => `${name} does not bundle for the browser`)
   return { table: table(['browser bundle (esbuild, minified)', 'min', 'gzip', 'largest parts'], rows), summary, missed }

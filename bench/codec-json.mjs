@@ -56,10 +56,30 @@ async function corpus(docs, rounds, parseStrictJson, canonicalize) {
   const decoder = new TextDecoder('utf-8', { fatal: true })
   const bytes = docs.reduce((n, d) => n + d.length, 0)
   const r = await throughput([
-    ['strict', () => { for (let k = 0; k < rounds; k++) for (const d of docs) parseStrictJson(d) }],
-    ['native', () => { for (let k = 0; k < rounds; k++) for (const t of texts) JSON.parse(t) }],
-    ['nativeFromBytes', () => { for (let k = 0; k < rounds; k++) for (const d of docs) JSON.parse(decoder.decode(d)) }],
-    ['jcs', () => { for (let k = 0; k < rounds; k++) for (const v of values) canonicalize(v) }],
+    [
+      'strict',
+      () => {
+        for (let k = 0; k < rounds; k++) for (const d of docs) parseStrictJson(d)
+      },
+    ],
+    [
+      'native',
+      () => {
+        for (let k = 0; k < rounds; k++) for (const t of texts) JSON.parse(t)
+      },
+    ],
+    [
+      'nativeFromBytes',
+      () => {
+        for (let k = 0; k < rounds; k++) for (const d of docs) JSON.parse(decoder.decode(d))
+      },
+    ],
+    [
+      'jcs',
+      () => {
+        for (let k = 0; k < rounds; k++) for (const v of values) canonicalize(v)
+      },
+    ],
   ])
   const mbps = (perSec) => +((perSec * rounds * bytes) / 1e6).toFixed(1)
   return {
@@ -87,7 +107,10 @@ export async function measure() {
   const { canonicalize } = await import('../packages/codec/dist/jcs.js')
   const bundle = await loadBundle()
   const dir = join(bundle, 'cryptography/vectors/signed-documents/valid')
-  const vectors = readdirSync(dir).filter((f) => f.endsWith('.json')).sort().map((f) => readFileSync(join(dir, f)))
+  const vectors = readdirSync(dir)
+    .filter((f) => f.endsWith('.json'))
+    .sort()
+    .map((f) => readFileSync(join(dir, f)))
   const large = largeCommand(JSON.parse(readFileSync(join(dir, 'command.json'), 'utf8')))
 
   const small = await corpus(vectors, ROUNDS, parseStrictJson, canonicalize)

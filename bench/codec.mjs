@@ -72,9 +72,24 @@ async function jsonFigures(bundle, log) {
   const bytes = docs.reduce((n, d) => n + d.length, 0)
   const r = await throughput(
     [
-      ['strict', () => { for (const d of docs) parseStrictJson(d) }],
-      ['native', () => { for (const t of texts) JSON.parse(t) }],
-      ['jcs', () => { for (const v of values) canonicalize(v) }],
+      [
+        'strict',
+        () => {
+          for (const d of docs) parseStrictJson(d)
+        },
+      ],
+      [
+        'native',
+        () => {
+          for (const t of texts) JSON.parse(t)
+        },
+      ],
+      [
+        'jcs',
+        () => {
+          for (const v of values) canonicalize(v)
+        },
+      ],
     ],
     log,
   )
@@ -117,10 +132,30 @@ export async function run({ log }) {
   log('codec: signed-document verification, 11 vectors, registry-valid.json')
   const r = await throughput(
     [
-      ['warm', () => { for (const d of docs) if (!verify(d.kind, d.bytes, registry, options).ok) failures++ }],
-      ['strict', () => { for (const d of docs) if (!verify(d.kind, d.bytes, registry, strictOptions).ok) failures++ }],
-      ['cold', () => { for (const d of docs) if (!verify(d.kind, d.bytes, Registry.fromEvidence(evidence), options).ok) failures++ }],
-      ['ceiling', () => { for (const d of docs) if (!nodeVerify(null, d.signingBytes, d.keyObject, d.signature)) failures++ }],
+      [
+        'warm',
+        () => {
+          for (const d of docs) if (!verify(d.kind, d.bytes, registry, options).ok) failures++
+        },
+      ],
+      [
+        'strict',
+        () => {
+          for (const d of docs) if (!verify(d.kind, d.bytes, registry, strictOptions).ok) failures++
+        },
+      ],
+      [
+        'cold',
+        () => {
+          for (const d of docs) if (!verify(d.kind, d.bytes, Registry.fromEvidence(evidence), options).ok) failures++
+        },
+      ],
+      [
+        'ceiling',
+        () => {
+          for (const d of docs) if (!nodeVerify(null, d.signingBytes, d.keyObject, d.signature)) failures++
+        },
+      ],
     ],
     log,
   )

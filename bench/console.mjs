@@ -114,7 +114,10 @@ export async function setUp(log, { minify = true } = {}) {
   const coordinator = org.agents.coordinator
   const owner = clientOf(ada)
   const conversations = {}
-  for (const [n, groupId] of [[1, SMALL_GROUP], [2, BIG_GROUP]]) {
+  for (const [n, groupId] of [
+    [1, SMALL_GROUP],
+    [2, BIG_GROUP],
+  ]) {
     await owner.missionCreate(missionPayload(n, coordinator.actor.id), { groupId })
     conversations[groupId] = authority.group(groupId).group.mainConversationId
   }
@@ -133,7 +136,15 @@ export async function setUp(log, { minify = true } = {}) {
 
   // The key file `weft principal add human ada` would write.
   const seed = ada.seed
-  const keyFile = JSON.stringify({ format: 'weft.key/1', organizationId: ORG, principal: ada.actor, keyId: ada.signingKey.keyId, publicKey: encodeBase64url(ada.signingKey.pair.publicKey), seed: encodeBase64url(seed), validFrom: '2026-01-01T00:00:00Z' })
+  const keyFile = JSON.stringify({
+    format: 'weft.key/1',
+    organizationId: ORG,
+    principal: ada.actor,
+    keyId: ada.signingKey.keyId,
+    publicKey: encodeBase64url(ada.signingKey.pair.publicKey),
+    seed: encodeBase64url(seed),
+    validFrom: '2026-01-01T00:00:00Z',
+  })
 
   const appDir = await mkdtemp(join(tmpdir(), 'weft-bench-console-'))
   const { buildApp } = await import('../packages/console/scripts/build-app.mjs')
@@ -161,7 +172,9 @@ export async function setUp(log, { minify = true } = {}) {
     http: (request, response) => {
       if (request.url === '/bench/text.html') {
         response.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' })
-        response.end('<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Text</title><link rel="icon" href="data:,"></head><body><main><h1>Weft console</h1><p>A static page of text: the first-paint baseline.</p></main></body></html>')
+        response.end(
+          '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Text</title><link rel="icon" href="data:,"></head><body><main><h1>Weft console</h1><p>A static page of text: the first-paint baseline.</p></main></body></html>',
+        )
         return
       }
       if (consoleServer?.handle(request, response) !== true) response.writeHead(426).end()
@@ -283,7 +296,15 @@ export async function openGroup(page, groupId, head) {
       const paint = await b.painted()
       long.push(...observer.takeRecords().map((e) => e.duration))
       observer.disconnect()
-      return { firstMs: first - t0, allMs: all - t0, paintMs: paint - t0, shown: count(), longTasks: long.length, longestTaskMs: Math.max(0, ...long), blockingMs: long.reduce((sum, d) => sum + Math.max(0, d - 50), 0) }
+      return {
+        firstMs: first - t0,
+        allMs: all - t0,
+        paintMs: paint - t0,
+        shown: count(),
+        longTasks: long.length,
+        longestTaskMs: Math.max(0, ...long),
+        blockingMs: long.reduce((sum, d) => sum + Math.max(0, d - 50), 0),
+      }
     },
     { groupId, head },
   )
@@ -301,7 +322,12 @@ export async function tabSwitches(page, rounds, last) {
       const toLog = []
       const toOverview = []
       for (let i = 0; i < rounds; i++) {
-        toOverview.push(await b.measure(() => b.q('tab-overview').click(), () => document.getElementById('ov-objective') !== null && b.q('event-log') === null))
+        toOverview.push(
+          await b.measure(
+            () => b.q('tab-overview').click(),
+            () => document.getElementById('ov-objective') !== null && b.q('event-log') === null,
+          ),
+        )
         const t0 = performance.now()
         b.q('tab-events').click()
         const shown = await b.until(() => document.querySelector('[data-testid="event-row"]') !== null)
@@ -324,7 +350,7 @@ export async function scrollJumps(page, jumps, count) {
       const rowHeight = 28
       // A fixed sequence of positions (a small LCG), so runs compare.
       let x = 12345
-      const rand = () => ((x = (x * 1103515245 + 12345) % 2147483648) / 2147483648)
+      const rand = () => (x = (x * 1103515245 + 12345) % 2147483648) / 2147483648
       const targets = [0, count * rowHeight]
       while (targets.length < jumps) targets.push(Math.floor(rand() * count) * rowHeight)
       const samples = []
@@ -496,7 +522,11 @@ async function live(page, world, log) {
   const { arrived, error } = await agent.collect(last)
   const seen = await page.evaluate(() => window.__live)
   const pageLatency = latencies(committed, seen, pageClock.offset)
-  const agentLatency = latencies(committed, [...arrived].map(([s, at]) => [at, s]), agentClock.offset)
+  const agentLatency = latencies(
+    committed,
+    [...arrived].map(([s, at]) => [at, s]),
+    agentClock.offset,
+  )
   return {
     n,
     sentPerSec: (n * 1000) / sentMs,
@@ -529,7 +559,10 @@ async function measure(log) {
     log(`console: first paint, ${PAINT_RUNS} cold loads of each page, and sign-in ...`)
     const paint = { console: [], text: [], load: [], signIn: [] }
     for (let i = 0; i < PAINT_RUNS; i++) {
-      for (const [url, into] of [[textUrl, 'text'], [consoleUrl, 'console']]) {
+      for (const [url, into] of [
+        [textUrl, 'text'],
+        [consoleUrl, 'console'],
+      ]) {
         const { context, page } = await newPage(browser, errors)
         const p = await firstPaint(page, url)
         paint[into].push(p.fcpMs)
@@ -578,7 +611,11 @@ export async function run({ log }) {
   if (!existsSync(CHROMIUM)) {
     // Not measured is not met: say so on stderr rather than fail the other suites of the run.
     const reason = `${CHROMIUM} is missing: install Debian's chromium package (apt-get install chromium), or set WEFT_BENCH_CONSOLE_CHROMIUM`
-    return { table: table(['console (Chromium, loopback)', 'measured', 'goal'], [['skipped', reason, '']]), summary: { skipped: reason, targets: TARGETS, targetsMet: false, missed: [reason] }, missed: [reason] }
+    return {
+      table: table(['console (Chromium, loopback)', 'measured', 'goal'], [['skipped', reason, '']]),
+      summary: { skipped: reason, targets: TARGETS, targetsMet: false, missed: [reason] },
+      missed: [reason],
+    }
   }
   const r = await measure(log)
   const fcp = median(r.paint.console)
@@ -614,7 +651,11 @@ export async function run({ log }) {
     [`  scroll jump (${scroll.n}), target row painted, p50 / p95 / max`, trio(scroll), `p95 < ${TARGETS.interactionP95Ms}`],
     [`  every interaction (${interactions.n}), painted, p95`, f(interactions.p95), `< ${TARGETS.interactionP95Ms}`],
     ['  rows in the DOM, max / elements in the document, max', `${r.scroll.rows} / ${r.scroll.elements}`, `rows <= ${TARGETS.maxLogRows}`],
-    [`live ${LIVE_RATE}/s for ${LIVE_SECONDS} s, ${L.n} Events (sent at ${f(L.sentPerSec)}/s): commit to page DOM, p50 / p95 / p99`, `${f(L.page.p50)} / ${f(L.page.p95)} / ${f(L.page.p99)}`, `p99 < ${TARGETS.liveP99Ms}`],
+    [
+      `live ${LIVE_RATE}/s for ${LIVE_SECONDS} s, ${L.n} Events (sent at ${f(L.sentPerSec)}/s): commit to page DOM, p50 / p95 / p99`,
+      `${f(L.page.p50)} / ${f(L.page.p95)} / ${f(L.page.p99)}`,
+      `p99 < ${TARGETS.liveP99Ms}`,
+    ],
     ['  commit to an Agent over the binding (baseline), p50 / p95 / p99', `${f(L.agent.p50)} / ${f(L.agent.p95)} / ${f(L.agent.p99)}`, ''],
     ['  vs baseline, p50 / p99 (the page adds)', `${times(L.page.p50, L.agent.p50)} / ${times(L.page.p99, L.agent.p99)} (+${f(L.page.p50 - L.agent.p50)} / +${f(L.page.p99 - L.agent.p99)})`, ''],
     ["  the Authority process's event-loop delay, p99 / max", `${f(L.loopP99Ms)} / ${f(L.loopMaxMs)}`, ''],
@@ -623,7 +664,12 @@ export async function run({ log }) {
 
   const missed = []
   if (fcp >= TARGETS.firstPaintMs) missed.push(`first contentful paint ${f(fcp)} ms >= ${TARGETS.firstPaintMs} ms`)
-  for (const [name, x] of [['tab switch to the Event log', toLog], ['tab switch to the Overview', toOverview], ['scroll jump', scroll], ['every interaction', interactions]]) {
+  for (const [name, x] of [
+    ['tab switch to the Event log', toLog],
+    ['tab switch to the Overview', toOverview],
+    ['scroll jump', scroll],
+    ['every interaction', interactions],
+  ]) {
     if (x.p95 >= TARGETS.interactionP95Ms) missed.push(`${name} p95 ${f(x.p95)} ms >= ${TARGETS.interactionP95Ms} ms`)
   }
   if (r.scroll.rows > TARGETS.maxLogRows) missed.push(`${r.scroll.rows} Event log rows in the DOM > ${TARGETS.maxLogRows}`)
@@ -639,7 +685,14 @@ export async function run({ log }) {
     loadAverage: { before: Number(r.load.toFixed(2)), after: Number(r.loadAfter.toFixed(2)) },
     fillMs: ms(r.world.fillMs),
     appJsBytes: r.world.appBytes,
-    firstPaint: { fcpMs: ms(fcp), baselineFcpMs: ms(fcpText), vsBaseline: Number((fcp / fcpText).toFixed(2)), loadMs: ms(median(r.paint.load)), runs: r.paint.console.map(ms), baselineRuns: r.paint.text.map(ms) },
+    firstPaint: {
+      fcpMs: ms(fcp),
+      baselineFcpMs: ms(fcpText),
+      vsBaseline: Number((fcp / fcpText).toFixed(2)),
+      loadMs: ms(median(r.paint.load)),
+      runs: r.paint.console.map(ms),
+      baselineRuns: r.paint.text.map(ms),
+    },
     signIn: { p50Ms: ms(signIn.p50), maxMs: ms(signIn.max), runs: r.paint.signIn.map((s) => ms(s.paintMs)) },
     open: {
       baselineEvents: r.world.smallHead,

@@ -42,7 +42,10 @@ const MAX_CONNECTIONS = 1000
 const GROUP = 'urn:weft:bench-soak:group:1'
 const bin = join(import.meta.dirname, '..', 'packages', 'cli', 'bin', 'weft.mjs')
 
-const person = (type, name, seed) => ({ actor: { type, id: `urn:weft:bench-soak:${type}:${name}` }, key: { keyId: `urn:weft:bench-soak:key:${name}`, pair: keyPairFromSeed(new Uint8Array(32).fill(seed)) } })
+const person = (type, name, seed) => ({
+  actor: { type, id: `urn:weft:bench-soak:${type}:${name}` },
+  key: { keyId: `urn:weft:bench-soak:key:${name}`, pair: keyPairFromSeed(new Uint8Array(32).fill(seed)) },
+})
 const ROLES = { resubscriber: 3, acker: 2, pinger: 2, oversized: 1 }
 const cast = {
   owner: person('human', 'owner', 41),
@@ -112,7 +115,8 @@ async function sessions(url, who, deadline, counters, body) {
   }
 }
 
-const subscribeFrame = () => JSON.stringify({ protocolVersion: '0.1', frameId: frameId(), frameType: 'SUBSCRIBE', subscriptionId: `urn:weft:bench-soak:sub:${frames}`, groups: [{ groupId: GROUP, afterSequence: 0 }] })
+const subscribeFrame = () =>
+  JSON.stringify({ protocolVersion: '0.1', frameId: frameId(), frameType: 'SUBSCRIBE', subscriptionId: `urn:weft:bench-soak:sub:${frames}`, groups: [{ groupId: GROUP, afterSequence: 0 }] })
 
 async function attack({ url, controlUrl, deadline, hostile, initialHead }) {
   const counters = { sessions: 0, pings: 0, oversizedCommands: 0, oversizedErrors: 0, controlRefusals: 0, floodOpened: 0 }
@@ -157,7 +161,11 @@ async function attack({ url, controlUrl, deadline, hostile, initialHead }) {
       // One signed message.post of 1.2 MB (over the 1 MiB Command limit) and one of 2.5 MB (over the 2 MiB frame limit).
       const client = createClient({ actor: who.actor, signingKey: who.key, transport: { submit: () => Promise.reject(new Error('not sent')) }, groupId: GROUP })
       const commandFrame = (size) => {
-        const { command } = client.build('message.post', { messageId: `urn:weft:bench-soak:message:oversized-${size}`, conversationId: 'urn:weft:bench-soak:conversation:any', content: [{ type: 'text', text: 'z'.repeat(size) }] }, { membershipEpoch: 1, sessionEpoch: 1 })
+        const { command } = client.build(
+          'message.post',
+          { messageId: `urn:weft:bench-soak:message:oversized-${size}`, conversationId: 'urn:weft:bench-soak:conversation:any', content: [{ type: 'text', text: 'z'.repeat(size) }] },
+          { membershipEpoch: 1, sessionEpoch: 1 },
+        )
         return JSON.stringify({ protocolVersion: '0.1', frameId: frameId(), frameType: 'COMMAND', command })
       }
       const large = commandFrame(1_200_000)
@@ -231,8 +239,20 @@ function principalEntry(p) {
   const entry = { type: p.actor.type, id: p.actor.id, keyId: p.key.keyId, publicKey: encodeBase64url(p.key.pair.publicKey) }
   if (p.actor.type === 'human') return entry
   const name = p.actor.id.split(':').pop()
-  const capability = { id: 'weft.bench-soak.work', version: '1.0.0', inputSchema: 'urn:weft:bench-soak:schema:in', inputSchemaHash: `sha256:${'a'.repeat(64)}`, outputSchema: 'urn:weft:bench-soak:schema:out', outputSchemaHash: `sha256:${'b'.repeat(64)}`, constraints: {}, verifiedEvidence: ['urn:weft:bench-soak:evidence:capability'] }
-  return { ...entry, card: { displayName: name, owner: cast.owner.actor, endpoints: [{ transport: 'wss', uri: `wss://agents.bench-soak.invalid/${name}` }], capabilities: [capability], maxConcurrency: 1 } }
+  const capability = {
+    id: 'weft.bench-soak.work',
+    version: '1.0.0',
+    inputSchema: 'urn:weft:bench-soak:schema:in',
+    inputSchemaHash: `sha256:${'a'.repeat(64)}`,
+    outputSchema: 'urn:weft:bench-soak:schema:out',
+    outputSchemaHash: `sha256:${'b'.repeat(64)}`,
+    constraints: {},
+    verifiedEvidence: ['urn:weft:bench-soak:evidence:capability'],
+  }
+  return {
+    ...entry,
+    card: { displayName: name, owner: cast.owner.actor, endpoints: [{ transport: 'wss', uri: `wss://agents.bench-soak.invalid/${name}` }], capabilities: [capability], maxConcurrency: 1 },
+  }
 }
 
 /**
@@ -244,7 +264,9 @@ async function startServe(dir) {
   await writeOrganization(join(dir, ORGANIZATION_FILE), { ...org, principals: [cast.owner, cast.coordinator, cast.legit, ...cast.hostile].map(principalEntry) })
   const logFile = join(dir, 'serve.log')
   const fd = openSync(logFile, 'w')
-  const child = spawn(process.execPath, [...(process.env.SOAK_NODE_ARGS ?? '').split(' ').filter(Boolean), bin, 'serve', '--data', dir, '--port', '0', '--insecure-loopback', '--control-port', '0'], { stdio: ['ignore', 'ignore', fd] })
+  const child = spawn(process.execPath, [...(process.env.SOAK_NODE_ARGS ?? '').split(' ').filter(Boolean), bin, 'serve', '--data', dir, '--port', '0', '--insecure-loopback', '--control-port', '0'], {
+    stdio: ['ignore', 'ignore', fd],
+  })
   closeSync(fd)
   let exited
   child.once('exit', (code) => (exited = code))
@@ -301,7 +323,13 @@ async function setUp(server) {
   )
   coordinator.observe(created.events)
   for (const who of [cast.legit, ...cast.hostile]) {
-    const receipt = await coordinator.membershipChange({ membershipId: `${GROUP}:membership:${who.actor.id.split(':').pop()}`, member: who.actor, role: 'worker', state: 'active', scopes: ['group:read'] })
+    const receipt = await coordinator.membershipChange({
+      membershipId: `${GROUP}:membership:${who.actor.id.split(':').pop()}`,
+      member: who.actor,
+      role: 'worker',
+      state: 'active',
+      scopes: ['group:read'],
+    })
     coordinator.observe(receipt.events)
   }
   await coordConn.close()
@@ -406,7 +434,15 @@ export async function run({ log, args = [] }) {
     const serverBackpressureCloses = lines.filter((l) => l.msg === 'connection closed' && l.code === 'BACKPRESSURE').length
     const internalErrors = lines.filter((l) => l.code === 'INTERNAL_ERROR').length
     legit.latencies.sort((a, b) => a - b)
-    const m = { peakRssMb: peak, baselineRssMb: baseline, p50Ms: percentile(legit.latencies, 50), p90Ms: percentile(legit.latencies, 90), p99Ms: percentile(legit.latencies, 99), maxMs: legit.latencies.at(-1) ?? 0, errors: legit.errors.length }
+    const m = {
+      peakRssMb: peak,
+      baselineRssMb: baseline,
+      p50Ms: percentile(legit.latencies, 50),
+      p90Ms: percentile(legit.latencies, 90),
+      p99Ms: percentile(legit.latencies, 99),
+      maxMs: legit.latencies.at(-1) ?? 0,
+      errors: legit.errors.length,
+    }
     const met = { peakRssMb: m.peakRssMb < TARGETS.peakRssMb, p99Ms: m.p99Ms < TARGETS.p99Ms, errors: m.errors === TARGETS.errors }
     const yes = (ok) => (ok ? 'met' : 'MISSED')
     const rows = [

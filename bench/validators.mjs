@@ -84,9 +84,24 @@ export async function run({ log }) {
     const batch = Array.from({ length: BATCH }, (_, i) => docs[i % docs.length])
     const r = await throughput(
       [
-        ['weft', () => { for (const d of batch) weft.check(d) }],
-        ['ajvAll', () => { for (const d of batch) a1(d) }],
-        ['ajvFirst', () => { for (const d of batch) a0(d) }],
+        [
+          'weft',
+          () => {
+            for (const d of batch) weft.check(d)
+          },
+        ],
+        [
+          'ajvAll',
+          () => {
+            for (const d of batch) a1(d)
+          },
+        ],
+        [
+          'ajvFirst',
+          () => {
+            for (const d of batch) a0(d)
+          },
+        ],
       ],
       log,
     )
@@ -94,7 +109,13 @@ export async function run({ log }) {
     const vsAll = r.weft / r.ajvAll
     const vsFirst = r.weft / r.ajvFirst
     rows.push([kind, fmt(w), fmt(r.ajvAll * BATCH), fmt(r.ajvFirst * BATCH), `${vsAll.toFixed(2)}x`, `${vsFirst.toFixed(2)}x`])
-    summary.kinds[kind] = { weftPerSec: Math.round(w), ajvAllErrorsPerSec: Math.round(r.ajvAll * BATCH), ajvFirstErrorPerSec: Math.round(r.ajvFirst * BATCH), vsAjvAllErrors: +vsAll.toFixed(3), vsAjvFirstError: +vsFirst.toFixed(3) }
+    summary.kinds[kind] = {
+      weftPerSec: Math.round(w),
+      ajvAllErrorsPerSec: Math.round(r.ajvAll * BATCH),
+      ajvFirstErrorPerSec: Math.round(r.ajvFirst * BATCH),
+      vsAjvAllErrors: +vsAll.toFixed(3),
+      vsAjvFirstError: +vsFirst.toFixed(3),
+    }
     if (vsAll < 2) missed.push(`${kind} ${vsAll.toFixed(2)}x Ajv(allErrors:true) < 2x`)
     if (vsFirst < 1.2) missed.push(`${kind} ${vsFirst.toFixed(2)}x Ajv(allErrors:false) < 1.2x`)
   }
@@ -104,17 +125,49 @@ export async function run({ log }) {
   for (const x of invalid) if (x.weft.check(x.doc)) throw new Error('weft accepts an invalid vector')
   const rInvalid = await throughput(
     [
-      ['weft', () => { for (const x of invalid) x.weft.check(x.doc) }],
-      ['weftErrors', () => { for (const x of invalid) x.weft.errors(x.doc) }],
-      ['ajvAll', () => { for (const x of invalid) x.a1(x.doc) }],
-      ['ajvFirst', () => { for (const x of invalid) x.a0(x.doc) }],
+      [
+        'weft',
+        () => {
+          for (const x of invalid) x.weft.check(x.doc)
+        },
+      ],
+      [
+        'weftErrors',
+        () => {
+          for (const x of invalid) x.weft.errors(x.doc)
+        },
+      ],
+      [
+        'ajvAll',
+        () => {
+          for (const x of invalid) x.a1(x.doc)
+        },
+      ],
+      [
+        'ajvFirst',
+        () => {
+          for (const x of invalid) x.a0(x.doc)
+        },
+      ],
     ],
     log,
   )
   const n = invalid.length
-  rows.push([`${n} invalid vectors`, fmt(rInvalid.weft * n), fmt(rInvalid.ajvAll * n), fmt(rInvalid.ajvFirst * n), `${(rInvalid.weft / rInvalid.ajvAll).toFixed(2)}x`, `${(rInvalid.weft / rInvalid.ajvFirst).toFixed(2)}x`])
+  rows.push([
+    `${n} invalid vectors`,
+    fmt(rInvalid.weft * n),
+    fmt(rInvalid.ajvAll * n),
+    fmt(rInvalid.ajvFirst * n),
+    `${(rInvalid.weft / rInvalid.ajvAll).toFixed(2)}x`,
+    `${(rInvalid.weft / rInvalid.ajvFirst).toFixed(2)}x`,
+  ])
   rows.push([`  with errors()`, fmt(rInvalid.weftErrors * n), '', '', `${(rInvalid.weftErrors / rInvalid.ajvAll).toFixed(2)}x`, `${(rInvalid.weftErrors / rInvalid.ajvFirst).toFixed(2)}x`])
-  summary.invalidVectors = { weftPerSec: Math.round(rInvalid.weft * n), weftErrorsPerSec: Math.round(rInvalid.weftErrors * n), ajvAllErrorsPerSec: Math.round(rInvalid.ajvAll * n), ajvFirstErrorPerSec: Math.round(rInvalid.ajvFirst * n) }
+  summary.invalidVectors = {
+    weftPerSec: Math.round(rInvalid.weft * n),
+    weftErrorsPerSec: Math.round(rInvalid.weftErrors * n),
+    ajvAllErrorsPerSec: Math.round(rInvalid.ajvAll * n),
+    ajvFirstErrorPerSec: Math.round(rInvalid.ajvFirst * n),
+  }
 
   const validCommand = load(manifest.find((v) => v.valid && file(v) === 'command.schema.json'))
   const hostile = hostileCommand(validCommand)
@@ -132,17 +185,49 @@ export async function run({ log }) {
       // The floor for any validator of a parsed object: V8 must collect all keys of a large
       // (dictionary-mode) object before yielding the first one, so merely reaching the first bad
       // extension costs this much.
-      ['floor', () => { for (const k in hostile.extensions) return k }],
+      [
+        'floor',
+        () => {
+          for (const k in hostile.extensions) return k
+        },
+      ],
     ],
     log,
   )
   const hostileRatio = rHostile.weft / rHostile.ajvAll
   const hostileErrorsRatio = rHostile.weftErrors / rHostile.ajvAll
-  rows.push([`hostile command ${Math.round(hostileBytes / 1024)} KB`, fmt(rHostile.weft), fmt(rHostile.ajvAll), fmt(rHostile.ajvFirst), `${hostileRatio.toFixed(0)}x`, `${(rHostile.weft / rHostile.ajvFirst).toFixed(1)}x`])
-  rows.push([`  with errors() (${cmd.errors(hostile).length} issues)`, fmt(rHostile.weftErrors), '', '', `${hostileErrorsRatio.toFixed(0)}x`, `${(rHostile.weftErrors / rHostile.ajvFirst).toFixed(1)}x`])
+  rows.push([
+    `hostile command ${Math.round(hostileBytes / 1024)} KB`,
+    fmt(rHostile.weft),
+    fmt(rHostile.ajvAll),
+    fmt(rHostile.ajvFirst),
+    `${hostileRatio.toFixed(0)}x`,
+    `${(rHostile.weft / rHostile.ajvFirst).toFixed(1)}x`,
+  ])
+  rows.push([
+    `  with errors() (${cmd.errors(hostile).length} issues)`,
+    fmt(rHostile.weftErrors),
+    '',
+    '',
+    `${hostileErrorsRatio.toFixed(0)}x`,
+    `${(rHostile.weftErrors / rHostile.ajvFirst).toFixed(1)}x`,
+  ])
   rows.push([`  floor: first key of its extensions`, fmt(rHostile.floor), '', '', `${(rHostile.floor / rHostile.ajvAll).toFixed(0)}x`, ''])
-  summary.hostile = { bytes: hostileBytes, weftPerSec: Math.round(rHostile.weft), weftErrorsPerSec: Math.round(rHostile.weftErrors), ajvAllErrorsPerSec: Math.round(rHostile.ajvAll), ajvFirstErrorPerSec: Math.round(rHostile.ajvFirst), vsAjvAllErrors: +hostileRatio.toFixed(1), errorsVsAjvAllErrors: +hostileErrorsRatio.toFixed(1), enumerationFloorPerSec: Math.round(rHostile.floor), checkVsFloor: +(rHostile.weft / rHostile.floor).toFixed(2) }
-  if (hostileRatio < 100) missed.push(`hostile command ${hostileRatio.toFixed(0)}x < 100x Ajv(allErrors:true) (at ${(100 * rHostile.weft / rHostile.floor).toFixed(0)}% of the key-enumeration floor, which is ${(rHostile.floor / rHostile.ajvAll).toFixed(0)}x)`)
+  summary.hostile = {
+    bytes: hostileBytes,
+    weftPerSec: Math.round(rHostile.weft),
+    weftErrorsPerSec: Math.round(rHostile.weftErrors),
+    ajvAllErrorsPerSec: Math.round(rHostile.ajvAll),
+    ajvFirstErrorPerSec: Math.round(rHostile.ajvFirst),
+    vsAjvAllErrors: +hostileRatio.toFixed(1),
+    errorsVsAjvAllErrors: +hostileErrorsRatio.toFixed(1),
+    enumerationFloorPerSec: Math.round(rHostile.floor),
+    checkVsFloor: +(rHostile.weft / rHostile.floor).toFixed(2),
+  }
+  if (hostileRatio < 100)
+    missed.push(
+      `hostile command ${hostileRatio.toFixed(0)}x < 100x Ajv(allErrors:true) (at ${((100 * rHostile.weft) / rHostile.floor).toFixed(0)}% of the key-enumeration floor, which is ${(rHostile.floor / rHostile.ajvAll).toFixed(0)}x)`,
+    )
 
   log('validators: cold start (fresh processes)')
   const samples = JSON.stringify(Object.fromEntries(KINDS.map((k) => [k, load(manifest.find((v) => v.valid && file(v) === `${k}.schema.json`))])))

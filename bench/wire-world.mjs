@@ -123,7 +123,15 @@ export async function setUp(backend) {
     }
     // As `weft serve` wires it: the backend's Cursor store (when it has one) and the control plane reading every Group (§8).
     world.delivery = createDelivery(authority, { controlPlane: policy.controlPlane, ...(log.cursorStore === undefined ? {} : { cursorStore: log.cursorStore }) })
-    world.server = await createWireServer({ authority, registry, delivery: world.delivery, sessionIssuer: { actor: controlPlane.actor, signingKey: controlPlane.key }, insecureLoopback: true, clock, idleTimeoutMs: 0 })
+    world.server = await createWireServer({
+      authority,
+      registry,
+      delivery: world.delivery,
+      sessionIssuer: { actor: controlPlane.actor, signingKey: controlPlane.key },
+      insecureLoopback: true,
+      clock,
+      idleTimeoutMs: 0,
+    })
     return Object.assign(world, { conversationId: authority.group(GROUP).group.mainConversationId, inProcess, control, ownerClient, cursors: log.cursorStore === undefined ? 'memory' : 'backend' })
   } catch (error) {
     await world.close()
@@ -134,7 +142,9 @@ export async function setUp(backend) {
 let messages = 0
 /** `n` signed message.post Commands of `client`, built now. */
 export function posts(world, client, n) {
-  return Array.from({ length: n }, () => client.build('message.post', { messageId: `urn:weft:bench-wire:message:${++messages}`, conversationId: world.conversationId, content: [{ type: 'text', text: 'Status: on track.' }] }))
+  return Array.from({ length: n }, () =>
+    client.build('message.post', { messageId: `urn:weft:bench-wire:message:${++messages}`, conversationId: world.conversationId, content: [{ type: 'text', text: 'Status: on track.' }] }),
+  )
 }
 
 /** An Agent connected over the wire, with a client on the connection that knows its epochs; closed by `world.close()`. */

@@ -102,22 +102,100 @@ function* groupStream(g) {
     const id = `urn:weft:bench:work:${g}:${n}`
     const w = `work:${id}`
     const checkpoint = { phase: 'build', completedMilestones: ['parsed'], nextStep: 'test', stateArtifactHash: HASH, createdAt: iso(sequence) }
-    const workItem = { workItemId: id, missionId, groupId, conversationId: `${id}:conversation`, revision: 1, state: 'open', exclusive: true, contract: { ...contract, contractVersion: 1, dependencyWorkItemIds: previous ? [previous] : [] }, createdBy: { type: 'agent', id: COORDINATOR }, createdAt: iso(sequence) }
+    const workItem = {
+      workItemId: id,
+      missionId,
+      groupId,
+      conversationId: `${id}:conversation`,
+      revision: 1,
+      state: 'open',
+      exclusive: true,
+      contract: { ...contract, contractVersion: 1, dependencyWorkItemIds: previous ? [previous] : [] },
+      createdBy: { type: 'agent', id: COORDINATOR },
+      createdAt: iso(sequence),
+    }
     yield event('work.authorized', { workItem, dependencyIds: workItem.contract.dependencyWorkItemIds }, COORDINATOR, w)
-    yield event('work.offer.created', { workItemId: id, candidateAgentIds: [SELF], offers: [{ offerId: `${id}:offer`, agentId: SELF, agentCardVersion: 1, expiresAt: iso(sequence + 600), status: 'pending' }], offerExpiresAt: iso(sequence + 600), selectionBasis: { requiredCapabilities: contract.requiredCapabilities, verifiedMatches: contract.requiredCapabilities, authorizationEligible: true, availabilityEstimate: iso(sequence), expectedCost: 1, reliabilityEvidence: [], policyRulesApplied: ['default'] } }, COORDINATOR, w)
-    yield event('work.offer.accepted', { workItemId: id, assigneeId: SELF, sessionEpoch: 1, ownershipEpoch: 1, ownershipLeaseId: `${id}:ownership`, ownershipLeaseExpiresAt: iso(sequence + 3600), startBy: iso(sequence + 1800), agentCardVersion: 1, capabilityPins: contract.requiredCapabilities, withdrawnAgentIds: [] }, SELF, w)
+    yield event(
+      'work.offer.created',
+      {
+        workItemId: id,
+        candidateAgentIds: [SELF],
+        offers: [{ offerId: `${id}:offer`, agentId: SELF, agentCardVersion: 1, expiresAt: iso(sequence + 600), status: 'pending' }],
+        offerExpiresAt: iso(sequence + 600),
+        selectionBasis: {
+          requiredCapabilities: contract.requiredCapabilities,
+          verifiedMatches: contract.requiredCapabilities,
+          authorizationEligible: true,
+          availabilityEstimate: iso(sequence),
+          expectedCost: 1,
+          reliabilityEvidence: [],
+          policyRulesApplied: ['default'],
+        },
+      },
+      COORDINATOR,
+      w,
+    )
+    yield event(
+      'work.offer.accepted',
+      {
+        workItemId: id,
+        assigneeId: SELF,
+        sessionEpoch: 1,
+        ownershipEpoch: 1,
+        ownershipLeaseId: `${id}:ownership`,
+        ownershipLeaseExpiresAt: iso(sequence + 3600),
+        startBy: iso(sequence + 1800),
+        agentCardVersion: 1,
+        capabilityPins: contract.requiredCapabilities,
+        withdrawnAgentIds: [],
+      },
+      SELF,
+      w,
+    )
     for (const n of [1, 2]) {
       const executionLease = lease(id, n, sequence)
       yield event('work.started', { workItemId: id, ownershipEpoch: 1, executionLease, executionLeaseExpiresAt: executionLease.expiresAt }, SELF, w)
       if (n === 1) {
-        yield event('work.progressed', { workItemId: id, ownershipEpoch: 1, executionLease: { ...executionLease, renewalCount: 1, lastRenewedAt: iso(sequence) }, executionLeaseExpiresAt: iso(sequence + 900) }, SELF, w)
+        yield event(
+          'work.progressed',
+          { workItemId: id, ownershipEpoch: 1, executionLease: { ...executionLease, renewalCount: 1, lastRenewedAt: iso(sequence) }, executionLeaseExpiresAt: iso(sequence + 900) },
+          SELF,
+          w,
+        )
         yield event('work.checkpointed', { workItemId: id, ownershipEpoch: 1, executionLeaseId: executionLease.leaseId, checkpoint, resumeBy: iso(sequence + 1200) }, SELF, w)
       }
     }
-    yield event('ext.missionweaveprotocol.core.resource_usage_recorded', { workItemId: id, executionLeaseId: `${id}:lease:2`, ownershipEpoch: 1, usageDelta: { modelTokens: 100 }, cumulativeUsage: { financialMicrounits: 0, modelTokens: 100, toolCalls: 0, computeSeconds: 0, wallClockSeconds: 0, externalActions: 0 }, remainingBudget: { modelTokens: 9900 } }, SELF, w)
+    yield event(
+      'ext.missionweaveprotocol.core.resource_usage_recorded',
+      {
+        workItemId: id,
+        executionLeaseId: `${id}:lease:2`,
+        ownershipEpoch: 1,
+        usageDelta: { modelTokens: 100 },
+        cumulativeUsage: { financialMicrounits: 0, modelTokens: 100, toolCalls: 0, computeSeconds: 0, wallClockSeconds: 0, externalActions: 0 },
+        remainingBudget: { modelTokens: 9900 },
+      },
+      SELF,
+      w,
+    )
     yield event('work.submitted', { workItemId: id, ownershipEpoch: 1, executionLeaseId: `${id}:lease:2`, artifactIds: [`${id}:artifact`], artifactHashes: [HASH], evidence: [evidence(id)] }, SELF, w)
     yield event('work.result.accepted', { workItemId: id, evidence: [evidence(id)] }, COORDINATOR, w)
-    yield event('message.posted', { messageId: `${id}:message`, missionId, groupId, conversationId: `${groupId}:conversation`, author: { type: 'agent', id: COORDINATOR }, kind: 'message', authority: false, content: [{ type: 'text', text: `${id} done` }], committedAt: iso(sequence) }, COORDINATOR, `message:${n}`)
+    yield event(
+      'message.posted',
+      {
+        messageId: `${id}:message`,
+        missionId,
+        groupId,
+        conversationId: `${groupId}:conversation`,
+        author: { type: 'agent', id: COORDINATOR },
+        kind: 'message',
+        authority: false,
+        content: [{ type: 'text', text: `${id} done` }],
+        committedAt: iso(sequence),
+      },
+      COORDINATOR,
+      `message:${n}`,
+    )
     previous = id
   }
 }
@@ -187,14 +265,30 @@ export async function ingestCases({ log }) {
   let ready = 0
   for (let round = 0; round < ROUNDS; round++) {
     const one = freshInbox()
-    samples.receive.push(timed(events.length, () => { for (const e of events) one.inbox.receive(e) }).perSec)
+    samples.receive.push(
+      timed(events.length, () => {
+        for (const e of events) one.inbox.receive(e)
+      }).perSec,
+    )
     const many = freshInbox()
-    samples.batch.push(timed(events.length, () => { for (const page of pages) many.inbox.receiveMany(page) }).perSec)
+    samples.batch.push(
+      timed(events.length, () => {
+        for (const page of pages) many.inbox.receiveMany(page)
+      }).perSec,
+    )
     const messy = freshInbox()
-    samples.disordered.push(timed(deliveries, () => { for (const page of shuffled) messy.inbox.receiveMany(page) }).perSec)
+    samples.disordered.push(
+      timed(deliveries, () => {
+        for (const page of shuffled) messy.inbox.receiveMany(page)
+      }).perSec,
+    )
     if (messy.inbox.cursor(events[0].groupId) !== one.inbox.cursor(events[0].groupId)) throw new Error('disordered delivery did not converge')
     const copies = []
-    samples.baseline.push(timed(events.length, () => { for (const e of events) copies.push(JSON.parse(JSON.stringify(e))) }).perSec)
+    samples.baseline.push(
+      timed(events.length, () => {
+        for (const e of events) copies.push(JSON.parse(JSON.stringify(e)))
+      }).perSec,
+    )
     const again = freshInbox(one.store)
     const rebuilt = timed(events.length, () => again.inbox.rebuild())
     if (again.projection.group(events[0].groupId).head !== one.projection.group(events[0].groupId).head) throw new Error('rebuild did not reach the live head')

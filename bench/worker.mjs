@@ -15,11 +15,7 @@ export async function run({ log }) {
     sqlite: await sqliteRebuildCases({ log }),
   }
   // The SQLite rows have one measured column; widen them to the common header.
-  const rows = [
-    ...parts.scheduler.rows,
-    ...parts.ingest.rows,
-    ...parts.sqlite.rows.map(([name, measured, target]) => [name, measured, '', '', target]),
-  ]
+  const rows = [...parts.scheduler.rows, ...parts.ingest.rows, ...parts.sqlite.rows.map(([name, measured, target]) => [name, measured, '', '', target])]
   const missed = Object.values(parts).flatMap((part) => part.missed ?? [])
   const summary = Object.fromEntries(Object.entries(parts).map(([name, part]) => [name, part.summary]))
   return { table: table(['worker', 'weft', 'baseline', 'ratio', 'target'], rows), summary: { ...summary, targetsMet: missed.length === 0 }, missed }

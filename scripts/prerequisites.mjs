@@ -68,9 +68,7 @@ export async function checkPrerequisites(probes, { ci }) {
     missing.push(`missing: Chromium at ${CHROMIUM} (the HTML report's browser test drives it): apt-get install -y chromium`)
   }
   if (!probes.postgres()) {
-    missing.push(
-      `missing: PostgreSQL server binaries (${POSTGRESQL_LIB}/*/bin/initdb; the store-postgres tests start a throwaway server), and WEFT_PG_URL is not set: apt-get install -y postgresql`,
-    )
+    missing.push(`missing: PostgreSQL server binaries (${POSTGRESQL_LIB}/*/bin/initdb; the store-postgres tests start a throwaway server), and WEFT_PG_URL is not set: apt-get install -y postgresql`)
   }
   // Both remaining probes load packages that `npm ci` installs: without them the only useful advice is npm ci.
   if (!probes.dependencies()) {
@@ -80,9 +78,7 @@ export async function checkPrerequisites(probes, { ci }) {
   const sqlite = probes.sqlite()
   if (sqlite !== undefined) {
     // better-sqlite3 has no reachable prebuilt binary: npm ci compiles it, and without a C++ tool chain it cannot.
-    missing.push(
-      `missing: a working better-sqlite3 native build (${sqlite.split('\n')[0]}): apt-get install -y build-essential python3 && npm rebuild better-sqlite3`,
-    )
+    missing.push(`missing: a working better-sqlite3 native build (${sqlite.split('\n')[0]}): apt-get install -y build-essential python3 && npm rebuild better-sqlite3`)
   }
   const bundle = await probes.bundle()
   if (!bundle.found) {

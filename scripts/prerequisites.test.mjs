@@ -40,9 +40,7 @@ describe('checkPrerequisites', () => {
 
   it('names a broken better-sqlite3 build with the tool chain and the rebuild', async () => {
     const { missing } = await checkPrerequisites(probes({ sqlite: () => 'Could not locate the bindings file. Tried:\n → /x/build/better_sqlite3.node' }), { ci: false })
-    expect(missing).toEqual([
-      'missing: a working better-sqlite3 native build (Could not locate the bindings file. Tried:): apt-get install -y build-essential python3 && npm rebuild better-sqlite3',
-    ])
+    expect(missing).toEqual(['missing: a working better-sqlite3 native build (Could not locate the bindings file. Tried:): apt-get install -y build-essential python3 && npm rebuild better-sqlite3'])
   })
 
   it('names an old Node', async () => {
@@ -67,10 +65,7 @@ describe('checkPrerequisites', () => {
   })
 
   it('lists every missing thing at once, one line each', async () => {
-    const { missing } = await checkPrerequisites(
-      probes({ chromium: () => false, postgres: () => false, sqlite: () => 'boom', bundle: absentBundle }),
-      { ci: true },
-    )
+    const { missing } = await checkPrerequisites(probes({ chromium: () => false, postgres: () => false, sqlite: () => 'boom', bundle: absentBundle }), { ci: true })
     expect(missing).toEqual([
       expect.stringMatching(/^missing: Chromium /),
       expect.stringMatching(/^missing: PostgreSQL /),

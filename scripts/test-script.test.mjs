@@ -102,9 +102,7 @@ describe('npm test on a fixture workspace', () => {
       }),
     )
     expect(run.status, run.output).toBe(1)
-    expect(run.last).toBe(
-      'tests: 3 passed, 2 failed, 3 skipped (1 test file failed outside its tests; 1 test run exited non-zero with no failure in its report)',
-    )
+    expect(run.last).toBe('tests: 3 passed, 2 failed, 3 skipped (1 test file failed outside its tests; 1 test run exited non-zero with no failure in its report)')
     expect(run.output).toMatch(/^failed outside its tests: report\/test\/browser\.test\.mjs \(a hook of one of its suites\)$/m)
     expect(run.output).toMatch(/^fixture-timers#test exited 1 with no failure in its report/m)
   })

@@ -51,7 +51,9 @@ import { basename, join, relative } from 'node:path'
 export function readReports(dir) {
   let names
   try {
-    names = readdirSync(dir).filter((f) => f.endsWith('.json')).sort()
+    names = readdirSync(dir)
+      .filter((f) => f.endsWith('.json'))
+      .sort()
   } catch (error) {
     if (error?.code === 'ENOENT') return []
     throw error

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// `npm test`: checks the machine's prerequisites, then that generated code is current and the linter finds
-// nothing, then runs the tests of these scripts and every package's type-check and tests through turbo, and sums the vitest JSON reports and
+// `npm test`: checks the machine's prerequisites, then that generated code is current and the linter and
+// formatter find nothing, then runs the tests of these scripts and every package's type-check and tests through turbo, and sums the vitest JSON reports and
 // the tasks' exit codes into one closing line, `tests: N passed, N failed, N skipped` (after a failure, its
 // kinds in parentheses). The exit code is 1 exactly when that line counts a failure. Under CI=true a skipped
 // test is a failure: the bundle and every service a test needs must be there.
@@ -39,10 +39,10 @@ if (drift.status !== 0) {
   process.exit(1)
 }
 
-// The house linter (biome.jsonc): a finding stops the run before the long part, with the command that shows it.
-const lint = spawnSync('npx', ['biome', 'lint', '--reporter=summary', '.'], { cwd: root, stdio: 'inherit' })
+// The house linter and formatter (biome.jsonc): a finding stops the run before the long part, with the command that shows it.
+const lint = spawnSync('npx', ['biome', 'check', '--reporter=summary', '.'], { cwd: root, stdio: 'inherit' })
 if (lint.status !== 0) {
-  console.log(notRunLine('the linter found problems; npm run lint shows each'))
+  console.log(notRunLine('the linter or formatter found problems; npm run lint shows each, npm run format writes the layout'))
   process.exit(1)
 }
 

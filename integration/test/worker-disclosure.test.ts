@@ -69,7 +69,12 @@ describe('schedule re-disclosure of queued work (§11.2)', () => {
       data: {
         type: 'schedule_estimate',
         workItemId: waiting,
-        scheduleEstimate: { estimatedStart: new Date(startMs).toISOString(), estimatedCompletion: new Date(startMs + DURATION_MS).toISOString(), capacityStatus: 'queued', lastCalculatedAt: new Date(r.w.clock.nowMs).toISOString() },
+        scheduleEstimate: {
+          estimatedStart: new Date(startMs).toISOString(),
+          estimatedCompletion: new Date(startMs + DURATION_MS).toISOString(),
+          capacityStatus: 'queued',
+          lastCalculatedAt: new Date(r.w.clock.nowMs).toISOString(),
+        },
       },
     })
     expect(posted?.content[0]).toMatchObject({ type: 'text' })
@@ -106,7 +111,14 @@ describe('schedule re-disclosure of queued work (§11.2)', () => {
     const r = await rig([GROUP], ['worker1'])
     const two = r.w.in(GROUP_TWO)
     await openMission(two, { title: 'Project Zanzibar Ledger', objective: 'Reconcile the Zanzibar ledger in secret.' })
-    await coordinatorOf(two).membershipChange({ membershipId: `${GROUP_TWO}:membership:worker1`, member: cast.worker1.actor, role: 'worker', state: 'active', scopes: ['group:read'], visibilityStartSequence: 0 })
+    await coordinatorOf(two).membershipChange({
+      membershipId: `${GROUP_TWO}:membership:worker1`,
+      member: cast.worker1.actor,
+      role: 'worker',
+      state: 'active',
+      scopes: ['group:read'],
+      visibilityStartSequence: 0,
+    })
     const { worker, blocker } = await queuedBehindBlocker(r, [GROUP, GROUP_TWO])
     const secret: string[] = [GROUP_TWO, 'Project Zanzibar Ledger', 'Reconcile the Zanzibar ledger in secret.']
     for (let i = 0; i < 3; i++) {

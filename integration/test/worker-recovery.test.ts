@@ -114,10 +114,19 @@ describe('bounded offline execution (§11.5)', () => {
     expect(refused).toMatchObject({ code: 'WORK_LEASE_EXPIRED', details: { offline: true } })
     const buffered = store.buffered()
     expect(buffered.map((b) => b.kind)).toEqual(['work.checkpoint'])
-    const binding = (JSON.parse(buffered[0]!.command) as { extensions: Record<string, { critical: boolean; data: Record<string, unknown> }> }).extensions['urn:missionweaveprotocol:extension:bounded-offline-execution']
+    const binding = (JSON.parse(buffered[0]!.command) as { extensions: Record<string, { critical: boolean; data: Record<string, unknown> }> }).extensions[
+      'urn:missionweaveprotocol:extension:bounded-offline-execution'
+    ]
     expect(binding).toMatchObject({
       critical: true,
-      data: { agentId: lease.holderAgentId, workItemId: id, executionLeaseId: lease.leaseId, originalSessionEpoch: 1, historicalLeaseExpiresAt: lease.expiresAt, usageDelta: { toolCalls: 2, modelTokens: 50 } },
+      data: {
+        agentId: lease.holderAgentId,
+        workItemId: id,
+        executionLeaseId: lease.leaseId,
+        originalSessionEpoch: 1,
+        historicalLeaseExpiresAt: lease.expiresAt,
+        usageDelta: { toolCalls: 2, modelTokens: 50 },
+      },
     })
     // Nothing reached the Authority while offline; the executor waits to submit (§11.5: reconcile first).
     expect(r.w.group().head).toBe(head)

@@ -14,9 +14,7 @@ import { fileURLToPath } from 'node:url'
 export const PINNED_PROTOCOL_COMMIT = 'f7e70a72c76bbeb5014c186cd820aac2112f0dde'
 
 /** Where the bundle is, or why it is not there. */
-export type BundleLocation =
-  | { readonly found: true; readonly dir: string }
-  | { readonly found: false; readonly dir: string; readonly reason: string }
+export type BundleLocation = { readonly found: true; readonly dir: string } | { readonly found: false; readonly dir: string; readonly reason: string }
 
 function repositoryRoot(): string {
   // Walk up from this file to the folder holding the root package.json with workspaces.
@@ -49,9 +47,7 @@ export function locateBundle(explicit?: string): BundleLocation {
   return {
     found: false,
     dir,
-    reason:
-      `MissionWeaveProtocol bundle not found at ${dir}. Set MWP_PROTOCOL_DIR to a checkout of ` +
-      `missionweaveprotocol at commit ${PINNED_PROTOCOL_COMMIT}.`,
+    reason: `MissionWeaveProtocol bundle not found at ${dir}. Set MWP_PROTOCOL_DIR to a checkout of ` + `missionweaveprotocol at commit ${PINNED_PROTOCOL_COMMIT}.`,
   }
 }
 

@@ -52,24 +52,18 @@ describe('compareSchemas', () => {
     ours['minProperties'] = 1
     const allOf = ours['allOf'] as Record<string, Record<string, unknown>>[]
     allOf[0]!['then']!['not'] = { required: ['id'] }
-    expect(compareSchemas(ours, sample())).toEqual([
-      '/allOf/0/then/not: unexpected (ours has {"required":["id"]})',
-      '/minProperties: unexpected (ours has 1)',
-    ])
+    expect(compareSchemas(ours, sample())).toEqual(['/allOf/0/then/not: unexpected (ours has {"required":["id"]})', '/minProperties: unexpected (ours has 1)'])
   })
 
   it('reports a changed enum order', () => {
     const ours = sample()
     ;(ours['properties'] as Record<string, Record<string, unknown>>)['state']!['enum'] = ['closed', 'open']
-    expect(compareSchemas(ours, sample())).toEqual([
-      '/properties/state/enum: ours is ["closed","open"], normative is ["open","closed"]',
-    ])
+    expect(compareSchemas(ours, sample())).toEqual(['/properties/state/enum: ours is ["closed","open"], normative is ["open","closed"]'])
   })
 
   it('reports a differently spelt $ref', () => {
     const ours = sample()
-    ;(ours['properties'] as Record<string, Record<string, unknown>>)['id']!['$ref'] =
-      'https://missionweaveprotocol.dev/schemas/0.1/common.schema.json#/$defs/id'
+    ;(ours['properties'] as Record<string, Record<string, unknown>>)['id']!['$ref'] = 'https://missionweaveprotocol.dev/schemas/0.1/common.schema.json#/$defs/id'
     expect(compareSchemas(ours, sample())).toHaveLength(1)
   })
 
@@ -109,9 +103,7 @@ describe('compareSchemas', () => {
   })
 
   it('escapes JSON pointer tokens', () => {
-    expect(compareSchemas({ properties: { 'a/b~c': { type: 'string' } } }, { properties: {} })).toEqual([
-      '/properties/a~1b~0c: unexpected (ours has {"type":"string"})',
-    ])
+    expect(compareSchemas({ properties: { 'a/b~c': { type: 'string' } } }, { properties: {} })).toEqual(['/properties/a~1b~0c: unexpected (ours has {"type":"string"})'])
   })
 })
 
@@ -121,9 +113,12 @@ describe('toJsonSchema', () => {
       'sample',
       'sample.schema.json',
       'Sample',
-      Type.Object({ state: oneOfValues(['a', 'b']), kind: constant('x'), id: ref('common.schema.json#/$defs/id') }, {
-        additionalProperties: false,
-      }),
+      Type.Object(
+        { state: oneOfValues(['a', 'b']), kind: constant('x'), id: ref('common.schema.json#/$defs/id') },
+        {
+          additionalProperties: false,
+        },
+      ),
     )
     expect(toJsonSchema(def)).toEqual({
       $schema: SCHEMA_DIALECT,

@@ -29,9 +29,7 @@ export function constant<const V extends string | number | boolean | null>(value
 }
 
 /** `{ "enum": [...] }` exactly, with the union of the literals as its static type. */
-export function oneOfValues<const V extends readonly (string | number | boolean | null)[]>(
-  values: V,
-): TUnsafe<V[number]> {
+export function oneOfValues<const V extends readonly (string | number | boolean | null)[]>(values: V): TUnsafe<V[number]> {
   return Type.Unsafe<V[number]>({ enum: [...values] })
 }
 
@@ -98,13 +96,7 @@ export function toJsonSchema(def: DocumentDefinition): Record<string, unknown> {
 const ANNOTATION_KEYWORDS: ReadonlySet<string> = new Set(['$id', '$schema', 'title', 'description', '$comment'])
 
 /** Keywords whose value is a map from names (property or definition names) to schemas. */
-const SCHEMA_MAP_KEYWORDS: ReadonlySet<string> = new Set([
-  'properties',
-  'patternProperties',
-  '$defs',
-  'definitions',
-  'dependentSchemas',
-])
+const SCHEMA_MAP_KEYWORDS: ReadonlySet<string> = new Set(['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas'])
 
 /** Keywords whose value is a single schema. */
 const SCHEMA_KEYWORDS: ReadonlySet<string> = new Set([

@@ -140,10 +140,7 @@ describe('catalogs on their own', () => {
 
   it('keep Group-scoped and Organization-scoped Events apart', () => {
     const organization = EVENT_CATALOG.filter((event) => event.scope === 'organization').map((event) => event.kind)
-    expect(organization).toEqual([
-      'ext.missionweaveprotocol.registry.agent_card_registered',
-      'ext.missionweaveprotocol.identity.session_opened',
-    ])
+    expect(organization).toEqual(['ext.missionweaveprotocol.registry.agent_card_registered', 'ext.missionweaveprotocol.identity.session_opened'])
   })
 
   it('mark exactly the §15.3 compare-and-set Commands', () => {
@@ -343,13 +340,7 @@ describe.skipIf(!dir)('catalogs against the normative bundle', () => {
     }
     const vectorDir = join(bundle, 'conformance', 'vectors')
     const payloads: Record<string, unknown> = { ...CommandPayloads, ...EventPayloads }
-    const vectors = [
-      'command.json',
-      'event.json',
-      'human-mission-create-command.json',
-      'service-session-open-command.json',
-      'organization-session-opened-event.json',
-    ]
+    const vectors = ['command.json', 'event.json', 'human-mission-create-command.json', 'service-session-open-command.json', 'organization-session-opened-event.json']
     for (const name of vectors) {
       const vector = JSON.parse(readFileSync(join(vectorDir, 'valid', name), 'utf8')) as { kind: string; payload: JsonObject }
       const schema = json(payloads[vector.kind]) as JsonObject

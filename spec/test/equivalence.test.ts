@@ -58,7 +58,11 @@ describe('document list', () => {
 
 describe.skipIf(!bundle)('equivalence with the normative schemas', () => {
   const dir = bundle ?? ''
-  const files = bundle ? readdirSync(join(dir, 'schemas')).filter((f) => f.endsWith('.schema.json')).sort() : []
+  const files = bundle
+    ? readdirSync(join(dir, 'schemas'))
+        .filter((f) => f.endsWith('.schema.json'))
+        .sort()
+    : []
 
   it('has one document per normative schema file, and no other', () => {
     expect(files).toHaveLength(22)

@@ -79,10 +79,7 @@ type Flags = Readonly<Record<string, boolean>>
 /** The row the table selects for (state, event) under the given guard flags: guarded rows first. */
 function expectedRow(rows: readonly AnyTransitionRow[], state: string, event: string, flags: Flags): AnyTransitionRow | undefined {
   const candidates = rows.filter((row) => row.from === state && row.event === event)
-  return (
-    candidates.find((row) => row.guard !== undefined && flags[row.guard] === true) ??
-    candidates.find((row) => row.guard === undefined)
-  )
+  return candidates.find((row) => row.guard !== undefined && flags[row.guard] === true) ?? candidates.find((row) => row.guard === undefined)
 }
 
 /** Payloads worth trying: no flag, every flag, and each single flag on its own. */
@@ -92,13 +89,7 @@ function flagSets(guards: readonly string[]): Flags[] {
 
 for (const c of cases) {
   describe(`${c.name} machine`, () => {
-    const events = [
-      ...new Set([
-        ...c.rows.map((row) => row.event),
-        ...COMMAND_CATALOG.filter((entry) => entry.aggregate === c.aggregate).map((entry) => entry.kind),
-        ...c.internalEvents,
-      ]),
-    ].sort()
+    const events = [...new Set([...c.rows.map((row) => row.event), ...COMMAND_CATALOG.filter((entry) => entry.aggregate === c.aggregate).map((entry) => entry.kind), ...c.internalEvents])].sort()
     const snapshotOf = (state: string) => c.machine.resolveState({ value: state, context: undefined })
 
     it('has exactly the schema states, starting where creation leads', () => {
@@ -201,7 +192,11 @@ for (const c of cases) {
           expect(c.internalEvents).toContain(row.event)
         }
       }
-      for (const event of c.internalEvents) expect(c.rows.some((row) => row.event === event), event).toBe(true)
+      for (const event of c.internalEvents)
+        expect(
+          c.rows.some((row) => row.event === event),
+          event,
+        ).toBe(true)
     })
 
     it('uses only states of the schema (or none for creation) and only declared guards, each at least once', () => {
@@ -223,8 +218,7 @@ for (const c of cases) {
 }
 
 describe('§10.2 and §7.1 rows', () => {
-  const has = (rows: readonly AnyTransitionRow[], from: string, event: string, to: string) =>
-    rows.some((row) => row.from === from && row.event === event && row.to === to)
+  const has = (rows: readonly AnyTransitionRow[], from: string, event: string, to: string) => rows.some((row) => row.from === from && row.event === event && row.to === to)
 
   it('lists every row of the §10.2 table', () => {
     const rows = WORK_ITEM_TRANSITIONS

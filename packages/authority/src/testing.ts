@@ -147,7 +147,9 @@ function hashOf(text: string): string {
  * org.agents.worker.card // the Agent Card, registered; org.registry binds org.agents.worker.signingKey
  * ```
  */
-export function createTestOrganization<const H extends string = never, const A extends string = never, const S extends string = never>(options: TestOrganizationOptions<H, A, S> = {}): TestOrganization<H, A, S> {
+export function createTestOrganization<const H extends string = never, const A extends string = never, const S extends string = never>(
+  options: TestOrganizationOptions<H, A, S> = {},
+): TestOrganization<H, A, S> {
   const organizationId = options.organizationId ?? DEFAULT_ORGANIZATION
   const validFrom = options.validFrom ?? DEFAULT_VALID_FROM
   if (!isAbsoluteUri(organizationId)) throw new UsageError(`createTestOrganization: organizationId must be an absolute URI, got ${JSON.stringify(organizationId)}`)
@@ -156,7 +158,10 @@ export function createTestOrganization<const H extends string = never, const A e
   const principal = <T extends Actor['type']>(type: T, name: string): TestPrincipal<T> => {
     // Distinct Organizations get distinct keys: §6.4 forbids one public key under two Principals.
     const seed = createHash('sha256').update(`weft-test-key\u0000${organizationId}\u0000${type}\u0000${name}`).digest()
-    return Object.freeze({ name, actor: Object.freeze({ type, id: `${organizationId}:${type}:${name}` }), signingKey: Object.freeze({ keyId: `${organizationId}:key:${type}:${name}`, pair: keyPairFromSeed(seed) }),
+    return Object.freeze({
+      name,
+      actor: Object.freeze({ type, id: `${organizationId}:${type}:${name}` }),
+      signingKey: Object.freeze({ keyId: `${organizationId}:key:${type}:${name}`, pair: keyPairFromSeed(seed) }),
       get seed(): Uint8Array {
         return Uint8Array.from(seed)
       },
@@ -214,19 +219,23 @@ export function createTestOrganization<const H extends string = never, const A e
     return sign('agent-card', content, controlPlane.signingKey) as unknown as AgentCard
   }
   const agentSpecs = new Map(specs.map((s) => [s.name, s]))
-  const agents = byName('agent', specs.map((s) => s.name), (name): TestAgent => {
-    const base = principal('agent', name)
-    // Not a spread: it would turn the `seed` getter into one shared array.
-    return Object.freeze({
-      name: base.name,
-      actor: base.actor,
-      signingKey: base.signingKey,
-      get seed(): Uint8Array {
-        return base.seed
-      },
-      card: card(base, agentSpecs.get(name)!),
-    })
-  })
+  const agents = byName(
+    'agent',
+    specs.map((s) => s.name),
+    (name): TestAgent => {
+      const base = principal('agent', name)
+      // Not a spread: it would turn the `seed` getter into one shared array.
+      return Object.freeze({
+        name: base.name,
+        actor: base.actor,
+        signingKey: base.signingKey,
+        get seed(): Uint8Array {
+          return base.seed
+        },
+        card: card(base, agentSpecs.get(name)!),
+      })
+    },
+  )
 
   const everyone: readonly TestPrincipal[] = Object.freeze([...Object.values(humans), ...Object.values(agents), ...Object.values(services), controlPlane, authorityService])
   const registry = Registry.fromEvidence({
@@ -234,7 +243,11 @@ export function createTestOrganization<const H extends string = never, const A e
     bindings: everyone.map((p) => ({ keyId: p.signingKey.keyId, principal: p.actor, algorithm: 'Ed25519', publicKey: encodeBase64url(p.signingKey.pair.publicKey), validFrom, validityHistory: [] })),
   })
   if (!registry.valid) throw new UsageError(`createTestOrganization: the Registry evidence is refused (${registry.problem?.fault} at ${registry.problem?.path}: ${registry.problem?.detail})`)
-  const authorityOptions = Object.freeze({ registry, keys: { authority: authorityService.actor, signingKey: authorityService.signingKey }, policy: Object.freeze({ controlPlane: Object.freeze([controlPlane.actor.id]) }) })
+  const authorityOptions = Object.freeze({
+    registry,
+    keys: { authority: authorityService.actor, signingKey: authorityService.signingKey },
+    policy: Object.freeze({ controlPlane: Object.freeze([controlPlane.actor.id]) }),
+  })
 
   const open = async (authority: Authority, openOptions: TestOpenOptions = {}): Promise<ClientOf> => {
     const inner = authority.connect()
@@ -252,7 +265,16 @@ export function createTestOrganization<const H extends string = never, const A e
     // The Authority's service signs Events, never Commands: it gets no client.
     for (const p of everyone) {
       if (p === authorityService) continue
-      clients.set(p, createClient({ actor: p.actor, signingKey: p.signingKey, transport, ...(openOptions.groupId === undefined ? {} : { groupId: openOptions.groupId }), ...(clock === undefined ? {} : { clock }) }))
+      clients.set(
+        p,
+        createClient({
+          actor: p.actor,
+          signingKey: p.signingKey,
+          transport,
+          ...(openOptions.groupId === undefined ? {} : { groupId: openOptions.groupId }),
+          ...(clock === undefined ? {} : { clock }),
+        }),
+      )
     }
     const registrar = clients.get(controlPlane)!
     for (const agent of Object.values<TestAgent>(agents)) await registrar.registryAgentCardRegister({ card: agent.card })

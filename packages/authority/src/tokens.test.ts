@@ -57,7 +57,15 @@ function recordUsage(w: World, id: string, running: Running, usageDelta: Record<
 
 /** The execution approval `approval.grant_execution` payload the MissionOwner signs in these tests. */
 function approvalOf(id: string, expiresInSeconds = 600) {
-  return { approvalId: `urn:weft:test:approval:${id.split(':').pop()}`, workItemId: id, ownershipEpoch: 1, operations: ['write'], resources: [REPO], budget: { currency: 'USD', financialLimit: 1, toolCallLimit: 10 }, expiresInSeconds }
+  return {
+    approvalId: `urn:weft:test:approval:${id.split(':').pop()}`,
+    workItemId: id,
+    ownershipEpoch: 1,
+    operations: ['write'],
+    resources: [REPO],
+    budget: { currency: 'USD', financialLimit: 1, toolCallLimit: 10 },
+    expiresInSeconds,
+  }
 }
 
 /** A `human_required` WorkItem approved for `write` on the repo and started under a lease of `leaseSeconds`. */
@@ -341,7 +349,12 @@ describe('rotate (§11.3)', () => {
   })
 
   it('property: a narrowed token grants a subset of its parent and never outlives the lease', () => {
-    const { w, id, service, ask } = fixture({ allowedResources: [{ resource: REPO, operations: ['read', 'write'] }, { resource: DOCS, operations: ['read', 'write'] }] })
+    const { w, id, service, ask } = fixture({
+      allowedResources: [
+        { resource: REPO, operations: ['read', 'write'] },
+        { resource: DOCS, operations: ['read', 'write'] },
+      ],
+    })
     const base = w.clock.nowMs
     const leaseEnd = Date.parse(item(w, id).executionLease!.expiresAt)
     const narrowing = fc.record(
@@ -440,7 +453,17 @@ describe('tokens never reach the log (§12), through a whole lifecycle on a real
     const issued: string[] = []
     const issue = (id: string, operations = ['write']): string => {
       const { epoch, leaseId } = tw.runningOf(w, id)
-      const { token } = service.issue({ agentId: w.item(id).doc.owner!.agentId, groupId: w.groupId, workItemId: id, ownershipEpoch: epoch, executionLeaseId: leaseId, operations, resources: [REPO], limits: { toolCalls: 10 }, ttlSeconds: 300 })
+      const { token } = service.issue({
+        agentId: w.item(id).doc.owner!.agentId,
+        groupId: w.groupId,
+        workItemId: id,
+        ownershipEpoch: epoch,
+        executionLeaseId: leaseId,
+        operations,
+        resources: [REPO],
+        limits: { toolCalls: 10 },
+        ttlSeconds: 300,
+      })
       issued.push(token)
       return token
     }

@@ -217,8 +217,7 @@ export function createAuthorizationService(options: AuthorizationServiceOptions)
   if (secret.length < 32) throw new UsageError('secret must be at least 32 bytes')
   const entries = new Map<string, Entry>()
 
-  const macOf = (id: Uint8Array, claims: CapabilityClaims): Uint8Array =>
-    createHmac('sha256', secret).update(MAC_CONTEXT).update(id).update(canonicalizeOrThrow(claims)).digest()
+  const macOf = (id: Uint8Array, claims: CapabilityClaims): Uint8Array => createHmac('sha256', secret).update(MAC_CONTEXT).update(id).update(canonicalizeOrThrow(claims)).digest()
 
   function mint(claims: Omit<CapabilityClaims, 'tokenId' | 'issuedAt' | 'expiresAt'>, lease: { readonly expiresAt: string }, ttlSeconds: number, baseline: Usage): IssuedToken {
     const nowMs = clock.now()
@@ -379,12 +378,7 @@ interface Binding {
  * Checks the binding of a token (or a request for one) against the current state, in the order of
  * the module table. `sessionEpoch` is the token's; a request has none and takes the lease's.
  */
-function requireLive(
-  state: AuthorityState,
-  b: TokenBinding,
-  sessionEpoch: number | undefined,
-  nowMs: number,
-): Binding {
+function requireLive(state: AuthorityState, b: TokenBinding, sessionEpoch: number | undefined, nowMs: number): Binding {
   const group = state.groups.get(b.groupId) ?? refuse('GROUP_NOT_FOUND', 'group not found')
   const record = group.workItems.get(b.workItemId) ?? refuse('INVALID_COMMAND', `unknown WorkItem ${b.workItemId}`, { workItemId: b.workItemId })
   // §12: cancellation or emergency termination revokes every token of the Mission or WorkItem.
@@ -393,23 +387,23 @@ function requireLive(
   const agent = state.org.agents.get(b.agentId)
   if (agent === undefined || agent.card.status !== 'active') refuse('AUTH_FORBIDDEN', `Agent ${b.agentId} is not an active registered Agent`)
   // §6.3: a newer session fences everything bound to an older one, tokens included.
-  if (sessionEpoch !== undefined && sessionEpoch !== agent.sessionEpoch) refuse('AUTH_STALE_SESSION', `Session Epoch ${sessionEpoch} is fenced`, { sessionEpoch, currentSessionEpoch: agent.sessionEpoch })
+  if (sessionEpoch !== undefined && sessionEpoch !== agent.sessionEpoch)
+    refuse('AUTH_STALE_SESSION', `Session Epoch ${sessionEpoch} is fenced`, { sessionEpoch, currentSessionEpoch: agent.sessionEpoch })
   const actor = { type: 'agent', id: b.agentId } as const
   requireOwner(record, actor, b.ownershipEpoch)
   // §11.3: checkpoint, block and submission release the Execution Lease; nothing is left to bind to.
   if (record.doc.state !== 'active') refuse('WORK_LEASE_EXPIRED', `WorkItem ${b.workItemId} has no Execution Lease while ${record.doc.state}`, { executionLeaseId: b.executionLeaseId })
   const lease = requireCurrentExecution(group, record, actor, b.ownershipEpoch, b.executionLeaseId, nowMs)
   // §12: bound to the Agent's current Session Epoch.
-  if (lease.sessionEpoch !== agent.sessionEpoch) refuse('AUTH_STALE_SESSION', `Execution Lease ${lease.leaseId} belongs to Session Epoch ${lease.sessionEpoch}`, { currentSessionEpoch: agent.sessionEpoch })
+  if (lease.sessionEpoch !== agent.sessionEpoch)
+    refuse('AUTH_STALE_SESSION', `Execution Lease ${lease.leaseId} belongs to Session Epoch ${lease.sessionEpoch}`, { currentSessionEpoch: agent.sessionEpoch })
   return { group, record, lease, agent }
 }
 
 /** Least privilege (§12, §4.11): every asked operation must be allowed on every asked resource by the contract. */
 function requireWithinContract(record: WorkItemRecord, operations: readonly string[], resources: readonly string[]): void {
   const grants = record.doc.contract.allowedResources
-  const outside = resources.flatMap((resource) =>
-    operations.filter((op) => !grants.some((g) => g.resource === resource && g.operations.includes(op))).map((op) => `${op} on ${resource}`),
-  )
+  const outside = resources.flatMap((resource) => operations.filter((op) => !grants.some((g) => g.resource === resource && g.operations.includes(op))).map((op) => `${op} on ${resource}`))
   if (outside.length > 0) refuse('AUTH_FORBIDDEN', `the Work Contract does not allow ${outside.join(', ')}`, { outside })
 }
 

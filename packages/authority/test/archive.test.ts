@@ -29,10 +29,22 @@ describe('Group archival (§7.4)', () => {
     expectIntegrity(w)
     // §7.4: archival is final.
     await expectRefused(w, () => archive(w), 'INVALID_STATE_TRANSITION')
-    const override = { grantId: 'urn:weft:test:override:late', policyName: 'message_rate', beneficiary: cast.worker1.actor, targetCommandKind: 'message.post', targetActionId: 'urn:weft:test:action:late', reason: 'Too late.', expiresAt: '2026-07-16T00:00:00Z' } as const
+    const override = {
+      grantId: 'urn:weft:test:override:late',
+      policyName: 'message_rate',
+      beneficiary: cast.worker1.actor,
+      targetCommandKind: 'message.post',
+      targetActionId: 'urn:weft:test:action:late',
+      reason: 'Too late.',
+      expiresAt: '2026-07-16T00:00:00Z',
+    } as const
     await expectRefused(w, () => w.as.owner.policyGrantCooperationOverride(override), 'INVALID_STATE_TRANSITION')
     // §7.4: any other Group Command is refused at ingress too; the log stays as archived.
-    await expectRefused(w, () => w.as.owner.messagePost({ messageId: 'urn:weft:test:message:after-archive', conversationId: w.group().group.mainConversationId, content: [{ type: 'text', text: 'Anyone?' }] }), 'INVALID_STATE_TRANSITION')
+    await expectRefused(
+      w,
+      () => w.as.owner.messagePost({ messageId: 'urn:weft:test:message:after-archive', conversationId: w.group().group.mainConversationId, content: [{ type: 'text', text: 'Anyone?' }] }),
+      'INVALID_STATE_TRANSITION',
+    )
     expect(w.group().head).toBe(head + 2)
   })
 

@@ -22,7 +22,14 @@ const ENTRY_CHARS = 12 * (MAX_ECHO_CHARS + 24)
 function oversized(clock: ReturnType<typeof testClock>, tag: string, size: number): string {
   const long = (prefix: string): string => `${prefix}${tag}:${'x'.repeat(size)}`
   const doc = command('mission.cancel', { reason: 'r' }, cast.owner, inGroup(cast.owner), clock) as unknown as Record<string, unknown>
-  return JSON.stringify({ ...doc, actionId: long('urn:weft:test:action:'), kind: long('ext.huge.'), groupId: long('urn:weft:test:group:'), correlationId: long('urn:c:'), actor: { type: 'human', id: long('urn:weft:test:human:') } })
+  return JSON.stringify({
+    ...doc,
+    actionId: long('urn:weft:test:action:'),
+    kind: long('ext.huge.'),
+    groupId: long('urn:weft:test:group:'),
+    correlationId: long('urn:c:'),
+    actor: { type: 'human', id: long('urn:weft:test:human:') },
+  })
 }
 
 async function startedWith(options: { maxAuditEntries?: number } = {}) {

@@ -12,7 +12,29 @@ import { usageOf } from '../src/domain/work-budget.js'
 import { refusal, cast, contract, GROUP } from '@weft/testkit/fixtures'
 import { FULL_BUDGET } from './fixtures-work.js'
 import { SELECTION } from '@weft/testkit/documents'
-import { accept, authorize, boot, CHILD_CONTRACT, codeOf, coordinatorOf, createWorld, enrol, expectRefused, failWork, MEMBERS, offer, openMission, ownerName, payloadOf, promote, runningOf, start, wid, type Who, type World } from '@weft/testkit/world'
+import {
+  accept,
+  authorize,
+  boot,
+  CHILD_CONTRACT,
+  codeOf,
+  coordinatorOf,
+  createWorld,
+  enrol,
+  expectRefused,
+  failWork,
+  MEMBERS,
+  offer,
+  openMission,
+  ownerName,
+  payloadOf,
+  promote,
+  runningOf,
+  start,
+  wid,
+  type Who,
+  type World,
+} from '@weft/testkit/world'
 
 const RECORDED = 'ext.missionweaveprotocol.core.resource_usage_recorded'
 
@@ -84,7 +106,13 @@ describe('a budget listing some dimensions inherits the others (§4 invariant 11
     await failWork(w, id)
     // The Mission has 60 tool calls left, and the 40 this WorkItem consumed count within its new limit of 100.
     const corrected = (toolCallLimit: number) =>
-      coordinatorOf(w).workOffer({ workItemId: id, candidateAgentIds: [cast.worker2.actor.id], selectionBasis: SELECTION, offerExpiresInSeconds: 600, contract: { ...w.item(id).doc.contract, budget: { modelTokenLimit: 100, toolCallLimit } } })
+      coordinatorOf(w).workOffer({
+        workItemId: id,
+        candidateAgentIds: [cast.worker2.actor.id],
+        selectionBasis: SELECTION,
+        offerExpiresInSeconds: 600,
+        contract: { ...w.item(id).doc.contract, budget: { modelTokenLimit: 100, toolCallLimit } },
+      })
     await expectRefused(w, () => corrected(101), 'BUDGET_EXCEEDED', id)
     await corrected(100)
     expect(w.item(id).doc.contract.budget).toEqual({ modelTokenLimit: 100, toolCallLimit: 100 })

@@ -9,7 +9,25 @@ import type { ResourceBudget } from '@weft/spec'
 import { describe, expect, it } from 'vitest'
 import { budgetLedgerOf } from '../src/domain/budget-ledger.js'
 import { contract } from '@weft/testkit/fixtures'
-import { accept, authorize, boot, CHILD_CONTRACT, coordinatorOf, createWorld, enrol, MEMBERS, offer, openMission, ownerName, payloadOf, promote, runningOf, start, wid, type World } from '@weft/testkit/world'
+import {
+  accept,
+  authorize,
+  boot,
+  CHILD_CONTRACT,
+  coordinatorOf,
+  createWorld,
+  enrol,
+  MEMBERS,
+  offer,
+  openMission,
+  ownerName,
+  payloadOf,
+  promote,
+  runningOf,
+  start,
+  wid,
+  type World,
+} from '@weft/testkit/world'
 
 /** A Mission budget limiting every dimension but external actions, which no budget above limits. */
 const MISSION: ResourceBudget = { currency: 'USD', financialLimit: 100, modelTokenLimit: 10_000, toolCallLimit: 100, computeSecondsLimit: 1000, wallClockSecondsLimit: 1000 }

@@ -14,7 +14,27 @@ import { describe, expect, it } from 'vitest'
 import { budgetLevels, committedUnder, limitsOf, missionUsageOf, usageOf, type Limits, type Usage } from '../src/domain/work-budget.js'
 import type { AuthorityState, GroupState } from '../src/model.js'
 import { refusal, contract } from '@weft/testkit/fixtures'
-import { accept, boot, checkpoint, CHILD_CONTRACT, codeOf, coordinatorOf, createWorld, enrol, MEMBERS, offer, openMission, ownerName, ownerOf, promote, runningOf, start, wid, type Who, type World } from '@weft/testkit/world'
+import {
+  accept,
+  boot,
+  checkpoint,
+  CHILD_CONTRACT,
+  codeOf,
+  coordinatorOf,
+  createWorld,
+  enrol,
+  MEMBERS,
+  offer,
+  openMission,
+  ownerName,
+  ownerOf,
+  promote,
+  runningOf,
+  start,
+  wid,
+  type Who,
+  type World,
+} from '@weft/testkit/world'
 
 const RECORDED = 'ext.missionweaveprotocol.core.resource_usage_recorded'
 

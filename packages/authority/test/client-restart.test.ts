@@ -56,7 +56,9 @@ describe('a restarted runtime given its epochs', () => {
     stale.epochs.set({ session: 2 })
     expect(await codeOf(post(stale, w))).toBe('MEMBERSHIP_STALE')
     // One Command may carry the current epoch without changing the client's own.
-    expect((await stale.messagePost({ messageId: 'urn:weft:test:message:override', conversationId: w.group().group.mainConversationId, content: text('Once.') }, { membershipEpoch: 2 })).events).toHaveLength(1)
+    expect(
+      (await stale.messagePost({ messageId: 'urn:weft:test:message:override', conversationId: w.group().group.mainConversationId, content: text('Once.') }, { membershipEpoch: 2 })).events,
+    ).toHaveLength(1)
     expect(stale.epochs.membership(GROUP)).toBe(1)
   })
 

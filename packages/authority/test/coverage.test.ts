@@ -91,7 +91,8 @@ describe('protocol coverage (STYLE §12)', () => {
   const all = catalog()
 
   it('finds a title and its tags the way the test files write them', () => {
-    const source = "it('does it [command work.start] [row offered --work.accept_offer--> queued [offerValid]]', f)\n  test(\n    \"[error WORK_LEASE_EXPIRED] x\", f)\nit.skip('[event work.started]', f)"
+    const source =
+      "it('does it [command work.start] [row offered --work.accept_offer--> queued [offerValid]]', f)\n  test(\n    \"[error WORK_LEASE_EXPIRED] x\", f)\nit.skip('[event work.started]', f)"
     expect(titlesIn(source).flatMap(tagsIn)).toEqual(['[command work.start]', '[row offered --work.accept_offer--> queued [offerValid]]', '[error WORK_LEASE_EXPIRED]'])
   })
 
@@ -100,7 +101,11 @@ describe('protocol coverage (STYLE §12)', () => {
   })
 
   it('claims no exempted item (an exemption is removed once a test claims it)', () => {
-    expect(Object.keys(EXEMPT).filter((item) => found.has(item)).map((item) => [item, [...found.get(item)!]])).toEqual([])
+    expect(
+      Object.keys(EXEMPT)
+        .filter((item) => found.has(item))
+        .map((item) => [item, [...found.get(item)!]]),
+    ).toEqual([])
   })
 
   it('exempts only catalog items, each with a reason', () => {

@@ -154,7 +154,10 @@ describe('delivery over a real Authority', () => {
             pageSize: 4,
             maxBufferedPerGroup: 1,
           })
-          const reference = referenceRecipient(views.map((v) => visibilityStart(v)), w.registry)
+          const reference = referenceRecipient(
+            views.map((v) => visibilityStart(v)),
+            w.registry,
+          )
           let connection: Subscription | undefined
           const violations: string[] = []
           const connect = (positions?: readonly number[]) => {

@@ -27,7 +27,34 @@ import { childPayload, decision, SELECTION } from '@weft/testkit/documents'
 import { contextPackage } from './fixtures-missions.js'
 import { FULL_BUDGET } from './fixtures-work.js'
 import { agentCard, cast, contract, evidence, GROUP } from '@weft/testkit/fixtures'
-import { accept, AGENT_NAMES, authorize, block, boot, checkpoint, checkpointNow, CHILD_CONTRACT, codeOf, createWorld, enrol, expectRefused, failureEvidence, MEMBERS, missionCreate, offer, openMission, promote, publish, reach, reachMission, runningOf, start, wid, type Who, type World } from '@weft/testkit/world'
+import {
+  accept,
+  AGENT_NAMES,
+  authorize,
+  block,
+  boot,
+  checkpoint,
+  checkpointNow,
+  CHILD_CONTRACT,
+  codeOf,
+  createWorld,
+  enrol,
+  expectRefused,
+  failureEvidence,
+  MEMBERS,
+  missionCreate,
+  offer,
+  openMission,
+  promote,
+  publish,
+  reach,
+  reachMission,
+  runningOf,
+  start,
+  wid,
+  type Who,
+  type World,
+} from '@weft/testkit/world'
 
 type IssuerType = 'agent' | 'human' | 'service'
 /** The payload members that fence an owner Command (§11.3). */
@@ -133,7 +160,9 @@ async function runningTwice(w: World): Promise<{ readonly id: string; readonly o
 }
 
 /** An owner Command's execution reference on a {@link runningTwice} WorkItem, as an attempt by worker1. */
-async function executing(payload: (w: World, ref: { workItemId: string; ownershipEpoch: number; executionLeaseId: string }) => Promise<Record<string, unknown>> | Record<string, unknown>): Promise<Attempt> {
+async function executing(
+  payload: (w: World, ref: { workItemId: string; ownershipEpoch: number; executionLeaseId: string }) => Promise<Record<string, unknown>> | Record<string, unknown>,
+): Promise<Attempt> {
   const w = await fenced()
   const { id, ownershipEpoch, executionLeaseId, staleLeaseId } = await runningTwice(w)
   return { world: w, who: 'worker1', payload: await payload(w, { workItemId: id, ownershipEpoch, executionLeaseId }), staleLeaseId }
@@ -158,7 +187,11 @@ const override = (w: World) => ({
   expiresAt: '2026-07-16T00:00:00Z',
 })
 
-const appoint = (w: World, agent: Who) => ({ coordinatorAgentId: cast[agent].actor.id, leaseSeconds: 3600, contextPackage: contextPackage(w.group(), cast.coordinator, { contextPackageId: `urn:weft:test:context:${w.fresh('appoint')}` }) })
+const appoint = (w: World, agent: Who) => ({
+  coordinatorAgentId: cast[agent].actor.id,
+  leaseSeconds: 3600,
+  contextPackage: contextPackage(w.group(), cast.coordinator, { contextPackageId: `urn:weft:test:context:${w.fresh('appoint')}` }),
+})
 
 const offerOf = (workItemId: string) => ({ workItemId, candidateAgentIds: [cast.worker1.actor.id], selectionBasis: SELECTION, offerExpiresInSeconds: 600 })
 
@@ -247,7 +280,13 @@ const CASES: readonly Case[] = [
       { groupId: 'urn:weft:test:group:follow-up' },
     ),
   },
-  ...byEachRole('membership.change', 'changes a Membership', (w) => ({ membershipId: membershipIdOf(w, 'worker1'), member: cast.worker1.actor, role: 'worker', state: 'active', scopes: ['group:read', 'work_item:write'] })),
+  ...byEachRole('membership.change', 'changes a Membership', (w) => ({
+    membershipId: membershipIdOf(w, 'worker1'),
+    member: cast.worker1.actor,
+    role: 'worker',
+    state: 'active',
+    scopes: ['group:read', 'work_item:write'],
+  })),
   ...byEachRole('membership.end', 'ends a Membership', (w) => ({ membershipId: membershipIdOf(w, 'worker2'), reason: 'Left the team.' })),
   {
     kind: 'membership.grant_delegation',
@@ -255,8 +294,18 @@ const CASES: readonly Case[] = [
     how: 'the Coordinator grants a Delegation Grant',
     setup: inFenced('coordinator', delegation),
   },
-  { kind: 'message.post', issuer: 'agent', how: 'a Worker posts', setup: inFenced('worker1', (w) => ({ messageId: `urn:weft:test:message:${w.fresh('m')}`, conversationId: mainConversation(w), content: text('Hello.') })) },
-  { kind: 'message.post', issuer: 'human', how: 'the MissionOwner posts', setup: inFenced('owner', (w) => ({ messageId: `urn:weft:test:message:${w.fresh('m')}`, conversationId: mainConversation(w), content: text('Hello.') })) },
+  {
+    kind: 'message.post',
+    issuer: 'agent',
+    how: 'a Worker posts',
+    setup: inFenced('worker1', (w) => ({ messageId: `urn:weft:test:message:${w.fresh('m')}`, conversationId: mainConversation(w), content: text('Hello.') })),
+  },
+  {
+    kind: 'message.post',
+    issuer: 'human',
+    how: 'the MissionOwner posts',
+    setup: inFenced('owner', (w) => ({ messageId: `urn:weft:test:message:${w.fresh('m')}`, conversationId: mainConversation(w), content: text('Hello.') })),
+  },
   { kind: 'message.correct', issuer: 'agent', how: 'a Worker corrects its Message', setup: inFenced('worker1', async (w) => amendment(w, await posted(w, 'worker1'))) },
   { kind: 'message.correct', issuer: 'human', how: 'the MissionOwner corrects its Message', setup: inFenced('owner', async (w) => amendment(w, await posted(w, 'owner'))) },
   { kind: 'message.retract', issuer: 'agent', how: 'a Worker retracts its Message', setup: inFenced('worker1', async (w) => amendment(w, await posted(w, 'worker1'))) },
@@ -264,7 +313,13 @@ const CASES: readonly Case[] = [
   ...byEachRole('message.redact', 'redacts a Worker’s Message', async (w) => ({ ...amendment(w, await posted(w, 'worker2')), reason: 'Policy: credentials.' })),
   { kind: 'work.propose', issuer: 'agent', how: 'a Worker proposes', setup: inFenced('worker1', (w) => ({ proposalId: wid(w.fresh('idea')), contract: contract() })) },
   { kind: 'work.propose', issuer: 'human', how: 'the MissionOwner proposes', setup: inFenced('owner', (w) => ({ proposalId: wid(w.fresh('idea')), contract: contract() })) },
-  { kind: 'work.authorize', issuer: 'agent', how: 'the Coordinator authorizes', asCoordinator: true, setup: inFenced('coordinator', (w) => ({ workItemId: wid(w.fresh('new')), contract: contract() })) },
+  {
+    kind: 'work.authorize',
+    issuer: 'agent',
+    how: 'the Coordinator authorizes',
+    asCoordinator: true,
+    setup: inFenced('coordinator', (w) => ({ workItemId: wid(w.fresh('new')), contract: contract() })),
+  },
   {
     kind: 'work.authorize',
     issuer: 'agent',
@@ -276,14 +331,40 @@ const CASES: readonly Case[] = [
       return { workItemId: wid(w.fresh('delegated')), contract: contract({ budget }), parentWorkItemId: grant.targetWorkItemId, delegationGrantId: grant.grantId }
     }),
   },
-  { kind: 'work.authorize', issuer: 'human', how: 'the MissionOwner authorizes by emergency override', setup: inFenced('owner', (w) => ({ workItemId: wid(w.fresh('new')), contract: contract(), emergencyOverride: true })) },
+  {
+    kind: 'work.authorize',
+    issuer: 'human',
+    how: 'the MissionOwner authorizes by emergency override',
+    setup: inFenced('owner', (w) => ({ workItemId: wid(w.fresh('new')), contract: contract(), emergencyOverride: true })),
+  },
   { kind: 'work.offer', issuer: 'agent', how: 'the Coordinator offers', asCoordinator: true, setup: inFenced('coordinator', async (w) => offerOf(await reach(w, 'open'))) },
-  { kind: 'work.offer', issuer: 'human', how: 'the MissionOwner offers by emergency override', setup: inFenced('owner', async (w) => ({ ...offerOf(await reach(w, 'open')), emergencyOverride: true })) },
-  { kind: 'work.accept_offer', issuer: 'agent', how: 'a candidate accepts', setup: inFenced('worker1', async (w) => ({ workItemId: await reach(w, 'offered', { candidates: ['worker1'] }), ownershipLeaseSeconds: 3600 })) },
+  {
+    kind: 'work.offer',
+    issuer: 'human',
+    how: 'the MissionOwner offers by emergency override',
+    setup: inFenced('owner', async (w) => ({ ...offerOf(await reach(w, 'open')), emergencyOverride: true })),
+  },
+  {
+    kind: 'work.accept_offer',
+    issuer: 'agent',
+    how: 'a candidate accepts',
+    setup: inFenced('worker1', async (w) => ({ workItemId: await reach(w, 'offered', { candidates: ['worker1'] }), ownershipLeaseSeconds: 3600 })),
+  },
   { kind: 'work.start', issuer: 'agent', how: 'the owner starts', setup: inFenced('worker1', async (w) => ({ workItemId: await ownedTwice(w), ownershipEpoch: 2, executionLeaseSeconds: 600 })) },
   { kind: 'work.checkpoint', issuer: 'agent', how: 'the owner checkpoints', setup: () => executing((w, ref) => ({ ...ref, checkpoint: checkpointNow(w), resumeWithinSeconds: 600 })) },
-  { kind: 'work.block', issuer: 'agent', how: 'the owner blocks', setup: () => executing((w, ref) => ({ ...ref, checkpoint: checkpointNow(w), reason: 'Waiting for credentials.', blockedLeaseSeconds: 600 })) },
-  { kind: 'work.unblock', issuer: 'agent', how: 'the Coordinator unblocks', asCoordinator: true, setup: inFenced('coordinator', async (w) => ({ workItemId: await reach(w, 'blocked'), resolution: 'Credentials arrived.' })) },
+  {
+    kind: 'work.block',
+    issuer: 'agent',
+    how: 'the owner blocks',
+    setup: () => executing((w, ref) => ({ ...ref, checkpoint: checkpointNow(w), reason: 'Waiting for credentials.', blockedLeaseSeconds: 600 })),
+  },
+  {
+    kind: 'work.unblock',
+    issuer: 'agent',
+    how: 'the Coordinator unblocks',
+    asCoordinator: true,
+    setup: inFenced('coordinator', async (w) => ({ workItemId: await reach(w, 'blocked'), resolution: 'Credentials arrived.' })),
+  },
   {
     kind: 'work.unblock',
     issuer: 'agent',
@@ -310,7 +391,15 @@ const CASES: readonly Case[] = [
         return { ...ref, artifactIds: [artifact.artifactId], evidence: [evidence(w.group(), ref.workItemId, cast.worker1)] }
       }),
   },
-  { kind: 'work.accept_result', issuer: 'agent', how: 'the Coordinator accepts a result', setup: inFenced('coordinator', async (w) => { const id = await reach(w, 'submitted'); return { workItemId: id, evidence: [evidence(w.group(), id, cast.reviewer)] } }) },
+  {
+    kind: 'work.accept_result',
+    issuer: 'agent',
+    how: 'the Coordinator accepts a result',
+    setup: inFenced('coordinator', async (w) => {
+      const id = await reach(w, 'submitted')
+      return { workItemId: id, evidence: [evidence(w.group(), id, cast.reviewer)] }
+    }),
+  },
   {
     kind: 'work.fail',
     issuer: 'agent',
@@ -319,20 +408,68 @@ const CASES: readonly Case[] = [
     uncited: 'AUTH_FORBIDDEN',
     setup: () => executing((w, ref) => ({ ...ref, reason: 'Not feasible.', evidence: [failureEvidence(w, ref.workItemId, 'worker1')] })),
   },
-  { kind: 'work.fail', issuer: 'agent', how: 'the Coordinator fails a WorkItem', asCoordinator: true, setup: inFenced('coordinator', async (w) => { const id = await reach(w, 'open'); return { workItemId: id, reason: 'Not feasible.', evidence: [failureEvidence(w, id)] } }) },
-  { kind: 'work.fail', issuer: 'service', how: 'the control plane fails a WorkItem', setup: inFenced('controlPlane', async (w) => { const id = await reach(w, 'open'); return { workItemId: id, reason: 'Retry budget exhausted.', evidence: [failureEvidence(w, id)] } }) },
+  {
+    kind: 'work.fail',
+    issuer: 'agent',
+    how: 'the Coordinator fails a WorkItem',
+    asCoordinator: true,
+    setup: inFenced('coordinator', async (w) => {
+      const id = await reach(w, 'open')
+      return { workItemId: id, reason: 'Not feasible.', evidence: [failureEvidence(w, id)] }
+    }),
+  },
+  {
+    kind: 'work.fail',
+    issuer: 'service',
+    how: 'the control plane fails a WorkItem',
+    setup: inFenced('controlPlane', async (w) => {
+      const id = await reach(w, 'open')
+      return { workItemId: id, reason: 'Retry budget exhausted.', evidence: [failureEvidence(w, id)] }
+    }),
+  },
   ...byEachRole('work.cancel', 'cancels a WorkItem', async (w) => ({ workItemId: await reach(w, 'open'), reason: 'No longer needed.' })),
-  { kind: 'artifact.publish', issuer: 'agent', how: 'the owner publishes', setup: () => executing((w, ref) => ({ artifact: manifest(w.group(), ref.workItemId, 'a patch', cast.worker1), ownershipEpoch: ref.ownershipEpoch, executionLeaseId: ref.executionLeaseId })) },
-  { kind: 'approval.grant_execution', issuer: 'human', how: 'the MissionOwner opens the start gate', setup: inFenced('owner', async (w) => executionApproval(w, await ownedTwice(w, { executionApproval: 'human_required' }))) },
-  { kind: 'approval.grant_execution', issuer: 'service', how: 'Organization policy opens the start gate', setup: inFenced('controlPlane', async (w) => executionApproval(w, await ownedTwice(w, { executionApproval: 'policy_required' }))) },
+  {
+    kind: 'artifact.publish',
+    issuer: 'agent',
+    how: 'the owner publishes',
+    setup: () => executing((w, ref) => ({ artifact: manifest(w.group(), ref.workItemId, 'a patch', cast.worker1), ownershipEpoch: ref.ownershipEpoch, executionLeaseId: ref.executionLeaseId })),
+  },
+  {
+    kind: 'approval.grant_execution',
+    issuer: 'human',
+    how: 'the MissionOwner opens the start gate',
+    setup: inFenced('owner', async (w) => executionApproval(w, await ownedTwice(w, { executionApproval: 'human_required' }))),
+  },
+  {
+    kind: 'approval.grant_execution',
+    issuer: 'service',
+    how: 'Organization policy opens the start gate',
+    setup: inFenced('controlPlane', async (w) => executionApproval(w, await ownedTwice(w, { executionApproval: 'policy_required' }))),
+  },
   { kind: 'policy.grant_cooperation_override', issuer: 'human', how: 'the MissionOwner grants an override', setup: inFenced('owner', override) },
   { kind: 'policy.grant_cooperation_override', issuer: 'agent', how: 'a child MissionOwner grants an override', setup: inChild('coordinator', override) },
   { kind: 'policy.grant_cooperation_override', issuer: 'service', how: 'the control plane grants an override', setup: inFenced('controlPlane', override) },
   { kind: 'ext.missionweaveprotocol.registry.agent_card_register', issuer: 'service', how: 'the Organization registers a card', setup: inOrganization({ card: agentCard(cast.worker1, 2) }) },
   { kind: 'ext.missionweaveprotocol.identity.session_open', issuer: 'service', how: 'the Organization opens a session', setup: inOrganization({ agentId: cast.worker1.actor.id }) },
-  { kind: 'ext.missionweaveprotocol.core.work_dependency_add', issuer: 'agent', how: 'the Coordinator adds a dependency', asCoordinator: true, setup: inFenced('coordinator', async (w) => ({ workItemId: await reach(w, 'open'), dependencyId: await reach(w, 'open') })) },
-  { kind: 'ext.missionweaveprotocol.core.work_dependency_add', issuer: 'human', how: 'the MissionOwner adds a dependency', setup: inFenced('owner', async (w) => ({ workItemId: await reach(w, 'open'), dependencyId: await reach(w, 'open') })) },
-  { kind: 'ext.missionweaveprotocol.core.work_execution_lease_renew', issuer: 'agent', how: 'the owner renews its Execution Lease', setup: () => executing((_w, ref) => ({ ...ref, leaseSeconds: 600 })) },
+  {
+    kind: 'ext.missionweaveprotocol.core.work_dependency_add',
+    issuer: 'agent',
+    how: 'the Coordinator adds a dependency',
+    asCoordinator: true,
+    setup: inFenced('coordinator', async (w) => ({ workItemId: await reach(w, 'open'), dependencyId: await reach(w, 'open') })),
+  },
+  {
+    kind: 'ext.missionweaveprotocol.core.work_dependency_add',
+    issuer: 'human',
+    how: 'the MissionOwner adds a dependency',
+    setup: inFenced('owner', async (w) => ({ workItemId: await reach(w, 'open'), dependencyId: await reach(w, 'open') })),
+  },
+  {
+    kind: 'ext.missionweaveprotocol.core.work_execution_lease_renew',
+    issuer: 'agent',
+    how: 'the owner renews its Execution Lease',
+    setup: () => executing((_w, ref) => ({ ...ref, leaseSeconds: 600 })),
+  },
   { kind: 'ext.missionweaveprotocol.core.resource_usage_record', issuer: 'agent', how: 'the owner records usage', setup: () => executing((_w, ref) => ({ ...ref, usageDelta: { toolCalls: 1 } })) },
   {
     kind: 'ext.missionweaveprotocol.core.group_archive',
@@ -484,10 +621,14 @@ function once<T>(setup: () => Promise<T>): () => Promise<T> {
 
 describe('fencing, kind by kind (generated from the catalog)', () => {
   it('has a case for every catalogued kind and every issuer type it admits', () => {
-    const missing = COMMAND_CATALOG.flatMap((entry) => entry.issuerTypes.filter((issuer) => !CASES.some((c) => c.kind === entry.kind && c.issuer === issuer)).map((issuer) => `${entry.kind} by ${issuer}`))
+    const missing = COMMAND_CATALOG.flatMap((entry) =>
+      entry.issuerTypes.filter((issuer) => !CASES.some((c) => c.kind === entry.kind && c.issuer === issuer)).map((issuer) => `${entry.kind} by ${issuer}`),
+    )
     expect(missing).toEqual([])
     // A kind whose fencing members are optional needs a case that cites them.
-    const uncited = COMMAND_CATALOG.filter((entry) => PAYLOAD_FENCES.some((m) => payloadSchemaOf(entry.kind).properties?.[m] !== undefined && payloadSchemaOf(entry.kind).required?.includes(m) !== true))
+    const uncited = COMMAND_CATALOG.filter((entry) =>
+      PAYLOAD_FENCES.some((m) => payloadSchemaOf(entry.kind).properties?.[m] !== undefined && payloadSchemaOf(entry.kind).required?.includes(m) !== true),
+    )
       .filter((entry) => !CASES.some((c) => c.kind === entry.kind && c.citesExecution === true && c.uncited !== undefined))
       .map((entry) => entry.kind)
     expect(uncited).toEqual([])

@@ -44,7 +44,19 @@ const partialHandlers: Partial<CommandHandlers> = {
     const group = requireGroup(ctx)
     const { membershipId, member, role, scopes } = cmd.payload
     const membershipEpoch = (group.memberships.get(membershipId)?.membershipEpoch ?? 0) + 1
-    const membership: Membership = { membershipId, missionId: group.missionId, groupId: group.groupId, member, role, state: 'active', membershipEpoch, scopes, visibilityStartSequence: group.head, grantedAt: ctx.now, activatedAt: ctx.now }
+    const membership: Membership = {
+      membershipId,
+      missionId: group.missionId,
+      groupId: group.groupId,
+      member,
+      role,
+      state: 'active',
+      membershipEpoch,
+      scopes,
+      visibilityStartSequence: group.head,
+      grantedAt: ctx.now,
+      activatedAt: ctx.now,
+    }
     return [draft('membership.changed', { membership })]
   },
   'membership.end': (cmd, ctx) => {
@@ -119,9 +131,13 @@ function complete<T extends object>(partial: Partial<T>, missing: (kind: string)
 export const testHandlers: CommandHandlers = complete<CommandHandlers>(partialHandlers, (kind) => (() => reject('INVALID_COMMAND', `${kind} is not in the test table`)) as HandlerFor<CommandKind>)
 
 /** The test reducer table: unlisted kinds fail (the handlers above never emit them). */
-export const testReducers: EventReducers = complete<EventReducers>(partialReducers, (kind) => (() => {
-  throw new Error(`no test reducer for ${kind}`)
-}) as ReducerFor<never>)
+export const testReducers: EventReducers = complete<EventReducers>(
+  partialReducers,
+  (kind) =>
+    (() => {
+      throw new Error(`no test reducer for ${kind}`)
+    }) as ReducerFor<never>,
+)
 
 /** An Authority over the test tables, on `clock`, with `cast.controlPlane` as the control plane. */
 export function testAuthority(clock: TestClock = testClock(), options: { maxCommandBytes?: number; store?: AuthorityStore; maxAuditEntries?: number } = {}): Authority {

@@ -74,8 +74,7 @@ export function seedGroup(state: AuthorityState = emptyState(), groupId = GROUP,
   })
   group.head = 1
   group.revisions.set(`mission:${groupId}`, 1)
-  const seat = (who: Cast, role: Membership['role']) =>
-    memberDoc(group, who, role, { membershipId: `${groupId}:membership:${who.actor.id.split(':').pop()}`, scopes: fullVisibility })
+  const seat = (who: Cast, role: Membership['role']) => memberDoc(group, who, role, { membershipId: `${groupId}:membership:${who.actor.id.split(':').pop()}`, scopes: fullVisibility })
   for (const m of [seat(cast.owner, 'mission_owner'), seat(cast.coordinator, 'coordinator')]) {
     group.memberships.set(m.membershipId, m)
     group.membershipByMember.set(actorKey(m.member), m.membershipId)

@@ -198,7 +198,12 @@ export function reach(w: World, state: string, overrides: Partial<WorkContract> 
   const running = start(w, id)
   if (state === 'active') return { id, running }
   if (state === 'blocked') {
-    exec(w, 'work.block', { workItemId: id, ownershipEpoch: running.epoch, executionLeaseId: running.leaseId, checkpoint: checkpointOf(w), reason: 'Waiting for credentials.', blockedLeaseSeconds: 600 }, cast.worker1)
+    exec(
+      w,
+      'work.block',
+      { workItemId: id, ownershipEpoch: running.epoch, executionLeaseId: running.leaseId, checkpoint: checkpointOf(w), reason: 'Waiting for credentials.', blockedLeaseSeconds: 600 },
+      cast.worker1,
+    )
     return { id, running }
   }
   if (state === 'submitted') {

@@ -56,14 +56,46 @@ describe('state = fold(log)', () => {
     const worker = fc.constantFrom(cast.worker1, cast.worker2, cast.worker3)
     type Step = (a: Authority, clock: TestClock, sent: string[]) => string | undefined
     const steps: fc.Arbitrary<Step>[] = [
-      worker.map((w): Step => (a, clock) => signed('membership.change', workerMembership(w), cast.coordinator, current(a, cast.coordinator), clock)),
-      worker.map((w): Step => (a, clock) => signed('membership.end', { membershipId: workerMembership(w).membershipId, reason: 'done' }, cast.coordinator, current(a, cast.coordinator), clock)),
-      worker.map((w): Step => (a, clock) => signed('membership.end', { membershipId: workerMembership(w).membershipId, reason: 'leaving' }, w, current(a, w), clock)),
-      fc.constantFrom(...AGENTS).map((who): Step => (_a, clock) => signed('ext.missionweaveprotocol.identity.session_open', { agentId: who.actor.id }, cast.controlPlane, {}, clock)),
-      fc.integer({ min: 1, max: 3600 }).map((s): Step => (a, clock) => signed('mission.renew_coordinator', { leaseSeconds: s }, cast.coordinator, current(a, cast.coordinator, { coordinatorEpoch: 1 }), clock)),
-      fc.constantFrom('reducer bug', 'stale').map((reason): Step => (a, clock) => signed('mission.cancel', { reason }, cast.owner, current(a, cast.owner, reason === 'stale' ? { membershipEpoch: 9 } : {}), clock)),
-      fc.nat().map((i): Step => (_a, _clock, sent) => (sent.length === 0 ? undefined : sent[i % sent.length])),
-      fc.integer({ min: 1, max: 400 }).map((s): Step => (_a, clock) => void clock.advance(s)),
+      worker.map(
+        (w): Step =>
+          (a, clock) =>
+            signed('membership.change', workerMembership(w), cast.coordinator, current(a, cast.coordinator), clock),
+      ),
+      worker.map(
+        (w): Step =>
+          (a, clock) =>
+            signed('membership.end', { membershipId: workerMembership(w).membershipId, reason: 'done' }, cast.coordinator, current(a, cast.coordinator), clock),
+      ),
+      worker.map(
+        (w): Step =>
+          (a, clock) =>
+            signed('membership.end', { membershipId: workerMembership(w).membershipId, reason: 'leaving' }, w, current(a, w), clock),
+      ),
+      fc.constantFrom(...AGENTS).map(
+        (who): Step =>
+          (_a, clock) =>
+            signed('ext.missionweaveprotocol.identity.session_open', { agentId: who.actor.id }, cast.controlPlane, {}, clock),
+      ),
+      fc.integer({ min: 1, max: 3600 }).map(
+        (s): Step =>
+          (a, clock) =>
+            signed('mission.renew_coordinator', { leaseSeconds: s }, cast.coordinator, current(a, cast.coordinator, { coordinatorEpoch: 1 }), clock),
+      ),
+      fc.constantFrom('reducer bug', 'stale').map(
+        (reason): Step =>
+          (a, clock) =>
+            signed('mission.cancel', { reason }, cast.owner, current(a, cast.owner, reason === 'stale' ? { membershipEpoch: 9 } : {}), clock),
+      ),
+      fc.nat().map(
+        (i): Step =>
+          (_a, _clock, sent) =>
+            sent.length === 0 ? undefined : sent[i % sent.length],
+      ),
+      fc.integer({ min: 1, max: 400 }).map(
+        (s): Step =>
+          (_a, clock) =>
+            void clock.advance(s),
+      ),
     ]
     await fc.assert(
       fc.asyncProperty(fc.array(fc.oneof(...steps), { maxLength: 14 }), async (run) => {
@@ -109,11 +141,13 @@ describe('the in-memory store', () => {
 
   it('pages a Group log by sequence', () => {
     const store = createMemoryStore()
-    store.appendTransaction([1, 2, 3, 4].map((n) => event('g', n, `e${n}`)), receipt('a'))
+    store.appendTransaction(
+      [1, 2, 3, 4].map((n) => event('g', n, `e${n}`)),
+      receipt('a'),
+    )
     expect(store.groupEvents('g', 1, 2).map((e) => e.sequence)).toEqual([2, 3])
     expect(store.groupEvents('g', 4)).toEqual([])
     expect(store.groupEvents('other')).toEqual([])
     expect(store.organizationEvents()).toEqual([])
   })
 })
-

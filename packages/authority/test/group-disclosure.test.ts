@@ -77,8 +77,24 @@ const PAYLOADS: { readonly [K in CommandKind]?: (w: World) => CommandPayload<K> 
   'work.fail': (w) => ({ workItemId: WORK, reason: 'No.', evidence: [evidence(w.group(), WORK, cast.coordinator, ['tests-pass'], 'failed')] }),
   'work.cancel': () => ({ workItemId: WORK, reason: 'Not needed.' }),
   'artifact.publish': (w) => ({ artifact: manifest(w.group(), WORK, 'patch'), ownershipEpoch: 1, executionLeaseId: id('lease') }),
-  'approval.grant_execution': () => ({ approvalId: id('approval'), workItemId: WORK, ownershipEpoch: 1, operations: ['write'], resources: [id('resource')], budget: { currency: 'USD', financialLimit: 1 }, expiresInSeconds: 600 }),
-  'policy.grant_cooperation_override': () => ({ grantId: id('override'), policyName: 'message_rate', beneficiary: cast.worker1.actor, targetCommandKind: 'message.post', targetActionId: id('target'), reason: 'Needed.', expiresAt: '2026-08-01T00:00:00Z' }),
+  'approval.grant_execution': () => ({
+    approvalId: id('approval'),
+    workItemId: WORK,
+    ownershipEpoch: 1,
+    operations: ['write'],
+    resources: [id('resource')],
+    budget: { currency: 'USD', financialLimit: 1 },
+    expiresInSeconds: 600,
+  }),
+  'policy.grant_cooperation_override': () => ({
+    grantId: id('override'),
+    policyName: 'message_rate',
+    beneficiary: cast.worker1.actor,
+    targetCommandKind: 'message.post',
+    targetActionId: id('target'),
+    reason: 'Needed.',
+    expiresAt: '2026-08-01T00:00:00Z',
+  }),
   'ext.missionweaveprotocol.core.work_dependency_add': () => ({ workItemId: WORK, dependencyId: id('other-work') }),
   'ext.missionweaveprotocol.core.work_execution_lease_renew': () => ({ workItemId: WORK, ownershipEpoch: 1, executionLeaseId: id('lease'), leaseSeconds: 600 }),
   'ext.missionweaveprotocol.core.resource_usage_record': () => ({ workItemId: WORK, ownershipEpoch: 1, executionLeaseId: id('lease'), usageDelta: { modelTokens: 10 } }),
@@ -139,8 +155,16 @@ describe('a registered outsider learns nothing of a Group it never joined (§17.
       }
     }
     // Agents and humans get the absent Group's answer; a service outside the control plane is refused for any Group.
-    expect([...new Set(answers.map((a) => `${a['code']}: ${a['message']}`))].sort()).toEqual(['AUTH_FORBIDDEN: The service is not authorized by Organization policy.', 'GROUP_NOT_FOUND: group not found'])
-    expect(w.authority.audit().filter((a) => a.groupId === FOREIGN && a.code === 'GROUP_NOT_FOUND').every((a) => a.reason === 'no-membership')).toBe(true)
+    expect([...new Set(answers.map((a) => `${a['code']}: ${a['message']}`))].sort()).toEqual([
+      'AUTH_FORBIDDEN: The service is not authorized by Organization policy.',
+      'GROUP_NOT_FOUND: group not found',
+    ])
+    expect(
+      w.authority
+        .audit()
+        .filter((a) => a.groupId === FOREIGN && a.code === 'GROUP_NOT_FOUND')
+        .every((a) => a.reason === 'no-membership'),
+    ).toBe(true)
   })
 
   it('a former member and a stale epoch knew the Group [error MEMBERSHIP_REQUIRED] [error MEMBERSHIP_STALE]', async () => {
@@ -181,12 +205,18 @@ describe('over the WebSocket binding', () => {
     for (const kind of GROUP_KINDS) {
       const payload = payloadOf(kind, foreign)
       const send = (groupId: string) =>
-        answer({ protocolVersion: '0.1', frameId: frameId(), frameType: 'COMMAND', command: command(kind as CommandKind, payload as never, cast.worker1, envelopeOf(kind, cast.worker1, groupId, accept.sessionEpoch), world!.w.clock) })
+        answer({
+          protocolVersion: '0.1',
+          frameId: frameId(),
+          frameType: 'COMMAND',
+          command: command(kind as CommandKind, payload as never, cast.worker1, envelopeOf(kind, cast.worker1, groupId, accept.sessionEpoch), world!.w.clock),
+        })
       const [existing, absent] = [await send(FOREIGN), await send(ABSENT)]
       expect({ kind, answer: existing }).toEqual({ kind, answer: absent })
       expect(existing['code']).toBe('GROUP_NOT_FOUND')
     }
-    const subscribe = (groupId: string) => answer({ protocolVersion: '0.1', frameId: frameId(), frameType: 'SUBSCRIBE', subscriptionId: id(`subscription-${frames}`), groups: [{ groupId, afterSequence: 0 }] })
+    const subscribe = (groupId: string) =>
+      answer({ protocolVersion: '0.1', frameId: frameId(), frameType: 'SUBSCRIBE', subscriptionId: id(`subscription-${frames}`), groups: [{ groupId, afterSequence: 0 }] })
     const ack = (groupId: string) => answer({ protocolVersion: '0.1', frameId: frameId(), frameType: 'ACK', acknowledgements: [{ groupId, sequence: 1 }], sentAt: '2026-07-15T00:00:00Z' })
     const subscribed = [await subscribe(FOREIGN), await subscribe(ABSENT)]
     const acked = [await ack(FOREIGN), await ack(ABSENT)]

@@ -86,7 +86,15 @@ describe('authority.lease(groupId, leaseId): a WorkItem lease by its ID (§11.3)
     const w = await started()
     const id = await reach(w, 'active')
     const leaseId = w.item(id).executionLease!.leaseId
-    expect(w.authority.lease(w.groupId, leaseId)).toMatchObject({ kind: 'execution', workItemId: id, holderAgentId: cast.worker1.actor.id, ownershipEpoch: 1, state: 'active', live: true, expiresAt: '2026-07-15T00:10:00.000Z' })
+    expect(w.authority.lease(w.groupId, leaseId)).toMatchObject({
+      kind: 'execution',
+      workItemId: id,
+      holderAgentId: cast.worker1.actor.id,
+      ownershipEpoch: 1,
+      state: 'active',
+      live: true,
+      expiresAt: '2026-07-15T00:10:00.000Z',
+    })
     expect(w.authority.lease(w.groupId, leaseId)).not.toHaveProperty('startBy')
     w.clock.advance(600)
     expect(w.authority.lease(w.groupId, leaseId)).toMatchObject({ state: 'active', live: false })

@@ -13,7 +13,41 @@ import { contextPackage } from './fixtures-missions.js'
 import { decision, SELECTION } from '@weft/testkit/documents'
 import { FULL_BUDGET } from './fixtures-work.js'
 import { agentCard, cast, contract, evidence, GROUP } from '@weft/testkit/fixtures'
-import { accept, acceptResult, approveMission, authorize, block, boot, cancelWork, checkpoint, CHILD_CONTRACT, codeOf, createWorld, enrol, expectIntegrity, expectRefused, failureEvidence, grantExecution, kinds, missionCreate, offer, openMission, payloadOf, promote, publish, reach, reachMission, renew, runningOf, start, started, submit, submitMission, wid, type World } from '@weft/testkit/world'
+import {
+  accept,
+  acceptResult,
+  approveMission,
+  authorize,
+  block,
+  boot,
+  cancelWork,
+  checkpoint,
+  CHILD_CONTRACT,
+  codeOf,
+  createWorld,
+  enrol,
+  expectIntegrity,
+  expectRefused,
+  failureEvidence,
+  grantExecution,
+  kinds,
+  missionCreate,
+  offer,
+  openMission,
+  payloadOf,
+  promote,
+  publish,
+  reach,
+  reachMission,
+  renew,
+  runningOf,
+  start,
+  started,
+  submit,
+  submitMission,
+  wid,
+  type World,
+} from '@weft/testkit/world'
 
 /** The text content of a Message. */
 const text = (value: string) => [{ type: 'text' as const, text: value }]
@@ -88,7 +122,13 @@ describe('a Mission end to end, driven only through @weft/client', () => {
     expect(w.item(id).doc.owner).toMatchObject({ agentId: cast.worker2.actor.id, ownershipEpoch: 2 })
     expect(w.item(id).lastCheckpoint?.phase).toBe('build')
 
-    const late = w.as.worker1.workSubmit({ workItemId: id, ownershipEpoch: old.epoch, executionLeaseId: old.leaseId, artifactIds: [artifact.artifactId], evidence: [evidence(w.group(), id, cast.worker1)] })
+    const late = w.as.worker1.workSubmit({
+      workItemId: id,
+      ownershipEpoch: old.epoch,
+      executionLeaseId: old.leaseId,
+      artifactIds: [artifact.artifactId],
+      evidence: [evidence(w.group(), id, cast.worker1)],
+    })
     expect(await codeOf(late)).toBe('WORK_STALE_OWNERSHIP')
     expect(w.authority.audit().at(-1)).toMatchObject({ code: 'WORK_STALE_OWNERSHIP', kind: 'work.submit', actor: cast.worker1.actor })
     expect(w.item(id).doc.state).toBe('queued')
@@ -160,7 +200,12 @@ describe('every Command and Event kind, through @weft/client', () => {
 
   it('appoints a new Coordinator, ending the old one’s seat [command mission.assign_coordinator] [event mission.coordinator.assigned] [event membership.ended]', async () => {
     const w = await started()
-    const assigned = await w.as.owner.missionAssignCoordinator({ coordinatorAgentId: cast.reviewer.actor.id, leaseSeconds: 3600, contextPackage: contextPackage(w.group()), reason: 'The Coordinator stopped renewing.' })
+    const assigned = await w.as.owner.missionAssignCoordinator({
+      coordinatorAgentId: cast.reviewer.actor.id,
+      leaseSeconds: 3600,
+      contextPackage: contextPackage(w.group()),
+      reason: 'The Coordinator stopped renewing.',
+    })
     expect(kinds(assigned.events)).toEqual(['mission.coordinator.assigned', 'membership.changed', 'membership.ended'])
     expect(payloadOf(assigned, 'mission.coordinator.assigned')).toMatchObject({ replacedCoordinatorEpoch: 1, coordinator: { agentId: cast.reviewer.actor.id, coordinatorEpoch: 2 } })
     expect(payloadOf(assigned, 'membership.ended').member).toEqual(cast.coordinator.actor)
@@ -215,7 +260,10 @@ describe('every Command and Event kind, through @weft/client', () => {
     const approval = [...original.approvals.values()][0]!
     const revocation = decision(original, cast.owner, 'revoked', { revokesApprovalId: approval.approvalId, comments: 'Superseded by the follow-up.' })
     const followUp = w.in('urn:weft:test:group:follow-up')
-    const created = await w.as.owner.missionCreateFollowUp({ ...missionCreate('follow-up'), followUpToMissionId: original.missionId, reason: 'A defect was found.', approvalRevocation: revocation }, { groupId: followUp.groupId })
+    const created = await w.as.owner.missionCreateFollowUp(
+      { ...missionCreate('follow-up'), followUpToMissionId: original.missionId, reason: 'A defect was found.', approvalRevocation: revocation },
+      { groupId: followUp.groupId },
+    )
     expect(payloadOf(created, 'mission.follow_up.created')).toMatchObject({ reason: 'A defect was found.', mission: { followUpToMissionId: original.missionId, state: 'active' } })
     expect([original.mission.state, original.approvals.get(approval.approvalId)?.decision]).toEqual(['approved', 'approved'])
     expect(followUp.group().approvals.get(revocation.approvalId)?.decision).toBe('revoked')
@@ -224,7 +272,13 @@ describe('every Command and Event kind, through @weft/client', () => {
   it('changes a Membership under the next epoch, fencing the previous one [command membership.change] [event membership.changed] [error MEMBERSHIP_STALE]', async () => {
     const w = await started()
     const before = w.as.worker1.build('message.post', { messageId: 'urn:weft:test:message:stale', conversationId: w.group().group.mainConversationId, content: text('Hello.') })
-    const changed = await w.as.coordinator.membershipChange({ membershipId: `${GROUP}:membership:worker1`, member: cast.worker1.actor, role: 'worker', state: 'active', scopes: ['group:read', 'work_item:write'] })
+    const changed = await w.as.coordinator.membershipChange({
+      membershipId: `${GROUP}:membership:worker1`,
+      member: cast.worker1.actor,
+      role: 'worker',
+      state: 'active',
+      scopes: ['group:read', 'work_item:write'],
+    })
     expect(payloadOf(changed, 'membership.changed').membership).toMatchObject({ membershipEpoch: 2, scopes: ['group:read', 'work_item:write'] })
     expect(w.as.worker1.epochs.membership(GROUP)).toBe(2)
     expect(await codeOf(w.as.worker1.resend(before))).toBe('MEMBERSHIP_STALE')
@@ -266,11 +320,18 @@ describe('every Command and Event kind, through @weft/client', () => {
     const conversationId = w.group().group.mainConversationId
     const posted = await w.as.worker1.messagePost({ messageId: 'urn:weft:test:message:1', conversationId, content: text('The build is red.') })
     expect(payloadOf(posted, 'message.posted')).toMatchObject({ author: cast.worker1.actor, kind: 'message', authority: false })
-    const corrected = await w.as.worker1.messageCorrect({ messageId: 'urn:weft:test:message:2', targetMessageId: 'urn:weft:test:message:1', content: text('The build is green.'), reason: 'Misread the dashboard.' })
+    const corrected = await w.as.worker1.messageCorrect({
+      messageId: 'urn:weft:test:message:2',
+      targetMessageId: 'urn:weft:test:message:1',
+      content: text('The build is green.'),
+      reason: 'Misread the dashboard.',
+    })
     expect(payloadOf(corrected, 'message.corrected')).toMatchObject({ kind: 'correction', targetMessageId: 'urn:weft:test:message:1' })
     // §9.1: the original stays as accepted; the correction points at it.
     expect(w.group().messages.get('urn:weft:test:message:1')).toMatchObject({ message: { content: text('The build is red.') }, followUps: ['urn:weft:test:message:2'] })
-    expect(await codeOf(w.as.worker2.messageCorrect({ messageId: 'urn:weft:test:message:3', targetMessageId: 'urn:weft:test:message:1', content: text('No.'), reason: 'Not mine.' }))).toBe('AUTH_FORBIDDEN')
+    expect(await codeOf(w.as.worker2.messageCorrect({ messageId: 'urn:weft:test:message:3', targetMessageId: 'urn:weft:test:message:1', content: text('No.'), reason: 'Not mine.' }))).toBe(
+      'AUTH_FORBIDDEN',
+    )
   })
 
   it('retracts a Message as its author and redacts another as Coordinator [command message.retract] [event message.retracted] [command message.redact] [event message.redacted]', async () => {
@@ -278,11 +339,23 @@ describe('every Command and Event kind, through @weft/client', () => {
     const conversationId = w.group().group.mainConversationId
     await w.as.worker1.messagePost({ messageId: 'urn:weft:test:message:a', conversationId, content: text('Wrong thread.') })
     await w.as.worker2.messagePost({ messageId: 'urn:weft:test:message:b', conversationId, content: text('A leaked secret.') })
-    const retracted = await w.as.worker1.messageRetract({ messageId: 'urn:weft:test:message:c', targetMessageId: 'urn:weft:test:message:a', content: text('Retracted.'), reason: 'Posted in the wrong place.' })
+    const retracted = await w.as.worker1.messageRetract({
+      messageId: 'urn:weft:test:message:c',
+      targetMessageId: 'urn:weft:test:message:a',
+      content: text('Retracted.'),
+      reason: 'Posted in the wrong place.',
+    })
     expect(payloadOf(retracted, 'message.retracted').kind).toBe('retraction')
-    const redacted = await w.as.coordinator.messageRedact({ messageId: 'urn:weft:test:message:d', targetMessageId: 'urn:weft:test:message:b', content: text('Redacted.'), reason: 'Policy: credentials.' })
+    const redacted = await w.as.coordinator.messageRedact({
+      messageId: 'urn:weft:test:message:d',
+      targetMessageId: 'urn:weft:test:message:b',
+      content: text('Redacted.'),
+      reason: 'Policy: credentials.',
+    })
     expect(payloadOf(redacted, 'message.redacted')).toMatchObject({ kind: 'redaction', author: cast.coordinator.actor })
-    expect(await codeOf(w.as.worker1.messageCorrect({ messageId: 'urn:weft:test:message:e', targetMessageId: 'urn:weft:test:message:a', content: text('Again.'), reason: 'Retry.' }))).toBe('INVALID_STATE_TRANSITION')
+    expect(await codeOf(w.as.worker1.messageCorrect({ messageId: 'urn:weft:test:message:e', targetMessageId: 'urn:weft:test:message:a', content: text('Again.'), reason: 'Retry.' }))).toBe(
+      'INVALID_STATE_TRANSITION',
+    )
   })
 
   it('grants a one-shot Cooperation Override [command policy.grant_cooperation_override] [event policy.cooperation_override.granted]', async () => {
@@ -334,7 +407,13 @@ describe('every Command and Event kind, through @weft/client', () => {
   it('offers with a corrected contract, appended as a new contract version first [command work.offer] [event work.offer.created] [event work.contract.revised]', async () => {
     const w = await started()
     const id = await reach(w, 'open')
-    const offered = await w.as.coordinator.workOffer({ workItemId: id, candidateAgentIds: [cast.worker1.actor.id], selectionBasis: SELECTION, offerExpiresInSeconds: 600, contract: contract({ goal: 'Implement the feature, with tests.' }) })
+    const offered = await w.as.coordinator.workOffer({
+      workItemId: id,
+      candidateAgentIds: [cast.worker1.actor.id],
+      selectionBasis: SELECTION,
+      offerExpiresInSeconds: 600,
+      contract: contract({ goal: 'Implement the feature, with tests.' }),
+    })
     expect(kinds(offered.events)).toEqual(['work.contract.revised', 'work.offer.created'])
     expect(payloadOf(offered, 'work.contract.revised')).toMatchObject({ previousContractVersion: 1, revisionReason: 'offer_correction', requiresReacceptance: true })
     expect(payloadOf(offered, 'work.offer.created')).toMatchObject({ offerExpiresAt: '2026-07-15T00:10:00.000Z', candidateAgentIds: [cast.worker1.actor.id] })
@@ -392,7 +471,13 @@ describe('every Command and Event kind, through @weft/client', () => {
     const artifact = await publish(w, id, 'the patch')
     expect(w.group().artifacts.get(artifact.artifactId)).toMatchObject({ ownershipEpoch: 1, executionLeaseId: runningOf(w, id).leaseId })
     const { epoch, leaseId } = runningOf(w, id)
-    const submitted = await w.as.worker1.workSubmit({ workItemId: id, ownershipEpoch: epoch, executionLeaseId: leaseId, artifactIds: [artifact.artifactId], evidence: [evidence(w.group(), id, cast.worker1)] })
+    const submitted = await w.as.worker1.workSubmit({
+      workItemId: id,
+      ownershipEpoch: epoch,
+      executionLeaseId: leaseId,
+      artifactIds: [artifact.artifactId],
+      evidence: [evidence(w.group(), id, cast.worker1)],
+    })
     expect(payloadOf(submitted, 'work.submitted').artifactHashes).toEqual([artifact.contentHash])
     const accepted = await acceptResult(w, id)
     expect(payloadOf(accepted, 'work.result.accepted').evidence.map((e) => e.generatedBy)).toEqual([cast.reviewer.actor])
@@ -442,7 +527,10 @@ describe('every Command and Event kind, through @weft/client', () => {
     const id = await reach(w, 'active')
     const { epoch, leaseId } = runningOf(w, id)
     const recorded = await w.as.worker1.coreResourceUsageRecord({ workItemId: id, ownershipEpoch: epoch, executionLeaseId: leaseId, usageDelta: { toolCalls: 3, modelTokens: 1200 } })
-    expect(payloadOf(recorded, 'ext.missionweaveprotocol.core.resource_usage_recorded')).toMatchObject({ usageDelta: { toolCalls: 3, modelTokens: 1200 }, cumulativeUsage: { toolCalls: 3, modelTokens: 1200 } })
+    expect(payloadOf(recorded, 'ext.missionweaveprotocol.core.resource_usage_recorded')).toMatchObject({
+      usageDelta: { toolCalls: 3, modelTokens: 1200 },
+      cumulativeUsage: { toolCalls: 3, modelTokens: 1200 },
+    })
   })
 })
 
@@ -470,7 +558,11 @@ describe('§19 codes as the client receives them', () => {
 
   it('[error AUTH_INVALID_SIGNATURE] for a Command issued outside the freshness window', async () => {
     const w = await started()
-    await expectRefused(w, () => w.as.worker1.messagePost({ messageId: 'urn:weft:test:message:old', conversationId: w.group().group.mainConversationId, content: text('Old.') }, { issuedAt: '2026-07-14T23:50:00.000Z' }), 'AUTH_INVALID_SIGNATURE')
+    await expectRefused(
+      w,
+      () => w.as.worker1.messagePost({ messageId: 'urn:weft:test:message:old', conversationId: w.group().group.mainConversationId, content: text('Old.') }, { issuedAt: '2026-07-14T23:50:00.000Z' }),
+      'AUTH_INVALID_SIGNATURE',
+    )
   })
 
   it('[error AUTH_STALE_COORDINATOR] for a Coordinator Epoch a reappointment fenced', async () => {
@@ -524,13 +616,21 @@ describe('§19 codes as the client receives them', () => {
     const built = w.as.worker1.build('message.post', { messageId: 'urn:weft:test:message:once', conversationId: w.group().group.mainConversationId, content: text('Once.') })
     const first = await w.as.worker1.resend(built)
     expect(await w.as.worker1.resend(built)).toEqual({ ...first, duplicate: true })
-    await expectRefused(w, () => w.as.worker1.messagePost({ messageId: 'urn:weft:test:message:other', conversationId: w.group().group.mainConversationId, content: text('Other.') }, { actionId: built.command.actionId }), 'ACTION_ID_COLLISION')
+    await expectRefused(
+      w,
+      () => w.as.worker1.messagePost({ messageId: 'urn:weft:test:message:other', conversationId: w.group().group.mainConversationId, content: text('Other.') }, { actionId: built.command.actionId }),
+      'ACTION_ID_COLLISION',
+    )
   })
 
   it('[error UNKNOWN_CRITICAL_EXTENSION] for a critical Extension Profile the Authority cannot interpret', async () => {
     const w = await started()
     const extensions = { 'urn:weft:test:profile': { version: '1.0.0', critical: true, data: {} } }
-    await expectRefused(w, () => w.as.worker1.messagePost({ messageId: 'urn:weft:test:message:ext', conversationId: w.group().group.mainConversationId, content: text('Hi.') }, { extensions }), 'UNKNOWN_CRITICAL_EXTENSION')
+    await expectRefused(
+      w,
+      () => w.as.worker1.messagePost({ messageId: 'urn:weft:test:message:ext', conversationId: w.group().group.mainConversationId, content: text('Hi.') }, { extensions }),
+      'UNKNOWN_CRITICAL_EXTENSION',
+    )
   })
 
   it('[error WORK_CONTRACT_INCOMPLETE] for a contract without a goal', async () => {
@@ -551,7 +651,12 @@ describe('§19 codes as the client receives them', () => {
     const artifact = await publish(w, id)
     w.clock.advance(601)
     const { epoch, leaseId } = runningOf(w, id)
-    await expectRefused(w, () => w.as.worker1.workSubmit({ workItemId: id, ownershipEpoch: epoch, executionLeaseId: leaseId, artifactIds: [artifact.artifactId], evidence: [evidence(w.group(), id, cast.worker1)] }), 'WORK_LEASE_EXPIRED', id)
+    await expectRefused(
+      w,
+      () => w.as.worker1.workSubmit({ workItemId: id, ownershipEpoch: epoch, executionLeaseId: leaseId, artifactIds: [artifact.artifactId], evidence: [evidence(w.group(), id, cast.worker1)] }),
+      'WORK_LEASE_EXPIRED',
+      id,
+    )
   })
 
   it('[error APPROVAL_REQUIRED] for a start without the Execution Approval the contract requires', async () => {

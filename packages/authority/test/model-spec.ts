@@ -71,7 +71,12 @@ const EVERY_GUARD: Flags = Object.fromEntries(Object.keys(WORK_ITEM_GUARDS).map(
  * otherwise `INVALID_STATE_TRANSITION` when no row leaves the state on that event at all, or
  * `guardFaults` (why the guard does not hold) when rows exist but their guards fail.
  */
-export function machineStep(item: ItemModel, type: WorkItemEventType, flags: Flags, guardFaults: readonly ErrorCode[] = ['INVALID_STATE_TRANSITION']): { readonly next?: MachineSnapshot; readonly faults: readonly ErrorCode[] } {
+export function machineStep(
+  item: ItemModel,
+  type: WorkItemEventType,
+  flags: Flags,
+  guardFaults: readonly ErrorCode[] = ['INVALID_STATE_TRANSITION'],
+): { readonly next?: MachineSnapshot; readonly faults: readonly ErrorCode[] } {
   if (!item.snapshot.can({ type, ...flags })) return { faults: item.snapshot.can({ type, ...EVERY_GUARD }) ? guardFaults : ['INVALID_STATE_TRANSITION'] }
   const [next] = transition(workItemMachine, item.snapshot, { type, ...flags })
   return { next, faults: [] }

@@ -119,7 +119,10 @@ async function execute(world: World, plan: Plan): Promise<void> {
   item.snapshot = plan.next!
   item.revision += 1
   const allowed = rowEmits(from, plan.kind, stateOf(item))
-  expect(outcome.receipt.events.map((e) => e.kind).filter((kind) => !allowed.has(kind)), `${label}: Events outside its row`).toEqual([])
+  expect(
+    outcome.receipt.events.map((e) => e.kind).filter((kind) => !allowed.has(kind)),
+    `${label}: Events outside its row`,
+  ).toEqual([])
   plan.apply?.(outcome.receipt)
 }
 
@@ -534,13 +537,34 @@ const ownerArb = fc.record({ item: itemArb, who: whoArb, epoch: pickArb, lease: 
 
 /** The actions, weighted towards the ones that move a WorkItem forward. */
 const actions: fc.Arbitrary<Step> = fc.oneof(
-  { weight: 12, arbitrary: step('progress', fc.record({ item: itemArb, candidates: candidatesArb, seconds: secondsArb, active: fc.constantFrom('submit' as const, 'checkpoint' as const, 'block' as const, 'renew' as const) }), progress) },
+  {
+    weight: 12,
+    arbitrary: step(
+      'progress',
+      fc.record({ item: itemArb, candidates: candidatesArb, seconds: secondsArb, active: fc.constantFrom('submit' as const, 'checkpoint' as const, 'block' as const, 'renew' as const) }),
+      progress,
+    ),
+  },
   { weight: 3, arbitrary: step('offer', fc.record({ item: itemArb, candidates: candidatesArb, seconds: secondsArb, knobs: knobsArb }), offer) },
   { weight: 4, arbitrary: step('accept', fc.record({ item: itemArb, who: whoArb, seconds: secondsArb, knobs: knobsArb }), acceptOffer) },
   { weight: 4, arbitrary: step('start', ownerArb, start) },
   { weight: 2, arbitrary: step('renew', ownerArb, renew) },
-  { weight: 2, arbitrary: step('checkpoint', ownerArb.map((p) => ({ ...p, block: false })), pause) },
-  { weight: 2, arbitrary: step('block', ownerArb.map((p) => ({ ...p, block: true })), pause) },
+  {
+    weight: 2,
+    arbitrary: step(
+      'checkpoint',
+      ownerArb.map((p) => ({ ...p, block: false })),
+      pause,
+    ),
+  },
+  {
+    weight: 2,
+    arbitrary: step(
+      'block',
+      ownerArb.map((p) => ({ ...p, block: true })),
+      pause,
+    ),
+  },
   { weight: 2, arbitrary: step('unblock', fc.record({ item: itemArb, by: fc.oneof(fc.constantFrom('coordinator' as const, 'human' as const), whoArb), knobs: knobsArb }), unblock) },
   { weight: 4, arbitrary: step('submit', ownerArb, submit) },
   { weight: 2, arbitrary: step('accept_result', fc.record({ item: itemArb, knobs: knobsArb }), acceptResult) },
@@ -622,8 +646,18 @@ describe('the Group Authority against the ยง10.2 WorkItem statechart, with the ย
       log.map((e) => (e.kind === kind ? { ...e, payload: change(e.payload as Record<string, unknown>) } : e))
     expect(fencingViolations(tampered('work.submitted', (p) => ({ ...p, ownershipEpoch: 2 })))).toHaveLength(1)
     expect(fencingViolations(tampered('work.submitted', (p) => ({ ...p, executionLeaseId: NEVER_ISSUED })))).toHaveLength(1)
-    expect(ownershipViolations(group, tampered('work.offer.accepted', (p) => ({ ...p, ownershipEpoch: 2 })))).not.toEqual([])
-    expect(sequenceViolations(group, log.filter((e) => e.sequence !== 3))).not.toEqual([])
+    expect(
+      ownershipViolations(
+        group,
+        tampered('work.offer.accepted', (p) => ({ ...p, ownershipEpoch: 2 })),
+      ),
+    ).not.toEqual([])
+    expect(
+      sequenceViolations(
+        group,
+        log.filter((e) => e.sequence !== 3),
+      ),
+    ).not.toEqual([])
     expect([fencingViolations(log), ownershipViolations(group, log), sequenceViolations(group, log)]).toEqual([[], [], []])
   })
 })

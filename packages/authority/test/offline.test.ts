@@ -145,7 +145,11 @@ describe('refusals leave no Event and no state change (§11.5)', () => {
     expect(main).not.toBe(w.item(id).doc.conversationId)
     await expectRefused(
       w,
-      () => w.as.worker1.messagePost({ messageId: 'urn:weft:test:message:astray', conversationId: main, content: [{ type: 'text', text: 'Wrong room.' }] }, { extensions: offlineExtensions(offlineBinding(lease)) }),
+      () =>
+        w.as.worker1.messagePost(
+          { messageId: 'urn:weft:test:message:astray', conversationId: main, content: [{ type: 'text', text: 'Wrong room.' }] },
+          { extensions: offlineExtensions(offlineBinding(lease)) },
+        ),
       'INVALID_COMMAND',
     )
   })

@@ -190,7 +190,11 @@ describe('ordering', () => {
       ['kind before freshness', signed('ext.acme.tools.frobnicate' as never, {} as never, cast.owner, inGroup(cast.owner), stale), 'kind'],
       ['freshness before membership', signed('mission.cancel', { reason: 'r' }, cast.worker2, inGroup(cast.worker2), stale), 'freshness'],
       ['session before membership', signed('mission.cancel', { reason: 'r' }, cast.worker2, inGroup(cast.worker2, { sessionEpoch: 5 }), clock), 'session'],
-      ['membership before coordinator', signed('mission.renew_coordinator', { leaseSeconds: 60 }, cast.coordinator, coordinatorEnvelope({ membershipEpoch: 3, coordinatorEpoch: 3 }), clock), 'membership'],
+      [
+        'membership before coordinator',
+        signed('mission.renew_coordinator', { leaseSeconds: 60 }, cast.coordinator, coordinatorEnvelope({ membershipEpoch: 3, coordinatorEpoch: 3 }), clock),
+        'membership',
+      ],
       ['coordinator before role', signed('approval.grant_execution', approval, cast.coordinator, coordinatorEnvelope({ coordinatorEpoch: 2 }), clock), 'coordinator'],
       ['role before revision', signed('work.start', { workItemId: 'urn:x:w', ownershipEpoch: 1, executionLeaseSeconds: 60 }, cast.owner, inGroup(cast.owner, { expectedRevision: 9 }), clock), 'role'],
       ['revision before handler', signed('work.cancel', { workItemId: 'urn:x:w', reason: 'no' }, cast.owner, inGroup(cast.owner, { expectedRevision: 9 }), clock), 'revision'],

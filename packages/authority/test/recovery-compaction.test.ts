@@ -121,7 +121,11 @@ describe('redaction as an auditable tombstone (§7.4, §9.1)', () => {
     expect(log.map((e) => e.eventId)).toEqual(retained(kept.store, w.groupId).map((e) => e.eventId))
     expect(tombstone).toMatchObject({ sequence: secret.sequence, kind: 'message.posted', aggregateRevision: secret.aggregateRevision, occurredAt: secret.occurredAt })
     expect(tombstone.payload).toMatchObject({ messageId: (secret.payload as { messageId: string }).messageId, content: [{ type: 'text', text: 'Removed: a credential was posted.' }] })
-    expect(tombstone.extensions?.[REDACTION_EXTENSION]).toEqual({ version: '1.0.0', critical: false, data: { redactionMessageId: 'urn:weft:test:message:redaction', originalSignature: secret.signature.value } })
+    expect(tombstone.extensions?.[REDACTION_EXTENSION]).toEqual({
+      version: '1.0.0',
+      critical: false,
+      data: { redactionMessageId: 'urn:weft:test:message:redaction', originalSignature: secret.signature.value },
+    })
     expectSigned(w, log)
     expect(log.find((e) => e.eventId === plain.eventId)).toEqual(plain)
     expect(log.find((e) => e.eventId === redaction.eventId)).toEqual(redaction)
@@ -138,7 +142,11 @@ describe('redaction as an auditable tombstone (§7.4, §9.1)', () => {
     const { kept, secret } = await redacted()
     const { w } = kept
     const served = w.authority.events(w.groupId)
-    const unsigned = buildGroupSnapshot(w.group(), served, { snapshotId: 'urn:weft:test:snapshot:served', createdBy: { type: 'service', id: cast.controlPlane.actor.id }, createdAt: new Date(w.clock.nowMs).toISOString() })
+    const unsigned = buildGroupSnapshot(w.group(), served, {
+      snapshotId: 'urn:weft:test:snapshot:served',
+      createdBy: { type: 'service', id: cast.controlPlane.actor.id },
+      createdAt: new Date(w.clock.nowMs).toISOString(),
+    })
     const verdict = verifyGroupSnapshot(signGroupSnapshot(unsigned, cast.controlPlane.key), { registry: w.registry, events: retained(kept.store, w.groupId), group: w.group() })
     expect(verdict.ok).toBe(true)
     const through = secret.sequence! - 1

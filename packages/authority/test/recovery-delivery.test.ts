@@ -123,7 +123,11 @@ describe('delivery across compaction (§16)', () => {
             compact(s.group)
             if (s.op === 'compactUnder' && live) connection!.resume(id)
             else connect(fromCursors())
-          } else if (s.op === 'ack') delivery.ack(worker, reference.groups.map((g, i) => ({ groupId: ids[i]!, sequence: g.cursor })))
+          } else if (s.op === 'ack')
+            delivery.ack(
+              worker,
+              reference.groups.map((g, i) => ({ groupId: ids[i]!, sequence: g.cursor })),
+            )
           else if (connection?.status(ids[s.group]!) !== 'ended') connection?.[s.op](ids[s.group]!)
         }
         // Settle: a live connection from the recipient's Cursors, every Group resumed.

@@ -64,7 +64,10 @@ describe('retry limits of the Work Contract (§11.4)', () => {
     w.clock.advance(60)
     const refused = await refusal(offer(w, id))
     expect([refused.code, refused.details?.['limit'], refused.details?.['attemptsUsed']]).toEqual(['BUDGET_EXCEEDED', 'attempts', 2])
-    expect(kinds((await offerCorrected(w, id, { retryPolicy: { maxAttempts: 3, backoff: 'fixed', maxDelay: 'PT1M', retryableFailures: ['TRANSIENT'] } })).events)).toEqual(['work.contract.revised', 'work.offer.created'])
+    expect(kinds((await offerCorrected(w, id, { retryPolicy: { maxAttempts: 3, backoff: 'fixed', maxDelay: 'PT1M', retryableFailures: ['TRANSIENT'] } })).events)).toEqual([
+      'work.contract.revised',
+      'work.offer.created',
+    ])
   })
 
   it('counts the attempts an owner reports: one failure after three local attempts exhausts a three-attempt contract', async () => {

@@ -151,7 +151,10 @@ describe('revocation on the WebSocket binding (§6.3, §17)', () => {
     // A client's connection ends for good, and its next Command is refused with the revocation's code.
     await register(world.w, 'worker2', 2, { status: 'revoked' })
     await until(conn, 'closed')
-    expect((await refusal(client.messagePost({ messageId: 'urn:weft:test:message:revoked', conversationId: world.w.group().group.mainConversationId, content: [{ type: 'text', text: 'Still here?' }] }))).code).toBe('AUTH_FORBIDDEN')
+    expect(
+      (await refusal(client.messagePost({ messageId: 'urn:weft:test:message:revoked', conversationId: world.w.group().group.mainConversationId, content: [{ type: 'text', text: 'Still here?' }] })))
+        .code,
+    ).toBe('AUTH_FORBIDDEN')
     expect(world.server.connections).toEqual([])
     expectIntegrity(world.w)
   })
@@ -169,7 +172,14 @@ describe('revocation on the WebSocket binding (§6.3, §17)', () => {
     expect(ended.error.message).toBe('The signed document could not be verified.')
     expect(await raw.closed).toBe(4409)
     expect(await other.barrier()).toEqual([])
-    const refused = await connectWebSocket({ url: world.server.url, actor: cast.worker1.actor, signingKey: cast.worker1.key, clock: { now: () => world!.w.clock.nowMs }, heartbeatMs: 0, reconnect: false }).then(
+    const refused = await connectWebSocket({
+      url: world.server.url,
+      actor: cast.worker1.actor,
+      signingKey: cast.worker1.key,
+      clock: { now: () => world!.w.clock.nowMs },
+      heartbeatMs: 0,
+      reconnect: false,
+    }).then(
       () => 'session opened',
       (e: { code?: string }) => e.code,
     )

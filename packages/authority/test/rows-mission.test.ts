@@ -15,7 +15,26 @@ import type { AuthorityPolicy } from '../src/policy.js'
 import { contextPackage } from './fixtures-missions.js'
 import { decision } from '@weft/testkit/documents'
 import { cast } from '@weft/testkit/fixtures'
-import { approveMission, CHILD_CONTRACT, coordinatorOf, expectRefused, kinds, missionCreate, MISSION_ROW_CASES, openMission, ownerOf, promote, reach, reachMission, started, submitMission, type MissionReachable, rowTests, type RowCase, type World } from '@weft/testkit/world'
+import {
+  approveMission,
+  CHILD_CONTRACT,
+  coordinatorOf,
+  expectRefused,
+  kinds,
+  missionCreate,
+  MISSION_ROW_CASES,
+  openMission,
+  ownerOf,
+  promote,
+  reach,
+  reachMission,
+  started,
+  submitMission,
+  type MissionReachable,
+  rowTests,
+  type RowCase,
+  type World,
+} from '@weft/testkit/world'
 
 /** What a step carries from its preparation to its Command. */
 interface Scratch {
@@ -75,11 +94,13 @@ const queuedItem = async (w: World, s: Scratch) => {
 }
 
 /** A child Mission (under `policy`) brought to `state`; the row moves it (or, on failure, its parent). */
-const childAt = (state: MissionReachable, childFailurePolicy: ChildFailurePolicy = 'block_parent_work_item') => async (w: World, s: Scratch) => {
-  await queuedItem(w, s)
-  s.child = (await promote(w, s.workItemId!, { childFailurePolicy })).child
-  await reachMission(s.child, state, CHILD_CONTRACT)
-}
+const childAt =
+  (state: MissionReachable, childFailurePolicy: ChildFailurePolicy = 'block_parent_work_item') =>
+  async (w: World, s: Scratch) => {
+    await queuedItem(w, s)
+    s.child = (await promote(w, s.workItemId!, { childFailurePolicy })).child
+    await reachMission(s.child, state, CHILD_CONTRACT)
+  }
 
 const NON_TERMINAL = ['active', 'awaiting_approval'] as const
 
@@ -102,7 +123,11 @@ const PLANS: Readonly<Record<string, RowPlan>> = {
     refuse: { how: 'the linked Mission is not approved', code: 'INVALID_STATE_TRANSITION' },
   },
   '[row none --mission.create_child--> active]': {
-    perform: { how: 'the Coordinator promotes a WorkItem; it owns the child', before: queuedItem, after: async (_w, s) => expect(s.target!.group().mission.missionOwner).toEqual(cast.coordinator.actor) },
+    perform: {
+      how: 'the Coordinator promotes a WorkItem; it owns the child',
+      before: queuedItem,
+      after: async (_w, s) => expect(s.target!.group().mission.missionOwner).toEqual(cast.coordinator.actor),
+    },
     refuse: { how: 'the child would exceed the Organization’s Mission depth', before: queuedItem, policy: { maxMissionDepth: 0 }, code: 'RATE_LIMITED' },
   },
   '[row active --mission.submit_for_approval--> awaiting_approval]': {
@@ -121,13 +146,18 @@ const PLANS: Readonly<Record<string, RowPlan>> = {
     refuse: {
       how: 'nothing was submitted',
       before: (w) => reach(w, 'verified'),
-      act: (w) => w.as.owner.missionRequestChanges({ approval: decision(w.group(), cast.owner, 'changes_requested', { artifactHashes: [...w.group().artifacts.values()].map((a) => a.manifest.contentHash) }) }),
+      act: (w) =>
+        w.as.owner.missionRequestChanges({ approval: decision(w.group(), cast.owner, 'changes_requested', { artifactHashes: [...w.group().artifacts.values()].map((a) => a.manifest.contentHash) }) }),
       code: 'INVALID_STATE_TRANSITION',
     },
   },
   '[row awaiting_approval --mission.approve--> approved]': {
     perform: { how: 'the MissionOwner’s signed Approval ends the Coordinator lease', after: async (w) => expect(w.group().coordinatorLease.state).toBe('released') },
-    refuse: { how: 'a reviewer relaying the owner’s Approval is not the MissionOwner', act: (w) => w.as.reviewer.missionApprove({ approval: decision(w.group(), cast.owner, 'approved') }), code: 'AUTH_FORBIDDEN' },
+    refuse: {
+      how: 'a reviewer relaying the owner’s Approval is not the MissionOwner',
+      act: (w) => w.as.reviewer.missionApprove({ approval: decision(w.group(), cast.owner, 'approved') }),
+      code: 'AUTH_FORBIDDEN',
+    },
   },
   ...each(
     (from) => `[row ${from} --mission.cancel--> cancelled]`,

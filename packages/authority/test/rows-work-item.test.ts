@@ -13,7 +13,40 @@ import type { WorkContract } from '@weft/spec'
 import { describe, expect, it } from 'vitest'
 import { SELECTION } from '@weft/testkit/documents'
 import { cast, contract, evidence } from '@weft/testkit/fixtures'
-import { accept, acceptResult, authorize, block, cancelWork, checkpoint, CHILD_CONTRACT, coordinatorOf, expectRefused, failureEvidence, failWork, grantExecution, kinds, offer, ownerName, ownerOf, promote, publish, reach, reachMission, approveMission, renew, runningOf, start, started, submit, wid, WORK_ITEM_ROW_CASES, type Reachable, rowTests, type RowCase, type World } from '@weft/testkit/world'
+import {
+  accept,
+  acceptResult,
+  authorize,
+  block,
+  cancelWork,
+  checkpoint,
+  CHILD_CONTRACT,
+  coordinatorOf,
+  expectRefused,
+  failureEvidence,
+  failWork,
+  grantExecution,
+  kinds,
+  offer,
+  ownerName,
+  ownerOf,
+  promote,
+  publish,
+  reach,
+  reachMission,
+  approveMission,
+  renew,
+  runningOf,
+  start,
+  started,
+  submit,
+  wid,
+  WORK_ITEM_ROW_CASES,
+  type Reachable,
+  rowTests,
+  type RowCase,
+  type World,
+} from '@weft/testkit/world'
 
 /** What a step carries from its preparation to its Command. */
 interface Scratch {
@@ -122,7 +155,11 @@ const PLANS: Readonly<Record<string, RowPlan>> = {
   },
   '[row open --work.offer--> offered]': {
     perform: { how: 'the Coordinator offers it' },
-    refuse: { how: 'a Worker is neither Coordinator nor delegate', code: 'AUTH_FORBIDDEN', act: (w, id) => w.as.worker1.workOffer({ workItemId: id, candidateAgentIds: [cast.worker1.actor.id], selectionBasis: SELECTION, offerExpiresInSeconds: 60 }) },
+    refuse: {
+      how: 'a Worker is neither Coordinator nor delegate',
+      code: 'AUTH_FORBIDDEN',
+      act: (w, id) => w.as.worker1.workOffer({ workItemId: id, candidateAgentIds: [cast.worker1.actor.id], selectionBasis: SELECTION, offerExpiresInSeconds: 60 }),
+    },
   },
   '[row offered --work.offer--> offered]': {
     perform: { how: 'a new offer replaces the pending one', after: async (w, id) => expect(w.item(id).doc.offers?.map((o) => o.status)).toEqual(['withdrawn', 'withdrawn', 'pending']) },
@@ -192,7 +229,11 @@ const PLANS: Readonly<Record<string, RowPlan>> = {
     (from) => `[row ${from} --work.fail--> failed]`,
     () => ({
       perform: { how: 'the Coordinator fails it with failure Evidence' },
-      refuse: { how: 'without failure Evidence', code: 'INVALID_COMMAND', act: (w, id) => coordinatorOf(w).workFail({ workItemId: id, reason: 'No reason.', evidence: [evidence(w.group(), id, cast.coordinator)] }) },
+      refuse: {
+        how: 'without failure Evidence',
+        code: 'INVALID_COMMAND',
+        act: (w, id) => coordinatorOf(w).workFail({ workItemId: id, reason: 'No reason.', evidence: [evidence(w.group(), id, cast.coordinator)] }),
+      },
     }),
   ),
   ...each(
@@ -212,7 +253,10 @@ const PLANS: Readonly<Record<string, RowPlan>> = {
     OWNED,
     (from) => `[row ${from} --mission.create_child--> blocked]`,
     () => ({
-      perform: { how: 'the Coordinator promotes it to a child Mission; ownership is fenced', after: async (w, id) => expect([w.item(id).ownershipLease, w.item(id).childGroupId]).toEqual([undefined, expect.any(String)]) },
+      perform: {
+        how: 'the Coordinator promotes it to a child Mission; ownership is fenced',
+        after: async (w, id) => expect([w.item(id).ownershipLease, w.item(id).childGroupId]).toEqual([undefined, expect.any(String)]),
+      },
       refuse: {
         how: 'the child budget exceeds the WorkItem’s',
         code: 'BUDGET_EXCEEDED',
@@ -276,7 +320,11 @@ const PLANS: Readonly<Record<string, RowPlan>> = {
   },
   [`[row active --${USAGE}--> active]`]: {
     perform: { how: 'the owner records usage under its Execution Lease' },
-    refuse: { how: 'the delta exceeds the WorkItem budget', code: 'BUDGET_EXCEEDED', act: (w, id) => w.as.worker1.coreResourceUsageRecord({ workItemId: id, ...runningRef(w, id), usageDelta: { toolCalls: 51 } }) },
+    refuse: {
+      how: 'the delta exceeds the WorkItem budget',
+      code: 'BUDGET_EXCEEDED',
+      act: (w, id) => w.as.worker1.coreResourceUsageRecord({ workItemId: id, ...runningRef(w, id), usageDelta: { toolCalls: 51 } }),
+    },
   },
   '[row active --timer.execution_lease_expired--> active]': {
     perform: { how: 'the Execution Lease times out: no Event, renewal is refused', act: elapse(601), after: (w, id) => expectRefused(w, () => renew(w, id), 'WORK_LEASE_EXPIRED', id) },

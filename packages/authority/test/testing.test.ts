@@ -84,8 +84,18 @@ describe('createTestOrganization', () => {
     // A Mission names a Coordinator with an open session (§7.1); the Coordinator enrols the worker,
     // whose Command then carries the Session and Membership Epochs it learned from the receipts.
     await clientOf(org.humans.owner).missionCreate(mission(org.agents.coordinator.actor.id))
-    await clientOf(org.agents.coordinator).membershipChange({ membershipId: `${GROUP}:membership:worker`, member: org.agents.worker.actor, role: 'worker', state: 'active', scopes: ['group:read', 'group:write'] })
-    const posted = await clientOf(org.agents.worker).messagePost({ messageId: 'urn:weft:testing-test:message:1', conversationId: authority.group(GROUP)!.group.mainConversationId, content: [{ type: 'text', text: 'Ready.' }] })
+    await clientOf(org.agents.coordinator).membershipChange({
+      membershipId: `${GROUP}:membership:worker`,
+      member: org.agents.worker.actor,
+      role: 'worker',
+      state: 'active',
+      scopes: ['group:read', 'group:write'],
+    })
+    const posted = await clientOf(org.agents.worker).messagePost({
+      messageId: 'urn:weft:testing-test:message:1',
+      conversationId: authority.group(GROUP)!.group.mainConversationId,
+      content: [{ type: 'text', text: 'Ready.' }],
+    })
     expect(posted.events.map((e) => e.kind)).toEqual(['message.posted'])
     expect(clientOf(org.agents.worker)).toBe(clientOf(org.agents.worker))
   })

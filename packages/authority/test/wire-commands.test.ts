@@ -96,7 +96,12 @@ describe('a COMMAND frame', () => {
     await until(conn, 'open')
     const head = world.w.group().head
     const stale = (await rejection(client.resend(built))) as ProtocolError
-    expect([stale.code, stale.retryable, stale.details?.['currentSessionEpoch'], stale.details?.['commandSessionEpoch']]).toEqual(['AUTH_STALE_SESSION', false, conn.sessionEpoch(), built.command.sessionEpoch])
+    expect([stale.code, stale.retryable, stale.details?.['currentSessionEpoch'], stale.details?.['commandSessionEpoch']]).toEqual([
+      'AUTH_STALE_SESSION',
+      false,
+      conn.sessionEpoch(),
+      built.command.sessionEpoch,
+    ])
     expect(world.w.group().head).toBe(head)
     // A new Command under the current epoch goes through (the client learned it from the state event).
     await client.messagePost(message(world))
@@ -129,6 +134,7 @@ describe('while disconnected', () => {
     expect(await rejection(overflow[1]!)).toBeInstanceOf(TransportUnavailableError)
     await until(conn, 'open')
     // Built under the fenced epoch, the buffered Commands reached the Authority and were refused there (§19).
-    for (const sent of [buffered, overflow[0]!]) expect(await rejection(sent)).toMatchObject({ code: 'AUTH_STALE_SESSION', details: { commandSessionEpoch: staleEpoch, currentSessionEpoch: conn.sessionEpoch() } })
+    for (const sent of [buffered, overflow[0]!])
+      expect(await rejection(sent)).toMatchObject({ code: 'AUTH_STALE_SESSION', details: { commandSessionEpoch: staleEpoch, currentSessionEpoch: conn.sessionEpoch() } })
   })
 })

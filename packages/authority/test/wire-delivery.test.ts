@@ -36,7 +36,13 @@ async function bothGroups() {
   const two = await withSecondGroup(world.w)
   const { conn } = await world.connect('worker1')
   const seen = recorder()
-  conn.feed.subscribe([{ groupId: GROUP, afterSequence: 0 }, { groupId: GROUP_TWO, afterSequence: 0 }], seen)
+  conn.feed.subscribe(
+    [
+      { groupId: GROUP, afterSequence: 0 },
+      { groupId: GROUP_TWO, afterSequence: 0 },
+    ],
+    seen,
+  )
   return { ww: world, two, conn, seen }
 }
 
@@ -70,7 +76,13 @@ describe('one connection, every Group (§17.1, §17.2)', () => {
     world = await wireWorld()
     const { conn } = await world.connect('worker1')
     const seen = recorder()
-    conn.feed.subscribe([{ groupId: 'urn:weft:test:group:hidden', afterSequence: 0 }, { groupId: GROUP, afterSequence: 0 }], seen)
+    conn.feed.subscribe(
+      [
+        { groupId: 'urn:weft:test:group:hidden', afterSequence: 0 },
+        { groupId: GROUP, afterSequence: 0 },
+      ],
+      seen,
+    )
     await conn.ping()
     expect(seen.errors.map(([groupId, e]) => [groupId, e.code])).toEqual([['urn:weft:test:group:hidden', 'GROUP_NOT_FOUND']])
     expect(sequencesByGroup(seen.events)).toEqual({ [GROUP]: visible(world, GROUP) })
@@ -90,7 +102,12 @@ describe('below a compaction point (§16, §19)', () => {
       raw.send({ protocolVersion: '0.1', frameId: 'urn:weft:test:frame:sub-old', frameType: 'SUBSCRIBE', subscriptionId: 'urn:weft:test:sub:old', groups: [{ groupId: GROUP, afterSequence: 0 }] })
       const frame = await raw.nextError('CURSOR_TOO_OLD')
       expect(validators.websocketFrame.errors(frame)).toEqual([])
-      expect(frame.error).toMatchObject({ relatedFrameId: 'urn:weft:test:frame:sub-old', groupId: GROUP, snapshotArtifactHash: record.snapshotHash, details: { snapshotHash: record.snapshotHash, throughSequence: record.throughSequence } })
+      expect(frame.error).toMatchObject({
+        relatedFrameId: 'urn:weft:test:frame:sub-old',
+        groupId: GROUP,
+        snapshotArtifactHash: record.snapshotHash,
+        details: { snapshotHash: record.snapshotHash, throughSequence: record.throughSequence },
+      })
     } finally {
       raw.close()
     }
@@ -148,7 +165,13 @@ describe('backpressure (§17.3)', () => {
     const seen = recorder()
     const headOne = world.w.group().head
     const headTwo = two.group().head
-    conn.feed.subscribe([{ groupId: GROUP, afterSequence: headOne }, { groupId: GROUP_TWO, afterSequence: headTwo }], seen)
+    conn.feed.subscribe(
+      [
+        { groupId: GROUP, afterSequence: headOne },
+        { groupId: GROUP_TWO, afterSequence: headTwo },
+      ],
+      seen,
+    )
     await post(world.w, 10)
     await conn.ping()
     const paused = seen.errors.filter(([, e]) => e.code === 'BACKPRESSURE')

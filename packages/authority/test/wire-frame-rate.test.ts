@@ -74,7 +74,15 @@ describe('the inbound frame allowance (maxFramesPerSecond)', () => {
     for (let i = 0; i < 300; i++) flooder.send(ping(nonceOf(i)))
     expect((await frames(flooder, 300)).every((f) => f.frameType === 'PING')).toBe(true)
     for (const bad of [-1, 1.5, Number.NaN]) {
-      await expect(createWireServer({ authority: world.w.authority, registry: world.w.registry, sessionIssuer: { actor: { type: 'service', id: cast.controlPlane.actor.id }, signingKey: cast.controlPlane.key }, insecureLoopback: true, maxFramesPerSecond: bad })).rejects.toThrow(/maxFramesPerSecond must be a non-negative integer/)
+      await expect(
+        createWireServer({
+          authority: world.w.authority,
+          registry: world.w.registry,
+          sessionIssuer: { actor: { type: 'service', id: cast.controlPlane.actor.id }, signingKey: cast.controlPlane.key },
+          insecureLoopback: true,
+          maxFramesPerSecond: bad,
+        }),
+      ).rejects.toThrow(/maxFramesPerSecond must be a non-negative integer/)
     }
   })
 })

@@ -37,7 +37,16 @@ describe('a verified handshake', () => {
     const challenges = []
     for (let i = 0; i < 2; i++) {
       const raw = await rawSocket(world.server.url)
-      raw.send({ protocolVersion: '0.1', frameId: 'urn:weft:test:init', frameType: 'HELLO', phase: 'client_init', agentId: cast.worker1.actor.id, keyId: cast.worker1.key.keyId, clientNonce: 'c2FtZS1ub25jZQ', supportedVersions: ['0.1'] })
+      raw.send({
+        protocolVersion: '0.1',
+        frameId: 'urn:weft:test:init',
+        frameType: 'HELLO',
+        phase: 'client_init',
+        agentId: cast.worker1.actor.id,
+        keyId: cast.worker1.key.keyId,
+        clientNonce: 'c2FtZS1ub25jZQ',
+        supportedVersions: ['0.1'],
+      })
       const challenge = await raw.next()
       if (challenge.frameType !== 'HELLO' || challenge.phase !== 'server_challenge') return expect.fail(`got ${JSON.stringify(challenge)}`)
       expect([challenge.clientNonce, challenge.selectedVersion]).toEqual(['c2FtZS1ub25jZQ', '0.1'])
@@ -72,12 +81,31 @@ describe('a refused handshake closes the connection with the §19 code', () => {
     const epoch = epochOf(world, 'worker1')
     // Record a valid response to a challenge of the second connection... then send it on a third.
     const second = await rawSocket(world.server.url)
-    const init = { protocolVersion: '0.1', frameId: 'urn:weft:test:init:2', frameType: 'HELLO', phase: 'client_init', agentId: cast.worker1.actor.id, keyId: cast.worker1.key.keyId, clientNonce: 'cmVwbGF5ZWQtbm9uY2U', supportedVersions: ['0.1'] }
+    const init = {
+      protocolVersion: '0.1',
+      frameId: 'urn:weft:test:init:2',
+      frameType: 'HELLO',
+      phase: 'client_init',
+      agentId: cast.worker1.actor.id,
+      keyId: cast.worker1.key.keyId,
+      clientNonce: 'cmVwbGF5ZWQtbm9uY2U',
+      supportedVersions: ['0.1'],
+    }
     second.send(init)
     const challenge = await second.next()
     if (challenge.frameType !== 'HELLO' || challenge.phase !== 'server_challenge') return expect.fail('no challenge')
     const transcript = { agentId: init.agentId, keyId: init.keyId, selectedVersion: '0.1', clientNonce: init.clientNonce, serverNonce: challenge.serverNonce, challenge: challenge.challenge }
-    const response = { protocolVersion: '0.1', frameId: 'urn:weft:test:response', frameType: 'HELLO', phase: 'client_response', agentId: init.agentId, keyId: init.keyId, clientNonce: init.clientNonce, serverNonce: challenge.serverNonce, challengeSignature: encodeBase64url(cast.worker1.key.pair.sign(helloTranscriptBytes(transcript))) }
+    const response = {
+      protocolVersion: '0.1',
+      frameId: 'urn:weft:test:response',
+      frameType: 'HELLO',
+      phase: 'client_response',
+      agentId: init.agentId,
+      keyId: init.keyId,
+      clientNonce: init.clientNonce,
+      serverNonce: challenge.serverNonce,
+      challengeSignature: encodeBase64url(cast.worker1.key.pair.sign(helloTranscriptBytes(transcript))),
+    }
     second.close()
     const third = await rawSocket(world.server.url)
     third.send({ ...init, frameId: 'urn:weft:test:init:3' })
@@ -93,7 +121,16 @@ describe('a refused handshake closes the connection with the §19 code', () => {
   it('refuses an unsupported version [error UNSUPPORTED_VERSION], a frame before HELLO [error AUTH_REQUIRED] and a HELLO out of order', async () => {
     world = await wireWorld()
     const versions = await rawSocket(world.server.url)
-    versions.send({ protocolVersion: '0.1', frameId: 'urn:weft:test:init', frameType: 'HELLO', phase: 'client_init', agentId: cast.worker1.actor.id, keyId: cast.worker1.key.keyId, clientNonce: 'bm9uY2U', supportedVersions: ['0.2'] })
+    versions.send({
+      protocolVersion: '0.1',
+      frameId: 'urn:weft:test:init',
+      frameType: 'HELLO',
+      phase: 'client_init',
+      agentId: cast.worker1.actor.id,
+      keyId: cast.worker1.key.keyId,
+      clientNonce: 'bm9uY2U',
+      supportedVersions: ['0.2'],
+    })
     expect((await versions.nextError('UNSUPPORTED_VERSION')).error.details).toEqual({ supportedVersions: ['0.1'] })
     expect(await versions.closed).toBe(4401)
 
@@ -103,7 +140,17 @@ describe('a refused handshake closes the connection with the §19 code', () => {
     expect(await early.closed).toBe(4401)
 
     const disorder = await rawSocket(world.server.url)
-    disorder.send({ protocolVersion: '0.1', frameId: 'urn:weft:test:resp', frameType: 'HELLO', phase: 'client_response', agentId: cast.worker1.actor.id, keyId: cast.worker1.key.keyId, clientNonce: 'bm9uY2U', serverNonce: 'bm9uY2U', challengeSignature: 'c2ln' })
+    disorder.send({
+      protocolVersion: '0.1',
+      frameId: 'urn:weft:test:resp',
+      frameType: 'HELLO',
+      phase: 'client_response',
+      agentId: cast.worker1.actor.id,
+      keyId: cast.worker1.key.keyId,
+      clientNonce: 'bm9uY2U',
+      serverNonce: 'bm9uY2U',
+      challengeSignature: 'c2ln',
+    })
     await disorder.nextError('PROTOCOL_VIOLATION')
     expect(await disorder.closed).toBe(4401)
   })
@@ -135,7 +182,9 @@ describe('Session Epoch fencing (§4.4, §6.3)', () => {
     expect(newer.conn.sessionEpoch()).toBe(older.conn.sessionEpoch() + 1)
     // The fenced runtime does not reconnect (it would fence the newer one in turn) and its
     // Commands are refused as stale, never reported as a mere disconnection.
-    const stale = await refusal(older.client.messagePost({ messageId: 'urn:weft:test:message:stale', conversationId: world.w.group().group.mainConversationId, content: [{ type: 'text', text: 'Still here?' }] }))
+    const stale = await refusal(
+      older.client.messagePost({ messageId: 'urn:weft:test:message:stale', conversationId: world.w.group().group.mainConversationId, content: [{ type: 'text', text: 'Still here?' }] }),
+    )
     expect([stale.code, stale.details?.['currentSessionEpoch']]).toEqual(['AUTH_STALE_SESSION', newer.conn.sessionEpoch()])
     expect(world.server.connections.map((c) => c.sessionEpoch)).toEqual([newer.conn.sessionEpoch()])
     await newer.client.messagePost({ messageId: 'urn:weft:test:message:fresh', conversationId: world.w.group().group.mainConversationId, content: [{ type: 'text', text: 'Taking over.' }] })

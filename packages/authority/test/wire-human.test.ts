@@ -112,7 +112,13 @@ function refusedUpgrade(url: string, protocols: readonly string[]): Promise<{ st
 
 let frames = 0
 const frameId = (): string => `urn:weft:test:frame:human-${++frames}`
-const subscribe = (groupId: string, id = frameId()) => ({ protocolVersion: '0.1', frameId: id, frameType: 'SUBSCRIBE', subscriptionId: `urn:weft:test:subscription:${frames}`, groups: [{ groupId, afterSequence: 0 }] })
+const subscribe = (groupId: string, id = frameId()) => ({
+  protocolVersion: '0.1',
+  frameId: id,
+  frameType: 'SUBSCRIBE',
+  subscriptionId: `urn:weft:test:subscription:${frames}`,
+  groups: [{ groupId, afterSequence: 0 }],
+})
 const commandFrame = (command: object) => ({ protocolVersion: '0.1', frameId: frameId(), frameType: 'COMMAND', command })
 const message = (ww: WireWorld, text = 'From the console.') => ({
   messageId: `urn:weft:test:message:human-${++frames}`,
@@ -135,7 +141,9 @@ describe('the admission of a human session (§5)', () => {
     expect(raw.protocol).toBe(PROTOCOL)
     expect(first).toMatchObject({ frameType: 'PING', nonce: expect.any(String) })
     expect(first).not.toHaveProperty('replyToNonce')
-    expect(ww.server.connections).toEqual([expect.objectContaining({ principal: { type: 'human', id: cast.owner.actor.id }, agentId: undefined, sessionEpoch: undefined, status: 'open', groupIds: [] })])
+    expect(ww.server.connections).toEqual([
+      expect.objectContaining({ principal: { type: 'human', id: cast.owner.actor.id }, agentId: undefined, sessionEpoch: undefined, status: 'open', groupIds: [] }),
+    ])
     // The session answers PINGs at once: no HELLO was needed.
     expect(await raw.barrier()).toEqual([])
   })
@@ -247,7 +255,13 @@ describe('a human session (§8, §15, §17)', () => {
     const { ww, gate } = await humanWorld()
     const { raw } = await openHuman(ww, signIn(ww, gate, cast.owner).token)
     const head = ww.w.group().head
-    const stranger = createClient({ actor: STRANGER.actor, signingKey: STRANGER.key, transport: { submit: () => Promise.reject(new Error('not sent')) }, groupId: ww.w.groupId, clock: { now: () => ww.w.clock.nowMs } })
+    const stranger = createClient({
+      actor: STRANGER.actor,
+      signingKey: STRANGER.key,
+      transport: { submit: () => Promise.reject(new Error('not sent')) },
+      groupId: ww.w.groupId,
+      clock: { now: () => ww.w.clock.nowMs },
+    })
     stranger.epochs.setMembership(ww.w.groupId, 1)
     const others = [
       ww.w.as.worker1.build('message.post', message(ww)),
@@ -267,7 +281,16 @@ describe('a human session (§8, §15, §17)', () => {
   it('refuses a HELLO like an Agent session does, and a Presence Record (§6.2: Presence is an Agent’s)', async () => {
     const { ww, gate } = await humanWorld()
     const { raw } = await openHuman(ww, signIn(ww, gate, cast.owner).token)
-    raw.send({ protocolVersion: '0.1', frameId: frameId(), frameType: 'HELLO', phase: 'client_init', agentId: cast.worker1.actor.id, keyId: cast.worker1.key.keyId, clientNonce: 'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', supportedVersions: ['0.1'] })
+    raw.send({
+      protocolVersion: '0.1',
+      frameId: frameId(),
+      frameType: 'HELLO',
+      phase: 'client_init',
+      agentId: cast.worker1.actor.id,
+      keyId: cast.worker1.key.keyId,
+      clientNonce: 'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA',
+      supportedVersions: ['0.1'],
+    })
     expect((await raw.nextError('PROTOCOL_VIOLATION')).error.fatal).toBeUndefined()
     // It names the person, so only the rule that Presence is an Agent's refuses it (not the Agent-ID or epoch checks).
     const presence = {

@@ -33,7 +33,14 @@ async function session(server: Partial<WireServerOptions> = {}): Promise<Session
   const raw = await rawSocket(ww.server.url)
   const accept = await raw.hello('worker1')
   if (accept.frameType !== 'HELLO' || accept.phase !== 'server_accept') throw new Error(`no session: ${JSON.stringify(accept)}`)
-  const client = createClient({ actor: cast.worker1.actor, signingKey: cast.worker1.key, transport: { submit: () => Promise.reject(new Error('unused')) }, groupId: GROUP, clock: { now: () => ww.w.clock.nowMs }, random: seededRandom(3) })
+  const client = createClient({
+    actor: cast.worker1.actor,
+    signingKey: cast.worker1.key,
+    transport: { submit: () => Promise.reject(new Error('unused')) },
+    groupId: GROUP,
+    clock: { now: () => ww.w.clock.nowMs },
+    random: seededRandom(3),
+  })
   client.epochs.setSession(accept.sessionEpoch)
   client.observe(ww.w.authority.events(GROUP))
   const conversationId = ww.w.group().group.mainConversationId
@@ -113,7 +120,16 @@ describe('a broken frame inside an intact message is refused and the connection 
     const event = world!.w.authority.events(GROUP)[0]!
     raw.send({ protocolVersion: '0.1', frameId: 'urn:weft:test:f:9', frameType: 'EVENT', event })
     expect((await raw.nextError('PROTOCOL_VIOLATION')).error.relatedFrameId).toBe('urn:weft:test:f:9')
-    raw.send({ protocolVersion: '0.1', frameId: 'urn:weft:test:f:10', frameType: 'HELLO', phase: 'client_init', agentId: cast.worker1.actor.id, keyId: cast.worker1.key.keyId, clientNonce: 'bm9uY2U', supportedVersions: ['0.1'] })
+    raw.send({
+      protocolVersion: '0.1',
+      frameId: 'urn:weft:test:f:10',
+      frameType: 'HELLO',
+      phase: 'client_init',
+      agentId: cast.worker1.actor.id,
+      keyId: cast.worker1.key.keyId,
+      clientNonce: 'bm9uY2U',
+      supportedVersions: ['0.1'],
+    })
     await raw.nextError('PROTOCOL_VIOLATION')
     await usable()
   })

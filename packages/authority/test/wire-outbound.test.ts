@@ -97,7 +97,13 @@ async function boundedWorld(w: World, server: Record<string, unknown> = {}) {
 
 let frames = 0
 const frameId = (): string => `urn:weft:test:frame:outbound-${++frames}`
-const subscribe = (groupId: string, afterSequence: number) => ({ protocolVersion: '0.1', frameId: frameId(), frameType: 'SUBSCRIBE', subscriptionId: `urn:weft:test:sub:${frames}`, groups: [{ groupId, afterSequence }] })
+const subscribe = (groupId: string, afterSequence: number) => ({
+  protocolVersion: '0.1',
+  frameId: frameId(),
+  frameType: 'SUBSCRIBE',
+  subscriptionId: `urn:weft:test:sub:${frames}`,
+  groups: [{ groupId, afterSequence }],
+})
 const ping = () => ({ protocolVersion: '0.1', frameId: frameId(), frameType: 'PING', nonce: 'AAAAAAAAAAAAAAAAAAAAAA', sentAt: '2026-07-15T00:00:00Z' })
 const ack = (groupId: string, sequence: number) => ({ protocolVersion: '0.1', frameId: frameId(), frameType: 'ACK', acknowledgements: [{ groupId, sequence }], sentAt: '2026-07-15T00:00:00Z' })
 
@@ -170,7 +176,14 @@ describe('a peer that does not read (§17.3 bounded buffering)', () => {
     const w = await started()
     const { ww, raw, log } = await boundedWorld(w)
     // Refused frames are answered with ERROR frames: they count as the PING replies do.
-    for (let i = 0; i < 200; i++) raw.send({ protocolVersion: '0.1', frameId: frameId(), frameType: 'SUBSCRIBE', subscriptionId: 'urn:weft:test:sub:hidden', groups: [{ groupId: 'urn:weft:test:group:hidden', afterSequence: 0 }] })
+    for (let i = 0; i < 200; i++)
+      raw.send({
+        protocolVersion: '0.1',
+        frameId: frameId(),
+        frameType: 'SUBSCRIBE',
+        subscriptionId: 'urn:weft:test:sub:hidden',
+        groups: [{ groupId: 'urn:weft:test:group:hidden', afterSequence: 0 }],
+      })
     const { code, frames } = await pingUntilClosed(raw)
     expect(code).toBe(CLOSE_CODES.tryAgainLater)
     expect(lastBackpressure(frames)).toMatchObject({ retryAfterMs: 1000, details: { reason: 'outbound-queue-full' } })
@@ -235,7 +248,13 @@ describe('a peer that reads (§16, §17.3)', () => {
       },
       onError: (error) => errors.push(error),
     }
-    conn.feed.subscribe([{ groupId: GROUP, afterSequence: 0 }, { groupId: GROUP_TWO, afterSequence: 0 }], handlers)
+    conn.feed.subscribe(
+      [
+        { groupId: GROUP, afterSequence: 0 },
+        { groupId: GROUP_TWO, afterSequence: 0 },
+      ],
+      handlers,
+    )
     // Committed while the replays are still on their way.
     await postLarge(w, 20)
     await postLarge(two, 20)

@@ -57,7 +57,16 @@ export async function wireWorld(options: { readonly server?: Partial<WireServerO
     delivery,
     async connect(who, extra = {}) {
       const { actor, key } = cast[who]
-      const conn = await connectWebSocket({ url: server.url, actor, signingKey: key, clock: { now: () => w.clock.nowMs }, random: seededRandom(seed++), heartbeatMs: 0, reconnect: { initialDelayMs: 5, maxDelayMs: 40 }, ...extra })
+      const conn = await connectWebSocket({
+        url: server.url,
+        actor,
+        signingKey: key,
+        clock: { now: () => w.clock.nowMs },
+        random: seededRandom(seed++),
+        heartbeatMs: 0,
+        reconnect: { initialDelayMs: 5, maxDelayMs: 40 },
+        ...extra,
+      })
       opened.push(conn)
       const client = createClient({ actor, signingKey: key, transport: conn.transport, groupId: w.groupId, clock: { now: () => w.clock.nowMs }, random: seededRandom(seed++) })
       // The client learns its Memberships from the logs (compacted parts included) and its Session Epoch from each handshake.
@@ -191,12 +200,35 @@ export async function rawSocket(url: string, protocols: readonly string[] = []):
     closed,
     async hello(who, override = {}) {
       const { actor, key } = cast[who]
-      const init = { protocolVersion: '0.1', frameId: id(), frameType: 'HELLO', phase: 'client_init', agentId: override.agentId ?? actor.id, keyId: override.keyId ?? key.keyId, clientNonce: override.clientNonce ?? encodeBase64url(new Uint8Array(32).fill(rawFrames)), supportedVersions: ['0.1'] }
+      const init = {
+        protocolVersion: '0.1',
+        frameId: id(),
+        frameType: 'HELLO',
+        phase: 'client_init',
+        agentId: override.agentId ?? actor.id,
+        keyId: override.keyId ?? key.keyId,
+        clientNonce: override.clientNonce ?? encodeBase64url(new Uint8Array(32).fill(rawFrames)),
+        supportedVersions: ['0.1'],
+      }
       raw.send(init)
       const challenge = await raw.next()
       if (challenge.frameType !== 'HELLO' || challenge.phase !== 'server_challenge') return challenge
-      const signature = key.pair.sign(helloTranscriptBytes({ agentId: init.agentId, keyId: init.keyId, selectedVersion: '0.1', clientNonce: init.clientNonce, serverNonce: challenge.serverNonce, challenge: challenge.challenge }))
-      raw.send(override.response ?? { protocolVersion: '0.1', frameId: id(), frameType: 'HELLO', phase: 'client_response', agentId: init.agentId, keyId: init.keyId, clientNonce: init.clientNonce, serverNonce: challenge.serverNonce, challengeSignature: encodeBase64url(signature) })
+      const signature = key.pair.sign(
+        helloTranscriptBytes({ agentId: init.agentId, keyId: init.keyId, selectedVersion: '0.1', clientNonce: init.clientNonce, serverNonce: challenge.serverNonce, challenge: challenge.challenge }),
+      )
+      raw.send(
+        override.response ?? {
+          protocolVersion: '0.1',
+          frameId: id(),
+          frameType: 'HELLO',
+          phase: 'client_response',
+          agentId: init.agentId,
+          keyId: init.keyId,
+          clientNonce: init.clientNonce,
+          serverNonce: challenge.serverNonce,
+          challengeSignature: encodeBase64url(signature),
+        },
+      )
       return raw.next()
     },
     async barrier() {

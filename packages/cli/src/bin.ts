@@ -219,7 +219,19 @@ async function demo(args: readonly string[], io: CliIo): Promise<number> {
     io.stderr(`weft demo: --console-port must be a TCP port (0 to 65535), got ${values['console-port']}\n`)
     return EXIT.usage
   }
-  if (withConsole) return demoWithConsole({ seed, pace, port: consolePort, appDir: values['console-app'], yes: values.yes === true, quiet: values.quiet === true, report: values['no-report'] === true ? undefined : (values.report ?? DEFAULT_REPORT_DIR) }, io)
+  if (withConsole)
+    return demoWithConsole(
+      {
+        seed,
+        pace,
+        port: consolePort,
+        appDir: values['console-app'],
+        yes: values.yes === true,
+        quiet: values.quiet === true,
+        report: values['no-report'] === true ? undefined : (values.report ?? DEFAULT_REPORT_DIR),
+      },
+      io,
+    )
   // The report is written at the end of the run: a directory that cannot take it is refused first.
   if (values['no-report'] !== true) await checkWritableDir(values.report ?? DEFAULT_REPORT_DIR, '--report')
   let decide: Decider = approveAll()
@@ -276,7 +288,10 @@ const DEFAULT_CONSOLE_PACE = 120
  * `--yes` the submissions wait for the person's decision in the browser; Ctrl-C ends the run
  * early. After the run the console stays open until Ctrl-C, so the result can be looked at.
  */
-async function demoWithConsole(o: { readonly seed: number; readonly pace: number; readonly port: number; readonly appDir: string | undefined; readonly yes: boolean; readonly quiet: boolean; readonly report: string | undefined }, io: CliIo): Promise<number> {
+async function demoWithConsole(
+  o: { readonly seed: number; readonly pace: number; readonly port: number; readonly appDir: string | undefined; readonly yes: boolean; readonly quiet: boolean; readonly report: string | undefined },
+  io: CliIo,
+): Promise<number> {
   if (o.report !== undefined) await checkWritableDir(o.report, '--report')
   const { openDemoConsole } = await import('./demo/console.js')
   const stop = new AbortController()
@@ -296,7 +311,9 @@ async function demoWithConsole(o: { readonly seed: number; readonly pace: number
           io.stdout(
             `Console: ${opened.url}\n` +
               `Sign in there with the MissionOwner's key file: ${opened.keyPath}\n` +
-              (o.yes ? 'Every submission is approved automatically (--yes); the console shows the work live.\n' : 'The Missions wait for your decision in the console (Approval or change request).\n') +
+              (o.yes
+                ? 'Every submission is approved automatically (--yes); the console shows the work live.\n'
+                : 'The Missions wait for your decision in the console (Approval or change request).\n') +
               'Ctrl-C stops.\n\n',
           )
         },

@@ -76,7 +76,10 @@ export function failureText(command: string | undefined, error: unknown, codes: 
   if (systemError(error)) {
     if (error.syscall === 'listen') {
       const where = error.address === undefined ? '' : ` ${error.address}${error.port === undefined ? '' : `:${error.port}`}`
-      const what = error.code === 'EADDRINUSE' ? 'the address is in use (EADDRINUSE): stop the process listening there, or choose another port (0 picks a free one)' : `${error.code}: choose another address or port`
+      const what =
+        error.code === 'EADDRINUSE'
+          ? 'the address is in use (EADDRINUSE): stop the process listening there, or choose another port (0 picks a free one)'
+          : `${error.code}: choose another address or port`
       return { text: `${prefix}: cannot listen on${where}: ${what}\n`, code: codes.failed }
     }
     const path = error.path === undefined ? '' : `${error.path}: `

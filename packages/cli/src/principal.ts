@@ -195,8 +195,17 @@ function parseAdd(args: readonly string[], now: number): AddRequest {
   const validFrom = values['valid-from'] ?? secondsOf(now)
   if (!isProtocolTimestamp(validFrom)) throw new UsageError(`--valid-from must be an RFC 3339 UTC timestamp, got ${validFrom}`)
   const validUntil = values['valid-until']
-  if (validUntil !== undefined && !(isProtocolTimestamp(validUntil) && Date.parse(validUntil) > Date.parse(validFrom))) throw new UsageError(`--valid-until must be an RFC 3339 UTC timestamp after ${validFrom}, got ${validUntil}`)
-  const base: AddRequest = { type: type as AddRequest['type'], dataDir: values.data, name: values.name, ...(values.id === undefined ? {} : { id: values.id }), keyOut: values['key-out'] ?? `${values.name}.key.json`, validFrom, ...(validUntil === undefined ? {} : { validUntil }) }
+  if (validUntil !== undefined && !(isProtocolTimestamp(validUntil) && Date.parse(validUntil) > Date.parse(validFrom)))
+    throw new UsageError(`--valid-until must be an RFC 3339 UTC timestamp after ${validFrom}, got ${validUntil}`)
+  const base: AddRequest = {
+    type: type as AddRequest['type'],
+    dataDir: values.data,
+    name: values.name,
+    ...(values.id === undefined ? {} : { id: values.id }),
+    keyOut: values['key-out'] ?? `${values.name}.key.json`,
+    validFrom,
+    ...(validUntil === undefined ? {} : { validUntil }),
+  }
   if (type === 'human') {
     const misplaced = AGENT_OPTIONS.find((option) => values[option] !== undefined)
     if (misplaced !== undefined) throw new UsageError(`--${misplaced} is for Agents only`)
@@ -205,7 +214,8 @@ function parseAdd(args: readonly string[], now: number): AddRequest {
   const capabilities = (values.capability ?? []).map((text) => {
     const at = text.lastIndexOf('@')
     const [id, version] = [text.slice(0, at), text.slice(at + 1)]
-    if (at < 0 || !CAPABILITY_ID.test(id) || !SEMVER.test(version)) throw new UsageError(`--capability ${text}: expected ID@VERSION, an ID like example.build (lower case, dotted) and a semantic version like 1.0.0`)
+    if (at < 0 || !CAPABILITY_ID.test(id) || !SEMVER.test(version))
+      throw new UsageError(`--capability ${text}: expected ID@VERSION, an ID like example.build (lower case, dotted) and a semantic version like 1.0.0`)
     return { id, version }
   })
   // §6.1: an Agent Card states at least one governed capability.
@@ -392,10 +402,7 @@ async function addPrincipal(request: AddRequest, now: number): Promise<Added> {
 function addedText(added: Added): string {
   const { entry, keyOut } = added
   const file = keyOut
-  const lines = [
-    `Added ${entry.type} ${entry.id} to ${added.orgPath}`,
-    `  key ${entry.keyId}, valid from ${entry.validFrom}${entry.validUntil === undefined ? '' : ` until ${entry.validUntil}`}`,
-  ]
+  const lines = [`Added ${entry.type} ${entry.id} to ${added.orgPath}`, `  key ${entry.keyId}, valid from ${entry.validFrom}${entry.validUntil === undefined ? '' : ` until ${entry.validUntil}`}`]
   if (entry.card !== undefined) {
     const c = entry.card
     lines.push(`  card "${c.displayName}", owner ${c.owner.id}, ${c.capabilities.map((x) => `${x.id}@${x.version}`).join(', ')}, max concurrency ${c.maxConcurrency}`)
@@ -472,7 +479,15 @@ function rowsOf(file: OrganizationFile): Row[] {
         ...(p.revokedAt === undefined ? {} : { revokedAt: p.revokedAt }),
         ...(p.card === undefined
           ? {}
-          : { card: { displayName: p.card.displayName, status: p.card.status ?? 'active', capabilities: p.card.capabilities.map((c) => `${c.id}@${c.version}`), maxConcurrency: p.card.maxConcurrency, owner: p.card.owner.id } }),
+          : {
+              card: {
+                displayName: p.card.displayName,
+                status: p.card.status ?? 'active',
+                capabilities: p.card.capabilities.map((c) => `${c.id}@${c.version}`),
+                maxConcurrency: p.card.maxConcurrency,
+                owner: p.card.owner.id,
+              },
+            }),
       }),
     ),
   ]
@@ -480,7 +495,11 @@ function rowsOf(file: OrganizationFile): Row[] {
 
 function rowText(row: Row): string {
   const validity = [`from ${row.validFrom}`, ...(row.validUntil === undefined ? [] : [`until ${row.validUntil}`]), ...(row.revokedAt === undefined ? [] : [`revoked ${row.revokedAt}`])].join(', ')
-  const what = row.role ?? (row.card === undefined ? '' : `card ${row.card.displayName} (${row.card.status}, owner ${row.card.owner}, ${row.card.maxConcurrency} slot${row.card.maxConcurrency === 1 ? '' : 's'}): ${row.card.capabilities.join(' ')}`)
+  const what =
+    row.role ??
+    (row.card === undefined
+      ? ''
+      : `card ${row.card.displayName} (${row.card.status}, owner ${row.card.owner}, ${row.card.maxConcurrency} slot${row.card.maxConcurrency === 1 ? '' : 's'}): ${row.card.capabilities.join(' ')}`)
   return [row.type.padEnd(7), row.id, row.keyId, validity, what].filter((part) => part !== '').join('  ')
 }
 

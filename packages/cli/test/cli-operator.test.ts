@@ -46,7 +46,11 @@ describe('a damaged authority.db', () => {
     const fd = openSync(path, 'r+')
     writeSync(fd, Buffer.alloc(pageSize, 0x41), 0, pageSize, (root - 1) * pageSize)
     closeSync(fd)
-    for (const args of [['inspect', '--data', dir], ['inspect', '--data', dir, '--verify'], ['serve', '--data', dir, '--port', '0', '--insecure-loopback']]) {
+    for (const args of [
+      ['inspect', '--data', dir],
+      ['inspect', '--data', dir, '--verify'],
+      ['serve', '--data', dir, '--port', '0', '--insecure-loopback'],
+    ]) {
       const run = await runWeft(args)
       expect(run.code, `${args.join(' ')}\n${run.stderr}`).toBe(3)
       expect(oneLine(run)).toBe(`weft ${args[0]}: the database ${path} fails its proof: database disk image is malformed`)

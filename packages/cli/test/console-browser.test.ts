@@ -104,7 +104,7 @@ describe('weft demo --console in a browser', () => {
     await shot(page, 'sign-in')
     // Choosing the file signs in at once (the key is imported and the seed wiped).
     await page.getByLabel('Key file', { exact: true }).setInputFiles(opened!.keyPath)
-        await expect.poll(() => page.getByTestId('person').textContent({ timeout: 2000 }), { timeout: 10_000 }).toBe('urn:weft:demo:human:priya')
+    await expect.poll(() => page.getByTestId('person').textContent({ timeout: 2000 }), { timeout: 10_000 }).toBe('urn:weft:demo:human:priya')
     await expect.poll(() => page.getByTestId('group-item').count(), { timeout: 10_000 }).toBe(2)
     expect(await page.getByTestId('connection-state').textContent({ timeout: 2000 })).toContain('Connected')
   }, 30_000)
@@ -169,7 +169,18 @@ describe('weft demo --console in a browser', () => {
     const revision = firstRevision
     expect(revision).toBeGreaterThan(0)
     // The Coordinator reworks and submits a later revision; the page shows it live.
-    await expect.poll(async () => Number(await page.getByTestId('approval-revision').textContent({ timeout: 1000 }).catch(() => '0')), { timeout: 60_000, interval: 250 }).toBeGreaterThan(revision)
+    await expect
+      .poll(
+        async () =>
+          Number(
+            await page
+              .getByTestId('approval-revision')
+              .textContent({ timeout: 1000 })
+              .catch(() => '0'),
+          ),
+        { timeout: 60_000, interval: 250 },
+      )
+      .toBeGreaterThan(revision)
     const next = Number(await page.getByTestId('approval-revision').textContent({ timeout: 2000 }))
     // Keyboard only: Tab until the Approve button has the focus, then Enter.
     await page.getByTestId('mission-title').click()

@@ -108,7 +108,10 @@ describe('createCoordinator', () => {
     const offers = offersOf(w, 'a')
     expect(offers.map((o) => o.candidateAgentIds)).toEqual([[idOf('w1')], [idOf('w2')]])
     // The second offer came only after the first expired.
-    const created = w.authority.events(GROUP).filter((e) => e.kind === 'work.offer.created').map((e) => Date.parse(e.occurredAt))
+    const created = w.authority
+      .events(GROUP)
+      .filter((e) => e.kind === 'work.offer.created')
+      .map((e) => Date.parse(e.occurredAt))
     expect(created[1]! - created[0]!).toBeGreaterThanOrEqual(120_000)
   })
 

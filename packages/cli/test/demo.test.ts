@@ -68,7 +68,9 @@ describe('runDemo', () => {
     const shared = [...byAgent.values()].filter((groups) => [...roots].every((g) => groups.has(g)))
     expect(shared.length).toBeGreaterThanOrEqual(1)
     // Several slots of one Agent were busy at the same time.
-    const overlapping = result.timeline.some((a) => result.timeline.some((b) => a !== b && a.agentId === b.agentId && a.slot !== b.slot && a.startMs < (b.endMs ?? Infinity) && b.startMs < (a.endMs ?? Infinity)))
+    const overlapping = result.timeline.some((a) =>
+      result.timeline.some((b) => a !== b && a.agentId === b.agentId && a.slot !== b.slot && a.startMs < (b.endMs ?? Infinity) && b.startMs < (a.endMs ?? Infinity)),
+    )
     expect(overlapping).toBe(true)
     // §11.3: the preempted lease ended with a checkpoint, and the urgent work started on that Agent right after.
     const preempted = result.timeline.filter((r) => r.ended === 'preempted')

@@ -65,7 +65,10 @@ describe('runFaultSuite', () => {
 
   it("restarted a Worker under a new Session Epoch that revoked its leases, and reassigned a stalled Worker's WorkItem under a higher Ownership Epoch (§11.3, §11.5)", () => {
     const { authority } = run.world
-    const sessions = authority.organizationEvents().filter((e) => e.kind === 'ext.missionweaveprotocol.identity.session_opened').map((e) => e.payload as EventPayload<'ext.missionweaveprotocol.identity.session_opened'>)
+    const sessions = authority
+      .organizationEvents()
+      .filter((e) => e.kind === 'ext.missionweaveprotocol.identity.session_opened')
+      .map((e) => e.payload as EventPayload<'ext.missionweaveprotocol.identity.session_opened'>)
     expect(sessions.some((p) => p.sessionEpoch === 2)).toBe(true)
     const groups = [...authority.state.groups.keys()].flatMap((g) => authority.events(g))
     expect(groups.filter((e) => e.kind === 'ext.missionweaveprotocol.core.work_execution_lease_revoked').length).toBeGreaterThan(0)

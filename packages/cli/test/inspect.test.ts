@@ -16,7 +16,24 @@ import { main, type CliIo } from '../src/bin.js'
 import { inspectData, inspectionText, type Inspection, type LedgerCell } from '../src/serve/inspect.js'
 import { ORGANIZATION_FILE, STORE_FILE } from '../src/serve/organization.js'
 import { startServer, type RunningServer } from '../src/serve/serve.js'
-import { acceptAndStart, authorizeWork, contract, dataDir, DAY, groupOf, iso, missionPayload, offerWork, openMission, party, people, removeTemporaryDirs, temporaryDir, wid, type Party } from './serve-world.js'
+import {
+  acceptAndStart,
+  authorizeWork,
+  contract,
+  dataDir,
+  DAY,
+  groupOf,
+  iso,
+  missionPayload,
+  offerWork,
+  openMission,
+  party,
+  people,
+  removeTemporaryDirs,
+  temporaryDir,
+  wid,
+  type Party,
+} from './serve-world.js'
 
 const ROOT = groupOf('tree')
 const CHILD = groupOf('tree-child')

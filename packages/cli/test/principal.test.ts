@@ -61,7 +61,26 @@ beforeAll(async () => {
   const init = await weft(['serve', '--init', '--no-human', '--data', data], cwd)
   expect(init.code).toBe(0)
   const human = await weft(['principal', 'add', 'human', '--data', data, '--name', 'ada'], cwd)
-  const agent = await weft(['principal', 'add', 'agent', '--data', data, '--name', 'builder', '--capability', 'example.build@1.0.0', '--capability', 'example.test@2.1.0', '--max-concurrency', '2', '--endpoint', 'wss://agents.example/builder'], cwd)
+  const agent = await weft(
+    [
+      'principal',
+      'add',
+      'agent',
+      '--data',
+      data,
+      '--name',
+      'builder',
+      '--capability',
+      'example.build@1.0.0',
+      '--capability',
+      'example.test@2.1.0',
+      '--max-concurrency',
+      '2',
+      '--endpoint',
+      'wss://agents.example/builder',
+    ],
+    cwd,
+  )
   added = { human, agent }
 }, 60_000)
 
@@ -81,7 +100,10 @@ describe('weft principal add', () => {
       ['agent', `${org.organizationId}:agent:builder`],
     ])
     const text = await readFile(join(data, ORGANIZATION_FILE), 'utf8')
-    for (const [name, entry] of [['ada', org.principals[0]!], ['builder', org.principals[1]!]] as const) {
+    for (const [name, entry] of [
+      ['ada', org.principals[0]!],
+      ['builder', org.principals[1]!],
+    ] as const) {
       const path = join(cwd, `${name}.key.json`)
       expect((await stat(path)).mode & 0o777).toBe(0o600)
       const key = JSON.parse(await readFile(path, 'utf8')) as { format: string; principal: unknown; keyId: string; publicKey: string; seed: string }
@@ -99,7 +121,12 @@ describe('weft principal add', () => {
   it('states the Agent Card: the only human as owner, the capabilities, endpoints and concurrency given', async () => {
     const org = await organization(data)
     const card = org.principals[1]!.card!
-    expect(card).toMatchObject({ displayName: 'builder', owner: { type: 'human', id: org.principals[0]!.id }, endpoints: [{ transport: 'wss', uri: 'wss://agents.example/builder' }], maxConcurrency: 2 })
+    expect(card).toMatchObject({
+      displayName: 'builder',
+      owner: { type: 'human', id: org.principals[0]!.id },
+      endpoints: [{ transport: 'wss', uri: 'wss://agents.example/builder' }],
+      maxConcurrency: 2,
+    })
     expect(card.capabilities.map((c) => `${c.id}@${c.version}`)).toEqual(['example.build@1.0.0', 'example.test@2.1.0'])
   })
 
@@ -111,7 +138,7 @@ describe('weft principal add', () => {
     for (const run of [added.human, added.agent]) expect(run.stdout).toMatch(/reads organization\.json only when it starts/)
   })
 
-  it('a server started afterwards opens the new Agent\'s session with the written key file and takes the human\'s Commands', async () => {
+  it("a server started afterwards opens the new Agent's session with the written key file and takes the human's Commands", async () => {
     server = await startServe(data)
     const org = await organization(data)
     const builder = org.principals[1]!
@@ -212,7 +239,10 @@ describe('weft principal add', () => {
       [['principal', 'add', 'agent', '--data', dir, '--name', 'x', '--capability', 'a.b@1.0.0', '--max-concurrency', '0', '--key-out', out], /--max-concurrency/],
       [['principal', 'add', 'agent', '--data', dir, '--name', 'x', '--capability', 'a.b@1.0.0', '--endpoint', 'http://x', '--key-out', out], /--endpoint/],
       // What no flag check covers is refused as weft serve would refuse the card on its next start (§6.1).
-      [['principal', 'add', 'agent', '--data', dir, '--name', 'x', '--capability', 'a.b@1.0.0', '--display-name', '', '--key-out', out], /Agent Card of .* would be refused \(SCHEMA_VALIDATION_FAILED: \/card\/displayName/],
+      [
+        ['principal', 'add', 'agent', '--data', dir, '--name', 'x', '--capability', 'a.b@1.0.0', '--display-name', '', '--key-out', out],
+        /Agent Card of .* would be refused \(SCHEMA_VALIDATION_FAILED: \/card\/displayName/,
+      ],
     ] as const) {
       const io = capture()
       expect([argv.join(' '), await main(argv, io)]).toEqual([argv.join(' '), 2])

@@ -55,7 +55,16 @@ describe('the report in a browser', () => {
 
   it('shows the title and the eight sections', async () => {
     expect(await page.title()).toBe('Weft demo report (seed 1)')
-    expect(await page.locator('h2').allTextContents()).toEqual(['Missions', 'Timeline', 'WorkItem graphs', 'Statecharts', 'Failure injections and checks', 'Budget ledger', 'Artifact provenance', 'Event log'])
+    expect(await page.locator('h2').allTextContents()).toEqual([
+      'Missions',
+      'Timeline',
+      'WorkItem graphs',
+      'Statecharts',
+      'Failure injections and checks',
+      'Budget ledger',
+      'Artifact provenance',
+      'Event log',
+    ])
     expect(errors).toEqual([])
     // Self-contained: nothing was fetched while loading.
     expect(requests).toEqual([])

@@ -83,7 +83,10 @@ describe('the report of a failure-suite run', () => {
     expect(groups?.size).toBe(new Set(run.result.timeline.map((r) => r.agentId)).size)
     for (const colour of slots!.keys()) expect(groups!.has(colour), colour).toBe(false)
     // Every bar takes a colour its own view's legend explains.
-    for (const [id, legend] of [['gantt-slots', slots!], ['gantt-groups', groups!]] as const) {
+    for (const [id, legend] of [
+      ['gantt-slots', slots!],
+      ['gantt-groups', groups!],
+    ] as const) {
       const fills = all(svgWith(html, `id="${id}"`), /<rect class="bar"[^>]*fill="([^"]+)"/).map((m) => m[1]!)
       expect(fills.length).toBe(run.result.timeline.length)
       for (const fill of fills) expect(legend.has(fill), `${fill} in ${id}`).toBe(true)
@@ -91,7 +94,10 @@ describe('the report of a failure-suite run', () => {
   })
 
   it('lays out every statechart label whole, inside the drawing, overlapping no other label or state', () => {
-    for (const [label, rows] of [['the WorkItem machine', WORK_ITEM_TRANSITIONS], ['the Mission machine', MISSION_TRANSITIONS]] as const) {
+    for (const [label, rows] of [
+      ['the WorkItem machine', WORK_ITEM_TRANSITIONS],
+      ['the Mission machine', MISSION_TRANSITIONS],
+    ] as const) {
       const svg = svgWith(html, `aria-label="${label}"`)
       const [width, height] = [Number(/ width="([\d.]+)"/.exec(svg)![1]), Number(/ height="([\d.]+)"/.exec(svg)![1])]
       const boxes = boxesOf(svg)
@@ -106,7 +112,9 @@ describe('the report of a failure-suite run', () => {
       for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) expect(overlap(boxes[i]!.box, boxes[j]!.box), `${label}: boxes ${i} and ${j}`).toBe(false)
       // Nothing is cut short: no ellipsis, and every transition's event (short name) and guard is drawn.
       expect(svg).not.toContain('…')
-      const text = all(svg, /<(?:tspan|text)[^>]*>([^<]+)</).map((m) => m[1]!).join('\n')
+      const text = all(svg, /<(?:tspan|text)[^>]*>([^<]+)</)
+        .map((m) => m[1]!)
+        .join('\n')
       for (const r of rows) {
         const event = r.event.replace(/^(work|mission|approval)\./, '').replace(/^ext\..*\./, '')
         expect(text, `${r.from} ${r.event}`).toContain(r.guard === undefined ? event : `${event} [${r.guard}]`)

@@ -143,7 +143,19 @@ function hostileResult(): DemoResult {
   return {
     seed: 3,
     approved: false,
-    missions: [{ label: `</h3>${EVIL}`, missionId: 'urn:m:1', groupId: group, title: `<img src=x onerror=alert(1)>`, state: 'active" onclick="x', revision: 1, events: 4, changeRequests: 0, artifactHashes: [] }],
+    missions: [
+      {
+        label: `</h3>${EVIL}`,
+        missionId: 'urn:m:1',
+        groupId: group,
+        title: `<img src=x onerror=alert(1)>`,
+        state: 'active" onclick="x',
+        revision: 1,
+        events: 4,
+        changeRequests: 0,
+        artifactHashes: [],
+      },
+    ],
     timeline: [lease('urn:l:<1>', 0, 30, 'preempted'), lease('urn:l:2', 40, undefined, 'running')],
     counts: { '<i>events</i>': 4 },
     sideEffects: [],
@@ -178,7 +190,10 @@ function hostileResult(): DemoResult {
           workItemId: 'urn:w:1',
           currency: '<i>USD</i>',
           dimensions: Object.fromEntries(
-            ['financialMicrounits', 'modelTokens', 'toolCalls', 'computeSeconds', 'wallClockSeconds', 'externalActions'].map((d) => [d, { limit: 10, source: 'own', reserved: 0, used: 1, remaining: 9 }]),
+            ['financialMicrounits', 'modelTokens', 'toolCalls', 'computeSeconds', 'wallClockSeconds', 'externalActions'].map((d) => [
+              d,
+              { limit: 10, source: 'own', reserved: 0, used: 1, remaining: 9 },
+            ]),
           ) as never,
         },
       ],

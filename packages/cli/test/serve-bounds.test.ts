@@ -131,7 +131,12 @@ describe('weft serve under refused input', () => {
       protocolVersion: '0.1',
       frameId: `urn:weft:serve-test:frame:big-${size}`,
       frameType: 'COMMAND',
-      command: { ...JSON.parse(hugeCommand(10, 0)), actor: people.worker1.actor, kind: 'message.post', payload: { messageId: 'urn:weft:serve-test:message:big', conversationId: 'urn:weft:serve-test:conversation:x', content: [{ type: 'text', text: 'z'.repeat(size) }] } },
+      command: {
+        ...JSON.parse(hugeCommand(10, 0)),
+        actor: people.worker1.actor,
+        kind: 'message.post',
+        payload: { messageId: 'urn:weft:serve-test:message:big', conversationId: 'urn:weft:serve-test:conversation:x', content: [{ type: 'text', text: 'z'.repeat(size) }] },
+      },
     })
 
   it('closes a connection whose frame passes the largest Command and 64 KiB (1009), unread; --max-frame-bytes lets it be refused alone', async () => {
@@ -164,7 +169,10 @@ describe('weft serve under refused input', () => {
     // The handshake spent two frames of the first second's allowance; 150 more PINGs need two seconds at least.
     const count = 150
     const started = performance.now()
-    for (let i = 0; i < count; i++) session.socket.send(JSON.stringify({ protocolVersion: '0.1', frameId: `urn:weft:serve-test:frame:ping-${i}`, frameType: 'PING', nonce: 'AAAAAAAAAAAAAAAAAAAAAA', sentAt: '2026-07-15T00:00:00Z' }))
+    for (let i = 0; i < count; i++)
+      session.socket.send(
+        JSON.stringify({ protocolVersion: '0.1', frameId: `urn:weft:serve-test:frame:ping-${i}`, frameType: 'PING', nonce: 'AAAAAAAAAAAAAAAAAAAAAA', sentAt: '2026-07-15T00:00:00Z' }),
+      )
     await expect.poll(() => session.frames.length, { timeout: 30_000, interval: 20 }).toBe(count)
     const elapsed = performance.now() - started
     expect(session.frames.every((f) => f.frameType === 'PING')).toBe(true)

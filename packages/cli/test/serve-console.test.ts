@@ -62,8 +62,12 @@ async function serve(dir: string, extra: readonly string[], expectConsoleLine = 
 }
 
 /** An HTTP request to the server; `origin` is sent as given (browsers send it on every POST). */
-// biome-ignore lint/suspicious/noExplicitAny: the tests read whatever JSON the server answered, field by field
-async function call(port: number, path: string, init: { method?: string; origin?: string; token?: string; body?: string } = {}): Promise<{ status: number; headers: Headers; text: string; json: any }> {
+async function call(
+  port: number,
+  path: string,
+  init: { method?: string; origin?: string; token?: string; body?: string } = {},
+  // biome-ignore lint/suspicious/noExplicitAny: the tests read whatever JSON the server answered, field by field
+): Promise<{ status: number; headers: Headers; text: string; json: any }> {
   const headers: Record<string, string> = {}
   if (init.origin !== undefined) headers['origin'] = init.origin
   if (init.token !== undefined) headers['authorization'] = `Bearer ${init.token}`
@@ -125,7 +129,7 @@ afterAll(async () => {
 })
 
 describe('weft serve --init for the console', () => {
-  it('writes the first human\'s key file and says where to sign in with it', () => {
+  it("writes the first human's key file and says where to sign in with it", () => {
     expect(key.principal.type).toBe('human')
     expect(initText).toContain('The web console is on the same port, at /console/')
     expect(initText).toContain(`  ${join(dir, 'owner.key.json')}\n`)
@@ -167,7 +171,7 @@ describe('the console on the weft serve listener', () => {
     expect([foreign.status, foreign.json.error.code]).toEqual([403, 'AUTH_FORBIDDEN'])
   })
 
-  it('opens the person\'s WebSocket with the token: the first frame is a PING; sign-out closes it', async () => {
+  it("opens the person's WebSocket with the token: the first frame is a PING; sign-out closes it", async () => {
     const session = await signIn(served.port, origin, key)
     const socket = new WebSocket(`ws://127.0.0.1:${served.port}${CONSOLE_PATHS.socket}`, sessionProtocols(session.token), { origin, perMessageDeflate: false })
     const closed = new Promise<number>((resolve) => socket.once('close', (code) => resolve(code)))

@@ -130,7 +130,9 @@ describe('one weft serve per data directory', () => {
     const second = await runWeft(['serve', '--data', dir, '--port', '0', '--insecure-loopback', '--control-port', '0'])
     expect(second.listening, second.stderr).toBe(false)
     expect(second.code).toBe(4)
-    expect(oneLine(second)).toMatch(new RegExp(`^weft serve: the data directory ${literal(dir)} is in use by another weft serve \\(process ${first.child.pid}, since \\d{4}-\\d\\d-\\d\\dT[\\d:]+Z\\): stop that server first`))
+    expect(oneLine(second)).toMatch(
+      new RegExp(`^weft serve: the data directory ${literal(dir)} is in use by another weft serve \\(process ${first.child.pid}, since \\d{4}-\\d\\d-\\d\\dT[\\d:]+Z\\): stop that server first`),
+    )
 
     // Readers take no lock: inspect reads the log the running server writes.
     const inspected = await runWeft(['inspect', '--data', dir])

@@ -31,7 +31,11 @@ function capture(): CliIo & { out: string; err: string } {
   return io
 }
 
-const lines = (text: string): LogLine[] => text.trim().split('\n').map((l) => JSON.parse(l) as LogLine)
+const lines = (text: string): LogLine[] =>
+  text
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as LogLine)
 
 describe('weft serve --init', () => {
   it('writes a new Organization readable by its owner only and prints its Registry bindings', async () => {
@@ -134,7 +138,12 @@ describe('weft serve options', () => {
       running = undefined
       return log.filter((l) => l.msg === 'agent card registered').map((l) => [String(l['agentId']).split(':').pop(), l['cardVersion']])
     }
-    expect(await registered()).toEqual([['coordinator', 1], ['worker-1', 1], ['worker-2', 1], ['reviewer', 1]])
+    expect(await registered()).toEqual([
+      ['coordinator', 1],
+      ['worker-1', 1],
+      ['worker-2', 1],
+      ['reviewer', 1],
+    ])
     expect(await registered()).toEqual([])
     const path = join(dir, ORGANIZATION_FILE)
     const file = JSON.parse(await readFile(path, 'utf8')) as OrganizationFile
@@ -162,7 +171,29 @@ describe('weft serve options', () => {
     const dir = await dataDir()
     const cert = join(dir, 'cert.pem')
     const key = join(dir, 'key.pem')
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', key, '-out', cert, '-days', '2', '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' })
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:P-256',
+        '-nodes',
+        '-keyout',
+        key,
+        '-out',
+        cert,
+        '-days',
+        '2',
+        '-subj',
+        '/CN=localhost',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+      ],
+      { stdio: 'ignore' },
+    )
     const log: LogLine[] = []
     running = await startServer({ dataDir: dir, port: 0, tls: { cert: await readFile(cert), key: await readFile(key) }, log: (entry) => log.push(entry) })
     expect(running.url).toMatch(/^wss:\/\/127\.0\.0\.1:\d+$/)

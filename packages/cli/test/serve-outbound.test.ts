@@ -69,16 +69,28 @@ describe('weft serve under an Agent that does not read (§17.3)', () => {
         () => undefined,
       )
       for (let i = 0; i < 60; i++) {
-        hostile.socket.send(JSON.stringify({ protocolVersion: '0.1', frameId: frameId(), frameType: 'SUBSCRIBE', subscriptionId: `urn:weft:serve-test:sub:${i}`, groups: [{ groupId: groupOf('outbound'), afterSequence: 0 }] }))
+        hostile.socket.send(
+          JSON.stringify({
+            protocolVersion: '0.1',
+            frameId: frameId(),
+            frameType: 'SUBSCRIBE',
+            subscriptionId: `urn:weft:serve-test:sub:${i}`,
+            groups: [{ groupId: groupOf('outbound'), afterSequence: 0 }],
+          }),
+        )
       }
       // PINGs until the server closes, or until unbounded buffering shows in its memory; at most 100,000.
       for (let sent = 0; !decided && peak - baseline <= GROWTH_MB && sent < 100_000; sent += 200) {
-        for (let i = 0; i < 200; i++) hostile.socket.send(JSON.stringify({ protocolVersion: '0.1', frameId: frameId(), frameType: 'PING', nonce: 'AAAAAAAAAAAAAAAAAAAAAA', sentAt: '2026-07-15T00:00:00Z' }))
+        for (let i = 0; i < 200; i++)
+          hostile.socket.send(JSON.stringify({ protocolVersion: '0.1', frameId: frameId(), frameType: 'PING', nonce: 'AAAAAAAAAAAAAAAAAAAAAA', sentAt: '2026-07-15T00:00:00Z' }))
         await new Promise((resolve) => setTimeout(resolve, 5))
       }
       expect(peak - baseline).toBeLessThanOrEqual(GROWTH_MB)
       expect(await hostile.closed).toBe(1013)
-      expect(hostile.frames.at(-1)).toMatchObject({ frameType: 'ERROR', error: { code: 'BACKPRESSURE', retryable: true, fatal: true, retryAfterMs: 1000, details: { reason: 'outbound-queue-full', maxOutboundBytes: LIMIT } } })
+      expect(hostile.frames.at(-1)).toMatchObject({
+        frameType: 'ERROR',
+        error: { code: 'BACKPRESSURE', retryable: true, fatal: true, retryAfterMs: 1000, details: { reason: 'outbound-queue-full', maxOutboundBytes: LIMIT } },
+      })
       // Each SUBSCRIBE replaced the one before: far fewer Events reached the socket than 60 replays.
       expect(hostile.frames.filter((f) => f.frameType === 'EVENT').length).toBeLessThan(MESSAGES * 20)
 

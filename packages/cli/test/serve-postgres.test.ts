@@ -245,8 +245,15 @@ describe('weft serve --postgres options', () => {
     const url = `postgres://weft:s3cret@127.0.0.1:${port}/weft`
     const served = await runWeft('serve', '--data', dir, '--postgres', url, '--port', '0', '--insecure-loopback')
     expect(served.code).toBe(1)
-    const lines = served.stderr.trim().split('\n').map((l) => JSON.parse(l) as LogLine)
-    expect(lines.at(-1)).toMatchObject({ level: 'error', msg: 'failed to start', detail: expect.stringMatching(new RegExp(`^the PostgreSQL database postgres://weft:\\*\\*\\*@127\\.0\\.0\\.1:${port}/weft \\(schema weft\\) cannot be used: .*ECONNREFUSED`)) })
+    const lines = served.stderr
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as LogLine)
+    expect(lines.at(-1)).toMatchObject({
+      level: 'error',
+      msg: 'failed to start',
+      detail: expect.stringMatching(new RegExp(`^the PostgreSQL database postgres://weft:\\*\\*\\*@127\\.0\\.0\\.1:${port}/weft \\(schema weft\\) cannot be used: .*ECONNREFUSED`)),
+    })
     expect(served.stderr).not.toContain('s3cret')
     const inspected = await runWeft('inspect', '--data', dir, '--postgres', url)
     expect(inspected.code).toBe(1)

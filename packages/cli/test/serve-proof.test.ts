@@ -119,18 +119,28 @@ describe('weft serve over a tampered or damaged authority.db', () => {
 
   it('refuses a log with a middle Event deleted', async () => {
     const sequence = sequenceOf('message.posted', 'Hello 1.')
-    await expectRefused(await tampered((db) => db.prepare('DELETE FROM events WHERE group_id = ? AND sequence = ?').run(GROUP, sequence)), at(sequence, `the Event is missing \\(the next one stored is sequence ${sequence + 1}\\)$`))
+    await expectRefused(
+      await tampered((db) => db.prepare('DELETE FROM events WHERE group_id = ? AND sequence = ?').run(GROUP, sequence)),
+      at(sequence, `the Event is missing \\(the next one stored is sequence ${sequence + 1}\\)$`),
+    )
   }, 60_000)
 
   it('refuses a log whose tail was dropped', async () => {
     const head = stored.length
-    await expectRefused(await tampered((db) => db.prepare('DELETE FROM events WHERE group_id = ? AND sequence > ?').run(GROUP, head - 2)), at(head - 1, `the Event is missing: the state checkpoint signed the log through sequence ${head}$`))
+    await expectRefused(
+      await tampered((db) => db.prepare('DELETE FROM events WHERE group_id = ? AND sequence > ?').run(GROUP, head - 2)),
+      at(head - 1, `the Event is missing: the state checkpoint signed the log through sequence ${head}$`),
+    )
   }, 60_000)
 
   it('refuses a log whose WAL was lost after a kill: the head file remembers what was acknowledged', async () => {
     const dir = await tampered(() => {})
     const server = await startServe(dir)
-    const p = party(server, GROUP, stored.map((e) => JSON.parse(e.body) as Event))
+    const p = party(
+      server,
+      GROUP,
+      stored.map((e) => JSON.parse(e.body) as Event),
+    )
     const worker = await p.connect('worker1')
     const conversationId = (JSON.parse(stored[0]!.body) as { payload: EventPayload<'mission.created'> }).payload.conversation.conversationId
     let last: Receipt | undefined

@@ -87,7 +87,16 @@ describe('weft serve: revoking an Agent on the control endpoint', () => {
     const { card: template, keyId, publicKey } = principalEntry(people.worker1)
     const card = sign(
       'agent-card',
-      { agentId: people.worker1.actor.id, organizationId: org.organizationId, cardVersion: 2, ...template!, status: 'revoked', protocolVersions: ['0.1'], publicKeys: [{ keyId, algorithm: 'Ed25519', publicKey, validFrom: org.file.createdAt }], issuedAt: iso(Date.now()) },
+      {
+        agentId: people.worker1.actor.id,
+        organizationId: org.organizationId,
+        cardVersion: 2,
+        ...template!,
+        status: 'revoked',
+        protocolVersions: ['0.1'],
+        publicKeys: [{ keyId, algorithm: 'Ed25519', publicKey, validFrom: org.file.createdAt }],
+        issuedAt: iso(Date.now()),
+      },
       org.controlPlane.signingKey,
     ) as unknown as AgentCard
     const control = createClient({ actor: org.controlPlane.actor, signingKey: org.controlPlane.signingKey, transport: controlTransport(server.controlUrl) })

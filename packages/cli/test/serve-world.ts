@@ -64,7 +64,15 @@ export function principalEntry(p: Person): PrincipalEntry {
       owner: people.owner.actor,
       endpoints: [{ transport: 'wss', uri: `wss://agents.serve-test.invalid/${name}` }],
       capabilities: [
-        { ...CAPABILITY, inputSchema: 'urn:weft:serve-test:schema:in', inputSchemaHash: sha('a'), outputSchema: 'urn:weft:serve-test:schema:out', outputSchemaHash: sha('b'), constraints: {}, verifiedEvidence: ['urn:weft:serve-test:evidence:capability'] },
+        {
+          ...CAPABILITY,
+          inputSchema: 'urn:weft:serve-test:schema:in',
+          inputSchemaHash: sha('a'),
+          outputSchema: 'urn:weft:serve-test:schema:out',
+          outputSchemaHash: sha('b'),
+          constraints: {},
+          verifiedEvidence: ['urn:weft:serve-test:evidence:capability'],
+        },
       ],
       maxConcurrency: 2,
     },
@@ -257,11 +265,32 @@ export async function rawSession(url: string, who: Exclude<Who, 'owner'>): Promi
   const next = (): Promise<Frame> => new Promise((resolve) => waiting.push(resolve))
   const { actor, key } = people[who]
   const clientNonce = encodeBase64url(new Uint8Array(32).fill(7))
-  socket.send(JSON.stringify({ protocolVersion: '0.1', frameId: 'urn:weft:serve-test:frame:init', frameType: 'HELLO', phase: 'client_init', agentId: actor.id, keyId: key.keyId, clientNonce, supportedVersions: ['0.1'] }))
+  socket.send(
+    JSON.stringify({
+      protocolVersion: '0.1',
+      frameId: 'urn:weft:serve-test:frame:init',
+      frameType: 'HELLO',
+      phase: 'client_init',
+      agentId: actor.id,
+      keyId: key.keyId,
+      clientNonce,
+      supportedVersions: ['0.1'],
+    }),
+  )
   const challenge = (await next()) as Frame & { serverNonce: string; challenge: string }
   const transcript = helloTranscriptBytes({ agentId: actor.id, keyId: key.keyId, selectedVersion: '0.1', clientNonce, serverNonce: challenge.serverNonce, challenge: challenge.challenge })
   socket.send(
-    JSON.stringify({ protocolVersion: '0.1', frameId: 'urn:weft:serve-test:frame:response', frameType: 'HELLO', phase: 'client_response', agentId: actor.id, keyId: key.keyId, clientNonce, serverNonce: challenge.serverNonce, challengeSignature: encodeBase64url(key.pair.sign(transcript)) }),
+    JSON.stringify({
+      protocolVersion: '0.1',
+      frameId: 'urn:weft:serve-test:frame:response',
+      frameType: 'HELLO',
+      phase: 'client_response',
+      agentId: actor.id,
+      keyId: key.keyId,
+      clientNonce,
+      serverNonce: challenge.serverNonce,
+      challengeSignature: encodeBase64url(key.pair.sign(transcript)),
+    }),
   )
   expect(await next()).toMatchObject({ frameType: 'HELLO', phase: 'server_accept' })
   frames.length = 0
@@ -299,7 +328,15 @@ export function contract(budget: WorkContract['budget'], deadlineDays = 20): Wor
 
 /** The selection basis of an offer to holders of {@link CAPABILITY}. */
 export function selection(): CommandPayload<'work.offer'>['selectionBasis'] {
-  return { requiredCapabilities: [CAPABILITY], verifiedMatches: [CAPABILITY], authorizationEligible: true, availabilityEstimate: iso(Date.now()), expectedCost: 1, reliabilityEvidence: [], policyRulesApplied: ['weft.serve-test.first-fit'] }
+  return {
+    requiredCapabilities: [CAPABILITY],
+    verifiedMatches: [CAPABILITY],
+    authorizationEligible: true,
+    availabilityEstimate: iso(Date.now()),
+    expectedCost: 1,
+    reliabilityEvidence: [],
+    policyRulesApplied: ['weft.serve-test.first-fit'],
+  }
 }
 
 /** Passing Evidence for `tests-pass` of a WorkItem, by `by`. */
@@ -372,7 +409,12 @@ export function wid(name: string): string {
 }
 
 /** The Coordinator authorizes WorkItem `name` with a budget of money, tokens and tool calls, below WorkItem `parent` when given. */
-export function authorizeWork(coordinator: Client, name: string, [financialLimit, modelTokenLimit, toolCallLimit]: readonly [number, number, number], options: { readonly parent?: string; readonly deadlineDays?: number } = {}): Promise<Receipt> {
+export function authorizeWork(
+  coordinator: Client,
+  name: string,
+  [financialLimit, modelTokenLimit, toolCallLimit]: readonly [number, number, number],
+  options: { readonly parent?: string; readonly deadlineDays?: number } = {},
+): Promise<Receipt> {
   const terms = contract({ currency: 'USD', financialLimit, modelTokenLimit, toolCallLimit }, options.deadlineDays)
   return coordinator.workAuthorize({ workItemId: wid(name), contract: terms, ...(options.parent === undefined ? {} : { parentWorkItemId: wid(options.parent) }) })
 }

@@ -15,7 +15,28 @@ import { main, type CliIo } from '../src/bin.js'
 import type { Inspection, WorkItemLine } from '../src/serve/inspect.js'
 import { loadOrganization, ORGANIZATION_FILE, STORE_FILE } from '../src/serve/organization.js'
 import { openSqliteAuthorityStore } from '@weft/store-sqlite'
-import { acceptAndStart, artifact, authorizeWork, checkLog, dataDir, evidence, groupOf, offerWork, openMission, party, people, postLoad, removeTemporaryDirs, startServe, stop, storedGroupLog, wid, type LogLine, type Party, type ServeProcess } from './serve-world.js'
+import {
+  acceptAndStart,
+  artifact,
+  authorizeWork,
+  checkLog,
+  dataDir,
+  evidence,
+  groupOf,
+  offerWork,
+  openMission,
+  party,
+  people,
+  postLoad,
+  removeTemporaryDirs,
+  startServe,
+  stop,
+  storedGroupLog,
+  wid,
+  type LogLine,
+  type Party,
+  type ServeProcess,
+} from './serve-world.js'
 
 const GROUP = groupOf('serve')
 const MISSION = 'urn:weft:serve-test:mission:serve'
@@ -71,10 +92,21 @@ describe('weft serve', () => {
     await offerWork(coordinator, 'b', worker2)
     await offerWork(coordinator, 'c', worker1)
     const a = await acceptAndStart(worker1, 'a')
-    await worker1.coreResourceUsageRecord({ workItemId: wid('a'), ownershipEpoch: a.epoch, executionLeaseId: a.leaseId, usageDelta: { financialMicrounits: 1_500_000, modelTokens: 1200, toolCalls: 3 } })
+    await worker1.coreResourceUsageRecord({
+      workItemId: wid('a'),
+      ownershipEpoch: a.epoch,
+      executionLeaseId: a.leaseId,
+      usageDelta: { financialMicrounits: 1_500_000, modelTokens: 1200, toolCalls: 3 },
+    })
     const manifest = artifact(MISSION, GROUP, wid('a'), people.worker1)
     await worker1.artifactPublish({ artifact: manifest, ownershipEpoch: a.epoch, executionLeaseId: a.leaseId })
-    await worker1.workSubmit({ workItemId: wid('a'), ownershipEpoch: a.epoch, executionLeaseId: a.leaseId, artifactIds: [manifest.artifactId], evidence: [evidence(MISSION, GROUP, wid('a'), people.worker1)] })
+    await worker1.workSubmit({
+      workItemId: wid('a'),
+      ownershipEpoch: a.epoch,
+      executionLeaseId: a.leaseId,
+      artifactIds: [manifest.artifactId],
+      evidence: [evidence(MISSION, GROUP, wid('a'), people.worker1)],
+    })
     const verified = await coordinator.workAcceptResult({ workItemId: wid('a'), evidence: [evidence(MISSION, GROUP, wid('a'), people.reviewer)] })
     expect(verified.events.map((e) => e.kind)).toContain('work.result.accepted')
     const b = await acceptAndStart(worker2, 'b')

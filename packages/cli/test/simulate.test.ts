@@ -44,7 +44,10 @@ describe('runSimulation', () => {
     const summary = await runSimulation({ seeds: SEEDS, log: (l) => lines.push(l) })
     expect(summary.violations.filter((v) => KNOWN_FAILURES[v.invariant] === undefined)).toEqual([])
     for (const invariant of Object.keys(KNOWN_FAILURES)) {
-      expect(summary.violations.some((v) => v.invariant === invariant), `${invariant} no longer fails: remove it from KNOWN_FAILURES`).toBe(true)
+      expect(
+        summary.violations.some((v) => v.invariant === invariant),
+        `${invariant} no longer fails: remove it from KNOWN_FAILURES`,
+      ).toBe(true)
     }
     for (const v of summary.violations) expect(lines.join('\n')).toContain(`replay: ${v.replay}`)
     // The schedule exercised every kind of fault, and no offer ever had two winners (§10.3).
@@ -66,7 +69,8 @@ describe('runSimulation', () => {
     const first = await simulateSeed(RICH_SEED, { keepWorld: true, hooks: { afterStep } })
     const second = await simulateSeed(RICH_SEED, { keepWorld: true })
     expect(first.violation).toBeUndefined()
-    for (const kind of ['crash', 'crash-state-lost', 'coordinator-replacement', 'concurrent-accept', 'clock-jump-lease', 'reply-lost', 'duplicate-submit'] as const) expect(first.faults[kind], kind).toBeGreaterThan(0)
+    for (const kind of ['crash', 'crash-state-lost', 'coordinator-replacement', 'concurrent-accept', 'clock-jump-lease', 'reply-lost', 'duplicate-submit'] as const)
+      expect(first.faults[kind], kind).toBeGreaterThan(0)
     const digest = (r: SeedResult): string => logDigest(worldEvents(r.world!))
     expect(second.events).toBe(first.events)
     expect(digest(second)).toBe(digest(first))
@@ -90,7 +94,9 @@ describe('runSimulation', () => {
         },
       },
     })
-    expect(summary.violations).toEqual([{ seed: RICH_SEED, step: 7, invariant: 'contiguous-sequences', detail: expect.stringContaining('head'), replay: `weft simulate --seed ${RICH_SEED} --steps 7` }])
+    expect(summary.violations).toEqual([
+      { seed: RICH_SEED, step: 7, invariant: 'contiguous-sequences', detail: expect.stringContaining('head'), replay: `weft simulate --seed ${RICH_SEED} --steps 7` },
+    ])
     expect(lines.join('\n')).toContain(`seed ${RICH_SEED}: invariant contiguous-sequences broken at step 7`)
     expect(lines.join('\n')).toContain(`replay: weft simulate --seed ${RICH_SEED} --steps 7`)
   })
@@ -105,7 +111,12 @@ describe('runSimulation', () => {
         },
       },
     })
-    expect(result.violation).toMatchObject({ step: REPLAY_EVERY, invariant: 'fold-equals-live-state', detail: expect.stringContaining('Group urn:weft:sim:group:beta'), replay: `weft simulate --seed ${RICH_SEED} --steps ${REPLAY_EVERY}` })
+    expect(result.violation).toMatchObject({
+      step: REPLAY_EVERY,
+      invariant: 'fold-equals-live-state',
+      detail: expect.stringContaining('Group urn:weft:sim:group:beta'),
+      replay: `weft simulate --seed ${RICH_SEED} --steps ${REPLAY_EVERY}`,
+    })
   })
 
   it('refuses bad seeds and step counts with a UsageError', async () => {
@@ -137,15 +148,29 @@ const used = (usageDelta: Record<string, number>): Draft => ['ext.missionweavepr
 /** An Authority stand-in serving `drafts` as one Group's log; `owner` is the live WorkItem's owner epoch. */
 function logAuthority(drafts: readonly Draft[], options: { readonly sequences?: readonly number[]; readonly state?: string; readonly ownerEpoch?: number } = {}): Authority {
   const events = drafts.map(([kind, payload, minute = 2], i) => ({ kind, payload, sequence: options.sequences?.[i] ?? i + 1, occurredAt: iso(minute) }) as unknown as Event)
-  const record = { doc: { state: options.state ?? 'open', ...(options.ownerEpoch === undefined ? {} : { owner: { ownershipEpoch: options.ownerEpoch } }) }, lastOwnershipEpoch: options.ownerEpoch ?? 0 }
+  const record = {
+    doc: { state: options.state ?? 'open', ...(options.ownerEpoch === undefined ? {} : { owner: { ownershipEpoch: options.ownerEpoch } }) },
+    lastOwnershipEpoch: options.ownerEpoch ?? 0,
+  }
   const group = { head: events.at(-1)?.sequence ?? 0, workItems: new Map([[W, record]]) }
   return { state: { groups: new Map([['g', group]]) }, group: () => group, events: (_g: string, after = 0) => events.filter((e) => e.sequence! > after) } as unknown as Authority
 }
 
 describe('createInvariantChecker', () => {
-  const cases: readonly { readonly name: string; readonly log: readonly Draft[]; readonly sequences?: readonly number[]; readonly state?: string; readonly ownerEpoch?: number; readonly reported?: Record<string, number>; readonly breaks?: InvariantName }[] = [
+  const cases: readonly {
+    readonly name: string
+    readonly log: readonly Draft[]
+    readonly sequences?: readonly number[]
+    readonly state?: string
+    readonly ownerEpoch?: number
+    readonly reported?: Record<string, number>
+    readonly breaks?: InvariantName
+  }[] = [
     { name: 'a clean lifecycle', log: [offer(['a']), accept('a', 1), start(1, 'L1'), submit(1, 'L1'), verified] },
-    { name: 'a reassignment after a lapse, the new owner completing', log: [offer(['a']), accept('a', 1), start(1, 'L1'), offer(['b'], 30, 20), accept('b', 2, 21), start(2, 'L2'), submit(2, 'L2'), verified] },
+    {
+      name: 'a reassignment after a lapse, the new owner completing',
+      log: [offer(['a']), accept('a', 1), start(1, 'L1'), offer(['b'], 30, 20), accept('b', 2, 21), start(2, 'L2'), submit(2, 'L2'), verified],
+    },
     { name: 'a gap in the sequence', log: [offer(['a']), accept('a', 1)], sequences: [1, 3], breaks: 'contiguous-sequences' },
     { name: 'two acceptances of one offer', log: [offer(['a', 'b']), accept('a', 1), accept('b', 2)], breaks: 'one-current-epoch' },
     { name: 'an acceptance by an Agent the offer does not name', log: [offer(['a']), accept('b', 1)], breaks: 'one-current-epoch' },
@@ -155,8 +180,17 @@ describe('createInvariantChecker', () => {
     { name: 'a submission from a fenced epoch', log: [offer(['a']), accept('a', 1), start(1, 'L1'), offer(['b'], 30, 20), accept('b', 2, 21), submit(1, 'L1')], breaks: 'no-stale-completion' },
     { name: 'a submission under an older Execution Lease', log: [offer(['a']), accept('a', 1), start(1, 'L1'), start(1, 'L2'), submit(1, 'L1')], breaks: 'no-stale-completion' },
     { name: 'a result accepted with no pending submission', log: [offer(['a']), accept('a', 1), start(1, 'L1'), verified], breaks: 'no-stale-completion' },
-    { name: 'usage charged up to what was reported', log: [offer(['a']), accept('a', 1), start(1, 'L1'), used({ toolCalls: 2 }), used({ toolCalls: 3, modelTokens: 9 })], reported: { toolCalls: 5, modelTokens: 10 } },
-    { name: 'usage charged twice', log: [offer(['a']), accept('a', 1), start(1, 'L1'), used({ toolCalls: 2 }), used({ modelTokens: 9 }), used({ toolCalls: 2 })], reported: { toolCalls: 2, modelTokens: 9 }, breaks: 'usage-charged-once' },
+    {
+      name: 'usage charged up to what was reported',
+      log: [offer(['a']), accept('a', 1), start(1, 'L1'), used({ toolCalls: 2 }), used({ toolCalls: 3, modelTokens: 9 })],
+      reported: { toolCalls: 5, modelTokens: 10 },
+    },
+    {
+      name: 'usage charged twice',
+      log: [offer(['a']), accept('a', 1), start(1, 'L1'), used({ toolCalls: 2 }), used({ modelTokens: 9 }), used({ toolCalls: 2 })],
+      reported: { toolCalls: 2, modelTokens: 9 },
+      breaks: 'usage-charged-once',
+    },
     { name: 'usage charged that nobody reported', log: [offer(['a']), accept('a', 1), start(1, 'L1'), used({ toolCalls: 1 })], reported: {}, breaks: 'usage-charged-once' },
   ]
   it.each(cases)('$name', ({ log, sequences, state, ownerEpoch, reported, breaks }) => {

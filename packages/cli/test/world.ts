@@ -105,7 +105,13 @@ export async function testWorld(options: TestWorldOptions): Promise<TestWorld> {
   const clock = createVirtualClock(START)
   const now = (): number => clock.now()
   const registry = registryOf([owner, controlPlane, registrar, authorityPrincipal, ...agents.values()])
-  const authority = createAuthority({ registry, keys: { authority: authorityPrincipal.actor, signingKey: authorityPrincipal.key }, clock: { now }, random: seededRandom(9, 'authority'), policy: { controlPlane: [controlPlane.actor.id] } })
+  const authority = createAuthority({
+    registry,
+    keys: { authority: authorityPrincipal.actor, signingKey: authorityPrincipal.key },
+    clock: { now },
+    random: seededRandom(9, 'authority'),
+    policy: { controlPlane: [controlPlane.actor.id] },
+  })
   const delivery = createDelivery(authority)
   const backing = new Map<string, Uint8Array>()
   const blobs = createMemoryBlobStore({ backing })
@@ -116,7 +122,15 @@ export async function testWorld(options: TestWorldOptions): Promise<TestWorld> {
     await control.registryAgentCardRegister({ card: agentCard(agent, { capabilities, maxConcurrency: 1, description: name }, owner.actor, registrar, new Date(START - 86_400_000).toISOString()) })
     await control.identitySessionOpen({ agentId: agent.actor.id })
   }
-  const missionOwner = createMissionOwner({ actor: owner.actor, signingKey: owner.key, transport: transport(), feed: deliveryFeed(delivery, owner.actor), decide: options.decide ?? approveAll(), clock: { now }, random: seededRandom(9, 'owner') })
+  const missionOwner = createMissionOwner({
+    actor: owner.actor,
+    signingKey: owner.key,
+    transport: transport(),
+    feed: deliveryFeed(delivery, owner.actor),
+    decide: options.decide ?? approveAll(),
+    clock: { now },
+    random: seededRandom(9, 'owner'),
+  })
   await missionOwner.createMission(GROUP, {
     missionId: MISSION,
     title: 'Shop',
@@ -145,7 +159,21 @@ export async function testWorld(options: TestWorldOptions): Promise<TestWorld> {
   const workers = new Map<AgentName, Worker>()
   for (const [name, executor] of Object.entries(options.executors) as [AgentName, Executor][]) {
     const actor = { type: 'agent' as const, id: idOf(name) }
-    workers.set(name, createWorker({ actor, signingKey: agents.get(name)!.key, sessionEpoch: 1, transport: transport(), feed: deliveryFeed(delivery, actor), clock: { now }, random: seededRandom(9, name), slots: 1, executor, blobs }))
+    workers.set(
+      name,
+      createWorker({
+        actor,
+        signingKey: agents.get(name)!.key,
+        sessionEpoch: 1,
+        transport: transport(),
+        feed: deliveryFeed(delivery, actor),
+        clock: { now },
+        random: seededRandom(9, name),
+        slots: 1,
+        executor,
+        blobs,
+      }),
+    )
   }
   return { clock, authority, delivery, registry, blobs: backing, owner: missionOwner, coordinator: coordinatorFor('atlas'), workers, dead: new Set(), extra: [], coordinatorFor }
 }

@@ -91,12 +91,14 @@ const ACTOR_TYPES: ReadonlySet<string> = new Set(['agent', 'human', 'service'])
 function checkOptions(options: ClientOptions): void {
   const { actor, signingKey, transport, groupId, clock, random } = options
   if (typeof actor?.id !== 'string' || !ACTOR_TYPES.has(actor.type)) throw new UsageError('createClient: actor must be { type: agent | human | service, id }')
-  if (typeof signingKey?.keyId !== 'string' || typeof signingKey.pair?.sign !== 'function') throw new UsageError('createClient: signingKey must be { keyId, pair } with an Ed25519 key pair (synchronous, or asynchronous such as webCryptoKeyPair)')
+  if (typeof signingKey?.keyId !== 'string' || typeof signingKey.pair?.sign !== 'function')
+    throw new UsageError('createClient: signingKey must be { keyId, pair } with an Ed25519 key pair (synchronous, or asynchronous such as webCryptoKeyPair)')
   if (typeof transport?.submit !== 'function') throw new UsageError('createClient: transport must have a submit(command, bytes) method')
   if (groupId !== undefined && typeof groupId !== 'string') throw new UsageError('createClient: groupId must be a string')
   if (clock !== undefined && typeof clock?.now !== 'function') throw new UsageError('createClient: clock must be { now(): number } returning epoch milliseconds')
   if (random !== undefined && typeof random !== 'function') throw new UsageError('createClient: random must be a function (size) => Uint8Array')
-  if (options.epochs !== undefined && (typeof options.epochs !== 'object' || options.epochs === null)) throw new UsageError('createClient: epochs must be { session?, groupId?, membership?, coordinator? } or a list of them')
+  if (options.epochs !== undefined && (typeof options.epochs !== 'object' || options.epochs === null))
+    throw new UsageError('createClient: epochs must be { session?, groupId?, membership?, coordinator? } or a list of them')
 }
 
 /**

@@ -127,13 +127,15 @@ export function createEpochs(actor: Actor): Epochs {
     table.set(groupId, { epoch: ends ? undefined : named, sequence })
   }
 
-  const setBy = (name: string, table: Map<string, Learned>) => (groupId: string, epoch: number | undefined): void => {
-    checkEpoch(name, epoch)
-    // The sequence of the last Event seen stays, for when the floor goes: forgetting clears the
-    // floor, and a later Event of the Group is news again.
-    const sequence = table.get(groupId)?.sequence
-    table.set(groupId, epoch === undefined ? { epoch, sequence } : { epoch, sequence, floor: epoch })
-  }
+  const setBy =
+    (name: string, table: Map<string, Learned>) =>
+    (groupId: string, epoch: number | undefined): void => {
+      checkEpoch(name, epoch)
+      // The sequence of the last Event seen stays, for when the floor goes: forgetting clears the
+      // floor, and a later Event of the Group is news again.
+      const sequence = table.get(groupId)?.sequence
+      table.set(groupId, epoch === undefined ? { epoch, sequence } : { epoch, sequence, floor: epoch })
+    }
   const agentOnly = (name: string, epoch: number | undefined): void => {
     // §6.3, §15.1: humans and services never carry Session or Coordinator Epochs.
     if (epoch !== undefined && !isAgent) throw new UsageError(`a ${actor.type} has no ${name}; only Agents carry one (§15.1)`)

@@ -130,9 +130,7 @@ describe('send and resend', () => {
 
 describe('epochs learned from receipts', () => {
   it('the MissionOwner learns its Membership Epoch from mission.created and can act in the new Group at once', async () => {
-    const { transport, submissions } = fakeAuthority((command) =>
-      command.kind === 'mission.create' ? [{ kind: 'mission.created', payload: missionCreated(OTHER_GROUP, cast.coordinator) }] : [],
-    )
+    const { transport, submissions } = fakeAuthority((command) => (command.kind === 'mission.create' ? [{ kind: 'mission.created', payload: missionCreated(OTHER_GROUP, cast.coordinator) }] : []))
     const owner = clientOf(cast.owner, transport)
     expect(owner.epochs.membership(OTHER_GROUP)).toBeUndefined()
     const receipt = await owner.missionCreate({} as never, { groupId: OTHER_GROUP })
@@ -182,7 +180,10 @@ describe('epochs learned from receipts', () => {
   })
 
   it('a Coordinator assignment to another Agent forgets our lease; one naming us sets it', async () => {
-    const assign = (who: Principal, epoch: number) => ({ kind: 'mission.coordinator.assigned' as const, payload: { coordinator: { agentId: who.actor.id, agentCardVersion: 1, coordinatorEpoch: epoch, leaseId: `urn:weft:client-test:lease:${epoch}` } } })
+    const assign = (who: Principal, epoch: number) => ({
+      kind: 'mission.coordinator.assigned' as const,
+      payload: { coordinator: { agentId: who.actor.id, agentCardVersion: 1, coordinatorEpoch: epoch, leaseId: `urn:weft:client-test:lease:${epoch}` } },
+    })
     let next = assign(cast.worker, 2)
     const { transport, submissions } = fakeAuthority(() => [next])
     const owner = ready(cast.owner, transport)
@@ -223,7 +224,10 @@ describe('epochs given explicitly (a restarted or late-joining runtime)', () => 
       signingKey: cast.coordinator.key,
       transport,
       groupId: GROUP,
-      epochs: [{ session: 1, groupId: GROUP, membership: 2, coordinator: 3 }, { groupId: OTHER_GROUP, membership: 5 }],
+      epochs: [
+        { session: 1, groupId: GROUP, membership: 2, coordinator: 3 },
+        { groupId: OTHER_GROUP, membership: 5 },
+      ],
     })
     await coordinator.workOffer({} as never)
     expect(lastCommand(submissions)).toMatchObject({ sessionEpoch: 1, membershipEpoch: 2, coordinatorEpoch: 3 })
@@ -266,7 +270,13 @@ describe('epochs given explicitly (a restarted or late-joining runtime)', () => 
 
   it('Events seen after the epochs were set move them only forward', async () => {
     const { transport, submissions } = fakeAuthority()
-    const coordinator = createClient({ actor: cast.coordinator.actor, signingKey: cast.coordinator.key, transport, groupId: GROUP, epochs: { session: 2, groupId: GROUP, membership: 2, coordinator: 2 } })
+    const coordinator = createClient({
+      actor: cast.coordinator.actor,
+      signingKey: cast.coordinator.key,
+      transport,
+      groupId: GROUP,
+      epochs: { session: 2, groupId: GROUP, membership: 2, coordinator: 2 },
+    })
     // A replay of the Group from its start: the Mission created under epoch 1 of both.
     const { transport: replaying } = fakeAuthority(() => [{ kind: 'mission.created', payload: missionCreated(GROUP, cast.coordinator, 1) }])
     coordinator.observe((await ready(cast.owner, replaying).missionCreate({} as never)).events)

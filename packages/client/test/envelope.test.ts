@@ -103,14 +103,7 @@ describe('envelope for every catalogued kind and issuer', () => {
     expect(command.kind).toBe(kind)
     const organization = commandInfo(kind).scope === 'organization'
     expect(command.groupId).toBe(organization ? undefined : GROUP)
-    const expected =
-      organization || type === 'service'
-        ? {}
-        : type === 'human'
-          ? createsGroup.has(kind)
-            ? {}
-            : { membershipEpoch: 5 }
-          : { sessionEpoch: 7, membershipEpoch: 5, coordinatorEpoch: 2 }
+    const expected = organization || type === 'service' ? {} : type === 'human' ? (createsGroup.has(kind) ? {} : { membershipEpoch: 5 }) : { sessionEpoch: 7, membershipEpoch: 5, coordinatorEpoch: 2 }
     expect(epochsOf(command)).toEqual(expected)
   })
 

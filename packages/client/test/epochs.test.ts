@@ -11,7 +11,8 @@ function fact(kind: EventKind, payload: object, sequence?: number, groupId = GRO
 }
 
 const sessionOpened = (agentId: string, sessionEpoch: number) => fact('ext.missionweaveprotocol.identity.session_opened', { agentId, sessionEpoch })
-const changed = (epoch: number, sequence: number, state: 'active' | 'provisional' | 'ended' = 'active') => fact('membership.changed', { membership: membership(cast.worker, epoch, GROUP, state) }, sequence)
+const changed = (epoch: number, sequence: number, state: 'active' | 'provisional' | 'ended' = 'active') =>
+  fact('membership.changed', { membership: membership(cast.worker, epoch, GROUP, state) }, sequence)
 const ended = (sequence: number) => fact('membership.ended', { membershipId: 'm', member: cast.worker.actor, membershipEpoch: 1, reason: 'r' }, sequence)
 
 describe('createEpochs', () => {
@@ -140,7 +141,13 @@ describe('createEpochs', () => {
 
   it('skips Events of kinds it does not track and malformed payloads', () => {
     const epochs = createEpochs(cast.worker.actor)
-    epochs.observe([fact('work.started', { workItemId: 'x' }, 1), fact('membership.changed', {}, 2), fact('mission.created', { memberships: 'x' }, 3), fact('mission.coordinator.assigned', {}, 4), changed(0, 5)])
+    epochs.observe([
+      fact('work.started', { workItemId: 'x' }, 1),
+      fact('membership.changed', {}, 2),
+      fact('mission.created', { memberships: 'x' }, 3),
+      fact('mission.coordinator.assigned', {}, 4),
+      changed(0, 5),
+    ])
     expect([epochs.sessionEpoch, epochs.membership(GROUP), epochs.coordinator(GROUP)]).toEqual([undefined, undefined, undefined])
   })
 })

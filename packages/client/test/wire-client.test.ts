@@ -22,7 +22,16 @@ afterEach(async () => {
 
 async function start(fake: FakeServerOptions = {}, options: Partial<WebSocketOptions> = {}): Promise<{ fake: Fake; conn: WebSocketConnection }> {
   server = await fakeServer(fake)
-  conn = await connectWebSocket({ url: server.url, actor: cast.worker.actor, signingKey: cast.worker.key, clock: { now: () => T0_MS }, random: counterRandom(), heartbeatMs: 0, reconnect: { initialDelayMs: 2, maxDelayMs: 20 }, ...options })
+  conn = await connectWebSocket({
+    url: server.url,
+    actor: cast.worker.actor,
+    signingKey: cast.worker.key,
+    clock: { now: () => T0_MS },
+    random: counterRandom(),
+    heartbeatMs: 0,
+    reconnect: { initialDelayMs: 2, maxDelayMs: 20 },
+    ...options,
+  })
   return { fake: server, conn }
 }
 
@@ -106,7 +115,12 @@ describe('handshake (§6.3)', () => {
 
 describe('Commands', () => {
   it('sends the exact signed bytes and assembles the receipt from its EVENT frames; a retry answers duplicate', async () => {
-    const { fake, conn } = await start({ respond: () => [{ kind: 'message.posted', payload: {} }, { kind: 'message.posted', payload: { n: 2 } }] })
+    const { fake, conn } = await start({
+      respond: () => [
+        { kind: 'message.posted', payload: {} },
+        { kind: 'message.posted', payload: { n: 2 } },
+      ],
+    })
     const client = workerOn(conn)
     const built = client.build('message.post', post)
     const receipt = await client.resend(built)
@@ -152,7 +166,13 @@ describe('feed (§16, §17.2)', () => {
   it('hands each Event out once and in order, resubscribing from the last one after a reconnect whose replay overlaps', async () => {
     const { fake, conn } = await start()
     const seen: Event[] = []
-    conn.feed.subscribe([{ groupId: GROUP, afterSequence: 0 }, { groupId: OTHER_GROUP, afterSequence: 5 }], { onEvent: (e) => seen.push(e) })
+    conn.feed.subscribe(
+      [
+        { groupId: GROUP, afterSequence: 0 },
+        { groupId: OTHER_GROUP, afterSequence: 5 },
+      ],
+      { onEvent: (e) => seen.push(e) },
+    )
     await conn.ping()
     expect(fake.received('SUBSCRIBE')[0]!.groups).toEqual([
       { groupId: GROUP, afterSequence: 0 },
@@ -201,11 +221,27 @@ describe('feed (§16, §17.2)', () => {
   it('routes Group errors to the subscription and stops resubscribing a Group reported GROUP_NOT_FOUND', async () => {
     const { fake, conn } = await start()
     const errors: [string, string][] = []
-    conn.feed.subscribe([{ groupId: GROUP, afterSequence: 0 }, { groupId: OTHER_GROUP, afterSequence: 0 }], { onEvent: () => undefined, onError: (e, g) => errors.push([g, e.code]) })
+    conn.feed.subscribe(
+      [
+        { groupId: GROUP, afterSequence: 0 },
+        { groupId: OTHER_GROUP, afterSequence: 0 },
+      ],
+      { onEvent: () => undefined, onError: (e, g) => errors.push([g, e.code]) },
+    )
     await conn.ping()
     const subscribe = fake.received('SUBSCRIBE')[0]!
-    fake.send({ protocolVersion: '0.1', frameId: 'urn:weft:fake:e:1', frameType: 'ERROR', error: { code: 'GROUP_NOT_FOUND', message: 'group not found', retryable: false, occurredAt: '2026-07-15T00:00:00Z', relatedFrameId: subscribe.frameId, groupId: OTHER_GROUP } })
-    fake.send({ protocolVersion: '0.1', frameId: 'urn:weft:fake:e:2', frameType: 'ERROR', error: { code: 'BACKPRESSURE', message: 'slow down', retryable: true, occurredAt: '2026-07-15T00:00:00Z', groupId: GROUP, retryAfterMs: 100 } })
+    fake.send({
+      protocolVersion: '0.1',
+      frameId: 'urn:weft:fake:e:1',
+      frameType: 'ERROR',
+      error: { code: 'GROUP_NOT_FOUND', message: 'group not found', retryable: false, occurredAt: '2026-07-15T00:00:00Z', relatedFrameId: subscribe.frameId, groupId: OTHER_GROUP },
+    })
+    fake.send({
+      protocolVersion: '0.1',
+      frameId: 'urn:weft:fake:e:2',
+      frameType: 'ERROR',
+      error: { code: 'BACKPRESSURE', message: 'slow down', retryable: true, occurredAt: '2026-07-15T00:00:00Z', groupId: GROUP, retryAfterMs: 100 },
+    })
     await conn.ping()
     expect(errors).toEqual([
       [OTHER_GROUP, 'GROUP_NOT_FOUND'],

@@ -56,13 +56,38 @@ export async function fakeServer(options: FakeServerOptions = {}) {
         return c.socket.close(4401)
       }
       const clientNonce = options.wrongNonce === true ? 'b3RoZXI' : frame.clientNonce
-      return send(c, { protocolVersion: '0.1', frameId: frameId(), frameType: 'HELLO', phase: 'server_challenge', selectedVersion: '0.1', clientNonce, serverNonce: challenge.nonce, challenge: challenge.value })
+      return send(c, {
+        protocolVersion: '0.1',
+        frameId: frameId(),
+        frameType: 'HELLO',
+        phase: 'server_challenge',
+        selectedVersion: '0.1',
+        clientNonce,
+        serverNonce: challenge.nonce,
+        challenge: challenge.value,
+      })
     }
     if (frame.frameType === 'HELLO' && frame.phase === 'client_response') {
-      const transcript = helloTranscriptBytes({ agentId: frame.agentId, keyId: frame.keyId, selectedVersion: '0.1', clientNonce: frame.clientNonce, serverNonce: challenge.nonce, challenge: challenge.value })
+      const transcript = helloTranscriptBytes({
+        agentId: frame.agentId,
+        keyId: frame.keyId,
+        selectedVersion: '0.1',
+        clientNonce: frame.clientNonce,
+        serverNonce: challenge.nonce,
+        challenge: challenge.value,
+      })
       const signature = decodeBase64url(frame.challengeSignature)
       c.verified = isVerifiedPublicKey(key) && signature !== undefined && verifyEd25519(key, transcript, signature)
-      return send(c, { protocolVersion: '0.1', frameId: frameId(), frameType: 'HELLO', phase: 'server_accept', selectedVersion: '0.1', sessionToken: 'fake-session-token-0123456789', sessionEpoch: ++epoch, expiresAt: '2026-07-16T00:00:00Z' })
+      return send(c, {
+        protocolVersion: '0.1',
+        frameId: frameId(),
+        frameType: 'HELLO',
+        phase: 'server_accept',
+        selectedVersion: '0.1',
+        sessionToken: 'fake-session-token-0123456789',
+        sessionEpoch: ++epoch,
+        expiresAt: '2026-07-16T00:00:00Z',
+      })
     }
     if (frame.frameType === 'PING' && frame.replyToNonce === undefined && options.silent !== true) {
       return send(c, { protocolVersion: '0.1', frameId: frameId(), frameType: 'PING', nonce: 'cmVwbHk', replyToNonce: frame.nonce, sentAt: '2026-07-15T00:00:00Z' })

@@ -35,7 +35,9 @@ const OPENING_NONCE = 'b3BlbmluZy1waW5n'
  * `answers` decide what each socket gets (default: opened).
  */
 async function sessionServer(tickets: ReadonlySet<string>) {
-  const authority = fakeAuthority((command) => (command.kind === 'mission.create' ? [{ kind: 'mission.created', payload: missionCreated(command.groupId!, cast.coordinator) }] : [{ kind: 'message.posted', payload: {} }]))
+  const authority = fakeAuthority((command) =>
+    command.kind === 'mission.create' ? [{ kind: 'mission.created', payload: missionCreated(command.groupId!, cast.coordinator) }] : [{ kind: 'message.posted', payload: {} }],
+  )
   const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, perMessageDeflate: false })
   await new Promise<void>((resolve) => wss.once('listening', () => resolve()))
   const seen: Seen[] = []
@@ -72,7 +74,8 @@ async function sessionServer(tickets: ReadonlySet<string>) {
       void onFrame(c, frame)
     })
     const [name, ticket] = c.offered
-    const answer: Answer = answers.shift() ?? (name === 'weft.console' && ticket !== undefined && tickets.has(ticket) ? { open: true } : { error: new ProtocolError('AUTH_REQUIRED', 'Sign in again.') })
+    const answer: Answer =
+      answers.shift() ?? (name === 'weft.console' && ticket !== undefined && tickets.has(ticket) ? { open: true } : { error: new ProtocolError('AUTH_REQUIRED', 'Sign in again.') })
     if ('open' in answer) return send(socket, { protocolVersion: '0.1', frameId: frameId(), frameType: 'PING', nonce: OPENING_NONCE, sentAt: '2026-07-15T00:00:00Z' })
     if ('error' in answer) {
       send(socket, errorFrame(answer.error, frameId(), '2026-07-15T00:00:00Z', { fatal: true }))

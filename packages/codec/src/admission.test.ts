@@ -28,7 +28,14 @@ function registryWith(history: unknown[] = []): Registry {
   return Registry.fromEvidence({
     organizationId: ORG,
     bindings: [
-      { keyId: coordinatorKey.keyId, principal: coordinator, algorithm: 'Ed25519', publicKey: encodeBase64url(coordinatorKey.pair.publicKey), validFrom: '2026-07-15T00:00:00Z', validityHistory: history },
+      {
+        keyId: coordinatorKey.keyId,
+        principal: coordinator,
+        algorithm: 'Ed25519',
+        publicKey: encodeBase64url(coordinatorKey.pair.publicKey),
+        validFrom: '2026-07-15T00:00:00Z',
+        validityHistory: history,
+      },
       { keyId: authorityKey.keyId, principal: authority, algorithm: 'Ed25519', publicKey: encodeBase64url(authorityKey.pair.publicKey), validFrom: '2026-07-01T00:00:00Z', validityHistory: [] },
     ],
   })
@@ -57,11 +64,7 @@ const validate: SchemaCheck = (kind, value) => {
   )
 }
 
-const command = sign(
-  'command',
-  { actionId: 'urn:uuid:1', actor: coordinator, kind: 'mission.submit', issuedAt: '2026-07-15T00:00:00Z', payload: {} },
-  coordinatorKey,
-)
+const command = sign('command', { actionId: 'urn:uuid:1', actor: coordinator, kind: 'mission.submit', issuedAt: '2026-07-15T00:00:00Z', payload: {} }, coordinatorKey)
 const commandBytes = new TextEncoder().encode(JSON.stringify(command))
 const commandHash = signingHash(command)
 const event = sign('event', { eventId: 'urn:uuid:2', acceptedBy: authority, occurredAt: '2026-07-15T00:00:00Z', payload: {} }, authorityKey)
@@ -197,11 +200,22 @@ describe('first admission with the in-memory log', () => {
       appendOrReturnExisting: () => ({ status: 'committed', record: json(recordFor()), authenticatedService: SERVICE }),
     }
     expectAdmissionFailure(await admitFirst('command', commandBytes, registry, { validate, log: throwing, trustedContext: () => context() }), 'log-unavailable')
-    const appendThrows: AdmissionLog = { lookup: () => ({ status: 'absent' }), appendOrReturnExisting: () => { throw new Error('timeout') } }
+    const appendThrows: AdmissionLog = {
+      lookup: () => ({ status: 'absent' }),
+      appendOrReturnExisting: () => {
+        throw new Error('timeout')
+      },
+    }
     expectAdmissionFailure(await admitFirst('command', commandBytes, registry, { validate, log: appendThrows, trustedContext: () => context() }), 'log-indeterminate')
     const noContext = scripted({ status: 'absent' })
     expectAdmissionFailure(
-      await admitFirst('command', commandBytes, registry, { validate, log: noContext, trustedContext: () => { throw new Error('clock down') } }),
+      await admitFirst('command', commandBytes, registry, {
+        validate,
+        log: noContext,
+        trustedContext: () => {
+          throw new Error('clock down')
+        },
+      }),
       'trusted-context-unavailable',
     )
     const bogus = scripted({ status: 'maybe' } as unknown as LookupOutcome)

@@ -16,17 +16,7 @@ import { ProtocolError, UsageError } from './errors.js'
 import { canonicalize } from './jcs.js'
 import { parseStrictJson, type JsonValue } from './json.js'
 import type { KeyResolver, ResolvedKey } from './registry.js'
-import {
-  genericError,
-  isDocumentKind,
-  samePrincipal,
-  verify,
-  type DocumentKind,
-  type Principal,
-  type Stage,
-  type Verified,
-  type VerifyOptions,
-} from './signed.js'
+import { genericError, isDocumentKind, samePrincipal, verify, type DocumentKind, type Principal, type Stage, type Verified, type VerifyOptions } from './signed.js'
 import { parseTimestamp, withinInterval, type ProtocolTimestamp } from './timestamp.js'
 
 /** A service Principal: the only kind that may accept a document into the Admission Log (§6.4). */
@@ -186,9 +176,7 @@ export interface HistoricalReplayOptions extends VerifyOptions {
 function admissionFailure(verified: Verified, reason: AdmissionReason, detail?: string): AdmissionFailure {
   const diagnostic = detail === undefined ? { stage: 'admission', reason } : { stage: 'admission', reason, detail }
   const error = genericError('AUTH_INVALID_SIGNATURE', diagnostic)
-  return detail === undefined
-    ? { ok: false, stage: 'admission', reason, error, verified }
-    : { ok: false, stage: 'admission', reason, detail, error, verified }
+  return detail === undefined ? { ok: false, stage: 'admission', reason, error, verified } : { ok: false, stage: 'admission', reason, detail, error, verified }
 }
 
 function isObject(value: unknown): value is { readonly [name: string]: unknown } {
@@ -490,10 +478,7 @@ export class InMemoryAdmissionLog implements AdmissionLog {
     const key = logKey(candidate.organizationId, candidate.signingHash)
     const existing = this.#records.get(key)
     if (existing !== undefined) {
-      const same =
-        existing.record.documentKind === candidate.documentKind &&
-        existing.record.keyId === candidate.keyId &&
-        samePrincipal(existing.record.principal, candidate.principal)
+      const same = existing.record.documentKind === candidate.documentKind && existing.record.keyId === candidate.keyId && samePrincipal(existing.record.principal, candidate.principal)
       return same ? { status: 'existing', record: existing.bytes.slice(), authenticatedService: this.#service } : { status: 'conflict' }
     }
     const owner = this.#recordIds.get(candidate.admissionRecordId)

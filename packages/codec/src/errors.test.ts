@@ -53,7 +53,13 @@ describe('ProtocolError', () => {
     expect(new ProtocolError('RATE_LIMITED', 'wait', { details: { retryAfterMs: 1500 } }).toWire('2026-12-02T00:00:00Z').retryAfterMs).toBe(1500)
     // An explicit member wins over details; values without the schema's form never reach the wire.
     expect(new ProtocolError('BACKPRESSURE', 'x', { retryAfterMs: 10, details: { retryAfterMs: 20 } }).retryAfterMs).toBe(10)
-    const odd = new ProtocolError('CURSOR_TOO_OLD', 'x', { retryAfterMs: -1, currentRevision: 1.5, snapshotArtifactHash: 'sha256:XY', relatedActionId: 'not a uri', details: { expectedRevision: '3', fatal: 'yes' } })
+    const odd = new ProtocolError('CURSOR_TOO_OLD', 'x', {
+      retryAfterMs: -1,
+      currentRevision: 1.5,
+      snapshotArtifactHash: 'sha256:XY',
+      relatedActionId: 'not a uri',
+      details: { expectedRevision: '3', fatal: 'yes' },
+    })
     expect([odd.retryAfterMs, odd.currentRevision, odd.snapshotArtifactHash, odd.expectedRevision, odd.fatal]).toEqual([undefined, undefined, undefined, undefined, undefined])
     expect(Object.keys(odd.toWire('2026-12-02T00:00:00Z')).sort()).toEqual(['code', 'details', 'message', 'occurredAt', 'retryable'])
   })
@@ -63,7 +69,17 @@ describe('ProtocolError', () => {
     const original = new ProtocolError('CURSOR_TOO_OLD', 'restore', { groupId: 'urn:g', fatal: true, snapshotArtifactHash: `sha256:${'d'.repeat(64)}`, retryAfterMs: 5, details: { a: 1 }, cause })
     const copy = original.with({ relatedActionId: 'urn:action', retryable: true })
     expect(copy).not.toBe(original)
-    expect(copy).toMatchObject({ code: 'CURSOR_TOO_OLD', message: 'restore', retryable: true, relatedActionId: 'urn:action', groupId: 'urn:g', fatal: true, snapshotArtifactHash: original.snapshotArtifactHash, retryAfterMs: 5, details: { a: 1 } })
+    expect(copy).toMatchObject({
+      code: 'CURSOR_TOO_OLD',
+      message: 'restore',
+      retryable: true,
+      relatedActionId: 'urn:action',
+      groupId: 'urn:g',
+      fatal: true,
+      snapshotArtifactHash: original.snapshotArtifactHash,
+      retryAfterMs: 5,
+      details: { a: 1 },
+    })
     expect(copy.cause).toBe(cause)
     expect(original.relatedActionId).toBeUndefined()
   })

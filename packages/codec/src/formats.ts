@@ -52,7 +52,7 @@ function scanChars(s: string, i: number, end: number, allowSlash: boolean, allow
       if (i < 0) return -1
       continue
     }
-    if (c < 128 && (classes[c]! & (UNRESERVED | SUB_DELIM) || c === 0x3a /* : */ || c === 0x40 /* @ */)) {
+    if (c < 128 && (classes[c]! & (UNRESERVED | SUB_DELIM) || c === 0x3a /* : */ || c === 0x40) /* @ */) {
       i++
     } else if (allowSlash && c === 0x2f) {
       i++

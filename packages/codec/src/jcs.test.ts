@@ -29,7 +29,10 @@ function reference(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(reference).join(',')}]`
   if (value !== null && typeof value === 'object') {
     const record = value as Record<string, unknown>
-    return `{${Object.keys(record).sort().map((k) => `${JSON.stringify(k)}:${reference(record[k])}`).join(',')}}`
+    return `{${Object.keys(record)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${reference(record[k])}`)
+      .join(',')}}`
   }
   return JSON.stringify(value)
 }
@@ -118,7 +121,15 @@ describe('canonicalize: strings (RFC 8785 §3.2.2.2)', () => {
 
 describe('canonicalize: structure (RFC 8785 §3.2.3)', () => {
   it('sorts members by UTF-16 code units, as in the RFC 8785 example', () => {
-    const value = { '\u20ac': 'Euro Sign', '\r': 'Carriage Return', '\ufb33': 'Hebrew Letter Dalet With Dagesh', '1': 'One', '\ud83d\ude00': 'Emoji: Grinning Face', '\u0080': 'Control', '\u00f6': 'Latin Small Letter O With Diaeresis' }
+    const value = {
+      '\u20ac': 'Euro Sign',
+      '\r': 'Carriage Return',
+      '\ufb33': 'Hebrew Letter Dalet With Dagesh',
+      '1': 'One',
+      '\ud83d\ude00': 'Emoji: Grinning Face',
+      '\u0080': 'Control',
+      '\u00f6': 'Latin Small Letter O With Diaeresis',
+    }
     const order = Object.keys(JSON.parse(jcs(value)) as object)
     expect(jcs(value)).toBe(`{${['\r', '1', '\u0080', '\u00f6', '\u20ac', '\ud83d\ude00', '\ufb33'].map((k) => `${JSON.stringify(k)}:${JSON.stringify(value[k as keyof typeof value])}`).join(',')}}`)
     expect(order).toHaveLength(7)
@@ -182,7 +193,15 @@ describe('canonicalize: data model (§2, I-JSON)', () => {
     [{ m: new Map() }, 'unsupported-value', '/m'],
     [{ b: new Uint8Array(2) }, 'unsupported-value', '/b'],
     [{ n: Object(1) as unknown }, 'unsupported-value', '/n'],
-    [{ c: new (class Point { x = 1 })() }, 'unsupported-value', '/c'],
+    [
+      {
+        c: new (class Point {
+          x = 1
+        })(),
+      },
+      'unsupported-value',
+      '/c',
+    ],
     // biome-ignore lint/suspicious/noSparseArray: a hole is what JCS must refuse
     [[1, , 3], 'unsupported-value', '/1'],
   ])('rejects %o: %s at %j', (value, reason, path) => {
@@ -256,8 +275,7 @@ describe.skipIf(!dir)('cryptography bundle: canonicalization and stage-1 vectors
     if (!result.ok) throw new Error(`${path}: ${result.reason} at ${result.offset}`)
     return result.value
   }
-  const evaluations = (filter: (id: string, kind: string) => boolean) =>
-    manifest.cases.filter((c) => filter(c.id, c.kind)).flatMap((c) => c.evaluations.map((e) => ({ caseId: c.id, ...e })))
+  const evaluations = (filter: (id: string, kind: string) => boolean) => manifest.cases.filter((c) => filter(c.id, c.kind)).flatMap((c) => c.evaluations.map((e) => ({ caseId: c.id, ...e })))
 
   const canonicalization = evaluations((_, kind) => kind === 'canonicalization')
   it.each(canonicalization.map((e) => [e.input!, e]))('%s canonicalizes to its .jcs bytes and hash', (_, e) => {

@@ -36,9 +36,7 @@ export type JcsFailure = 'non-finite-number' | 'lone-surrogate' | 'unsupported-v
  * offending value in canonical order (`''` is the value itself; a bad member name points at its
  * member).
  */
-export type JcsResult =
-  | { readonly ok: true; readonly bytes: Uint8Array }
-  | { readonly ok: false; readonly reason: JcsFailure; readonly path: string }
+export type JcsResult = { readonly ok: true; readonly bytes: Uint8Array } | { readonly ok: false; readonly reason: JcsFailure; readonly path: string }
 
 /** Thrown inside the serializer to abandon it; never escapes this module. */
 const ABANDON = Symbol('jcs-abandon')
@@ -78,11 +76,7 @@ export function canonicalizeOrThrow(value: unknown): Uint8Array {
   if (result.ok) return result.bytes
   const where = result.path === '' ? 'the root' : JSON.stringify(result.path)
   const what =
-    result.reason === 'non-finite-number'
-      ? 'a number outside the finite binary64 range'
-      : result.reason === 'lone-surrogate'
-        ? 'a string with an unpaired surrogate'
-        : 'a value that is not JSON'
+    result.reason === 'non-finite-number' ? 'a number outside the finite binary64 range' : result.reason === 'lone-surrogate' ? 'a string with an unpaired surrogate' : 'a value that is not JSON'
   throw new ProtocolError('PROTOCOL_VIOLATION', `no canonical JSON form: ${what} at ${where}`, {
     details: { reason: result.reason, path: result.path },
   })

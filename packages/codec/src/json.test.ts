@@ -69,7 +69,7 @@ describe('parseStrictJson: values (§6.4 stage 1)', () => {
 
   it('keeps a number outside binary64 as ±Infinity and -0 as -0, for stage 5 to judge', () => {
     expect(value(parse('[1e400, -1e400, -0, 0.0, 1E2]'))).toEqual([Infinity, -Infinity, -0, 0, 100])
-    expect(Object.is((value(parse('-0')) as number), -0)).toBe(true)
+    expect(Object.is(value(parse('-0')) as number, -0)).toBe(true)
   })
 
   it('keeps escaped lone surrogates as lone code units, for stage 5 to judge', () => {
@@ -131,22 +131,17 @@ describe('parseStrictJson: duplicate member names (§17.4)', () => {
 
   it('finds a duplicate added anywhere in a random document', () => {
     fc.assert(
-      fc.property(
-        fc.dictionary(fc.string({ unit: 'binary', maxLength: 6 }), fc.jsonValue({ maxDepth: 2 }), { minKeys: 1, maxKeys: 6 }),
-        fc.nat(),
-        fc.boolean(),
-        (object, pick, escapeName) => {
-          const keys = Object.keys(object)
-          const name = keys[pick % keys.length]!
-          // Spell the repeated name differently where possible: every character as \uXXXX.
-          const units = Array.from({ length: name.length }, (_, i) => `\\u${name.charCodeAt(i).toString(16).padStart(4, '0')}`)
-          const spelled = escapeName ? `"${units.join('')}"` : JSON.stringify(name)
-          const inner = JSON.stringify(object)
-          const text = `{"wrapper":${inner.slice(0, -1)},${spelled}:null}}`
-          const offset = Buffer.byteLength(`{"wrapper":${inner.slice(0, -1)},`)
-          expect(failure(parse(text))).toEqual({ reason: 'duplicate-member', offset })
-        },
-      ),
+      fc.property(fc.dictionary(fc.string({ unit: 'binary', maxLength: 6 }), fc.jsonValue({ maxDepth: 2 }), { minKeys: 1, maxKeys: 6 }), fc.nat(), fc.boolean(), (object, pick, escapeName) => {
+        const keys = Object.keys(object)
+        const name = keys[pick % keys.length]!
+        // Spell the repeated name differently where possible: every character as \uXXXX.
+        const units = Array.from({ length: name.length }, (_, i) => `\\u${name.charCodeAt(i).toString(16).padStart(4, '0')}`)
+        const spelled = escapeName ? `"${units.join('')}"` : JSON.stringify(name)
+        const inner = JSON.stringify(object)
+        const text = `{"wrapper":${inner.slice(0, -1)},${spelled}:null}}`
+        const offset = Buffer.byteLength(`{"wrapper":${inner.slice(0, -1)},`)
+        expect(failure(parse(text))).toEqual({ reason: 'duplicate-member', offset })
+      }),
     )
   })
 })
@@ -178,26 +173,30 @@ describe('parseStrictJson: byte-level failures', () => {
 
   it('reports invalid UTF-8 exactly where a strict decoder first fails', () => {
     fc.assert(
-      fc.property(fc.uint8Array({ maxLength: 24 }), fc.uint8Array({ minLength: 1, maxLength: 6 }).map((b) => b.map((x) => x | 0x80)), (head, tail) => {
-        const bytes = new Uint8Array([...head, ...tail])
-        const fatal = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
-        let valid = true
-        try {
-          fatal.decode(bytes)
-        } catch {
-          valid = false
-        }
-        const result = parseStrictJson(bytes)
-        if (valid) {
-          if (!result.ok) expect(result.reason).not.toBe('invalid-utf8')
-          return
-        }
-        const { reason, offset } = failure(result)
-        if (reason === 'byte-order-mark') return
-        expect(reason).toBe('invalid-utf8')
-        expect(() => fatal.decode(bytes.subarray(0, offset))).not.toThrow()
-        expect(offset).toBeLessThan(bytes.length)
-      }),
+      fc.property(
+        fc.uint8Array({ maxLength: 24 }),
+        fc.uint8Array({ minLength: 1, maxLength: 6 }).map((b) => b.map((x) => x | 0x80)),
+        (head, tail) => {
+          const bytes = new Uint8Array([...head, ...tail])
+          const fatal = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
+          let valid = true
+          try {
+            fatal.decode(bytes)
+          } catch {
+            valid = false
+          }
+          const result = parseStrictJson(bytes)
+          if (valid) {
+            if (!result.ok) expect(result.reason).not.toBe('invalid-utf8')
+            return
+          }
+          const { reason, offset } = failure(result)
+          if (reason === 'byte-order-mark') return
+          expect(reason).toBe('invalid-utf8')
+          expect(() => fatal.decode(bytes.subarray(0, offset))).not.toThrow()
+          expect(offset).toBeLessThan(bytes.length)
+        },
+      ),
     )
   })
 

@@ -56,23 +56,14 @@ export const DEFAULT_MAX_JSON_DEPTH = 256
  * - `too-large`, `too-deep`: over {@link StrictJsonOptions.maxBytes} or
  *   {@link StrictJsonOptions.maxDepth}.
  */
-export type StrictJsonFailure =
-  | 'invalid-utf8'
-  | 'byte-order-mark'
-  | 'syntax'
-  | 'trailing-data'
-  | 'duplicate-member'
-  | 'too-large'
-  | 'too-deep'
+export type StrictJsonFailure = 'invalid-utf8' | 'byte-order-mark' | 'syntax' | 'trailing-data' | 'duplicate-member' | 'too-large' | 'too-deep'
 
 /**
  * Outcome of {@link parseStrictJson}. On failure, `offset` is a byte offset into the UTF-8 input
  * (for string input, into its UTF-8 encoding) where the failure starts; `message` says what was
  * wrong for a human reader.
  */
-export type StrictJsonResult =
-  | { readonly ok: true; readonly value: JsonValue }
-  | { readonly ok: false; readonly reason: StrictJsonFailure; readonly offset: number; readonly message: string }
+export type StrictJsonResult = { readonly ok: true; readonly value: JsonValue } | { readonly ok: false; readonly reason: StrictJsonFailure; readonly offset: number; readonly message: string }
 
 /**
  * Parses exactly one strict JSON value (§6.4 stage 1, §17.4). Checks run in this order, and the

@@ -96,11 +96,7 @@ export function mergeDeclaration(first: CheckedBinding, again: CheckedBinding): 
     const known = bySequence.get(record.sequence)
     if (known === undefined) {
       bySequence.set(record.sequence, record)
-    } else if (
-      !sameInstant(known.recordedAt, record.recordedAt) ||
-      !sameInstant(known.validUntil, record.validUntil) ||
-      !sameInstant(known.revokedAt, record.revokedAt)
-    ) {
+    } else if (!sameInstant(known.recordedAt, record.recordedAt) || !sameInstant(known.validUntil, record.validUntil) || !sameInstant(known.revokedAt, record.revokedAt)) {
       reject('history-conflict', `${again.path}.validityHistory[sequence ${record.sequence}]`, `differs from the declaration at ${first.path}`)
     }
   }
@@ -160,8 +156,7 @@ export function cardKey(raw: unknown, path: string, agentId: string, keyCache: K
   const entry = objectAt(raw, path, CARD_KEY_MEMBERS)
   const { keyId, algorithm, publicKey, validFrom } = entry
   const binding = checkBinding({ keyId, principal: { type: 'agent', id: agentId }, algorithm, publicKey, validFrom, validityHistory: [] }, path, keyCache)
-  const boundary = (name: 'validUntil' | 'revokedAt') =>
-    entry[name] === undefined ? undefined : timestampAt(stringAt(entry, name, path), 'history-timestamp-invalid', `${path}.${name}`)
+  const boundary = (name: 'validUntil' | 'revokedAt') => (entry[name] === undefined ? undefined : timestampAt(stringAt(entry, name, path), 'history-timestamp-invalid', `${path}.${name}`))
   return { binding, validUntil: boundary('validUntil'), revokedAt: boundary('revokedAt') }
 }
 

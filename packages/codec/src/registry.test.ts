@@ -122,7 +122,18 @@ describe('Registry: invalid evidence fails closed for every key', () => {
     ['unsupported algorithm', evidence(binding(1), binding(2, { algorithm: 'Ed448' })), 'algorithm-unsupported'],
     ['lowercase algorithm', evidence(binding(1, { algorithm: 'ed25519' })), 'algorithm-unsupported'],
     ['padded public key', evidence(binding(1, { publicKey: keyOf(1) + '=' })), 'public-key-not-canonical-base64url'],
-    ['standard-alphabet public key', evidence(binding(1, { publicKey: Buffer.from(b64(keyOf(1))).toString('base64').replace(/=+$/, '') + '+' })), 'public-key-not-canonical-base64url'],
+    [
+      'standard-alphabet public key',
+      evidence(
+        binding(1, {
+          publicKey:
+            Buffer.from(b64(keyOf(1)))
+              .toString('base64')
+              .replace(/=+$/, '') + '+',
+        }),
+      ),
+      'public-key-not-canonical-base64url',
+    ],
     ['identity public key', evidence(binding(1, { publicKey: 'AQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' })), 'public-key-identity'],
     ['validFrom leap second', evidence(binding(1, { validFrom: '2026-06-30T23:59:60Z' })), 'valid-from-invalid'],
     ['validFrom -00:00', evidence(binding(1, { validFrom: '2026-06-30T23:59:00-00:00' })), 'valid-from-invalid'],
@@ -132,7 +143,14 @@ describe('Registry: invalid evidence fails closed for every key', () => {
     ['fractional sequence', evidence(binding(1, { validityHistory: [{ sequence: 1.5, recordedAt: '2026-02-01T00:00:00Z' }] })), 'history-sequence-invalid'],
     [
       'repeated sequence',
-      evidence(binding(1, { validityHistory: [{ sequence: 1, recordedAt: '2026-02-01T00:00:00Z' }, { sequence: 1, recordedAt: '2026-02-01T00:00:00Z' }] })),
+      evidence(
+        binding(1, {
+          validityHistory: [
+            { sequence: 1, recordedAt: '2026-02-01T00:00:00Z' },
+            { sequence: 1, recordedAt: '2026-02-01T00:00:00Z' },
+          ],
+        }),
+      ),
       'history-sequence-not-increasing',
     ],
     [
@@ -217,11 +235,14 @@ describe('Registry: invalid evidence fails closed for every key', () => {
       }),
       { numRuns: 300 },
     )
-    const hostile = new Proxy({}, {
-      ownKeys() {
-        throw new Error('boom')
+    const hostile = new Proxy(
+      {},
+      {
+        ownKeys() {
+          throw new Error('boom')
+        },
       },
-    })
+    )
     expect(faultOf(Registry.fromEvidence(hostile))).toBe('evidence-unreadable')
   })
 
@@ -277,8 +298,7 @@ interface Evaluation {
 describe.skipIf(!dir)('Registry fixtures of the cryptography bundle', () => {
   const bundle = dir!
   const load = (file: string) => Registry.fromEvidence(readBundleJson(bundle, `cryptography/keys/${file}`))
-  const evaluations = () =>
-    readBundleJson<{ cases: { evaluations: Evaluation[] }[] }>(bundle, 'cryptography/manifest.json').cases.flatMap((c) => c.evaluations.filter((e) => 'registry' in e))
+  const evaluations = () => readBundleJson<{ cases: { evaluations: Evaluation[] }[] }>(bundle, 'cryptography/manifest.json').cases.flatMap((c) => c.evaluations.filter((e) => 'registry' in e))
 
   it('covers every Registry fixture of the bundle', () => {
     const files = readdirSync(join(bundle, 'cryptography/keys')).filter((f) => f.startsWith('registry-'))
@@ -350,7 +370,14 @@ describe.skipIf(!dir)('Registry fixtures of the cryptography bundle', () => {
 describe('Registry.withKeyBinding: the next revision, checked like fromEvidence', () => {
   const verifier = createVerifier({ validate: () => true }) // the codec cannot see the schemas; signed.test.ts covers stage 2
   const T = '2026-07-15T00:00:00Z'
-  const signedBy = (n: number) => JSON.stringify(sign('evidence', { evidenceId: 'urn:example:evidence:1', generatedBy: { type: 'agent', id: `urn:example:agent:${n}` }, createdAt: T }, { keyId: `urn:example:key:${n}`, pair: keyPairFromSeed(new Uint8Array(32).fill(n)) }))
+  const signedBy = (n: number) =>
+    JSON.stringify(
+      sign(
+        'evidence',
+        { evidenceId: 'urn:example:evidence:1', generatedBy: { type: 'agent', id: `urn:example:agent:${n}` }, createdAt: T },
+        { keyId: `urn:example:key:${n}`, pair: keyPairFromSeed(new Uint8Array(32).fill(n)) },
+      ),
+    )
 
   it('binds a key a document then verifies with, leaving the earlier revision as it was', () => {
     const base = Registry.fromEvidence(evidence(binding(1)))
@@ -381,30 +408,32 @@ describe('Registry.withKeyBinding: the next revision, checked like fromEvidence'
 
   // A small pool, so that generated sequences collide: rebinding, aliases, reuse, repeated
   // declarations with conflicting or later-moving histories, a non-prime-order key.
-  const poolBinding = fc.record({
-    key: fc.integer({ min: 1, max: 3 }),
-    agent: fc.integer({ min: 1, max: 2 }),
-    material: fc.constantFrom(1, 2, 3, 'identity'),
-    validFrom: fc.constantFrom('2026-01-01T00:00:00Z', '2026-01-01T01:00:00+01:00', '2025-01-01T00:00:00Z'),
-    history: fc.array(
-      fc.record({
-        sequence: fc.integer({ min: 1, max: 3 }),
-        recordedAt: fc.constantFrom('2026-02-01T00:00:00Z', '2026-02-02T00:00:00Z'),
-        validUntil: fc.option(fc.constantFrom('2026-05-01T00:00:00Z', '2026-06-01T00:00:00Z'), { nil: undefined }),
-        revokedAt: fc.option(fc.constantFrom('2026-04-01T00:00:00Z', '2026-04-02T00:00:00Z'), { nil: undefined }),
+  const poolBinding = fc
+    .record({
+      key: fc.integer({ min: 1, max: 3 }),
+      agent: fc.integer({ min: 1, max: 2 }),
+      material: fc.constantFrom(1, 2, 3, 'identity'),
+      validFrom: fc.constantFrom('2026-01-01T00:00:00Z', '2026-01-01T01:00:00+01:00', '2025-01-01T00:00:00Z'),
+      history: fc.array(
+        fc.record({
+          sequence: fc.integer({ min: 1, max: 3 }),
+          recordedAt: fc.constantFrom('2026-02-01T00:00:00Z', '2026-02-02T00:00:00Z'),
+          validUntil: fc.option(fc.constantFrom('2026-05-01T00:00:00Z', '2026-06-01T00:00:00Z'), { nil: undefined }),
+          revokedAt: fc.option(fc.constantFrom('2026-04-01T00:00:00Z', '2026-04-02T00:00:00Z'), { nil: undefined }),
+        }),
+        { maxLength: 2 },
+      ),
+    })
+    .map(({ key, agent, material, validFrom, history }) =>
+      binding(key, {
+        principal: { type: 'agent', id: `urn:example:agent:${agent}` },
+        publicKey: typeof material === 'number' ? keyOf(material) : 'AQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA',
+        validFrom,
+        validityHistory: [...new Map(history.map((r) => [r.sequence, r])).values()]
+          .sort((a, b) => a.sequence - b.sequence)
+          .map(({ validUntil, revokedAt, ...r }) => ({ ...r, ...(validUntil && { validUntil }), ...(revokedAt && { revokedAt }) })),
       }),
-      { maxLength: 2 },
-    ),
-  }).map(({ key, agent, material, validFrom, history }) =>
-    binding(key, {
-      principal: { type: 'agent', id: `urn:example:agent:${agent}` },
-      publicKey: typeof material === 'number' ? keyOf(material) : 'AQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA',
-      validFrom,
-      validityHistory: [...new Map(history.map((r) => [r.sequence, r])).values()]
-        .sort((a, b) => a.sequence - b.sequence)
-        .map(({ validUntil, revokedAt, ...r }) => ({ ...r, ...(validUntil && { validUntil }), ...(revokedAt && { revokedAt }) })),
-    }),
-  )
+    )
 
   /** What a Registry answers for every key ID of the pool. */
   const answers = (registry: Registry) =>
@@ -444,16 +473,21 @@ describe('Registry.withAgentCard: a new Agent Card version and its keys (§6.1, 
   const pairOf = (n: number) => keyPairFromSeed(new Uint8Array(32).fill(n))
   const issuer = { keyId: 'urn:example:key:issuer', pair: pairOf(20) }
   const base = Registry.fromEvidence(
-    evidence(
-      binding(20, { keyId: issuer.keyId, principal: { type: 'service', id: 'urn:example:service:registry' } }),
-      binding(21, { principal: { type: 'human', id: 'urn:example:human:owner' } }),
-    ),
+    evidence(binding(20, { keyId: issuer.keyId, principal: { type: 'service', id: 'urn:example:service:registry' } }), binding(21, { principal: { type: 'human', id: 'urn:example:human:owner' } })),
   )
-  const cardKey = (n: number, extra: Record<string, string> = {}): Record<string, string> => ({ keyId: `urn:example:key:${n}`, algorithm: 'Ed25519', publicKey: keyOf(n), validFrom: '2026-01-01T00:00:00Z', ...extra })
+  const cardKey = (n: number, extra: Record<string, string> = {}): Record<string, string> => ({
+    keyId: `urn:example:key:${n}`,
+    algorithm: 'Ed25519',
+    publicKey: keyOf(n),
+    validFrom: '2026-01-01T00:00:00Z',
+    ...extra,
+  })
   const card = (cardVersion: number, publicKeys: unknown[] = [cardKey(9)], patch: Record<string, unknown> = {}, by = issuer) =>
     sign('agent-card', { agentId: AGENT, organizationId: ORG, cardVersion, publicKeys, issuedAt: `2026-07-0${cardVersion}T00:00:00Z`, ...patch }, by)
   const byAgent = (n: number) =>
-    JSON.stringify(sign('evidence', { evidenceId: 'urn:example:evidence:1', generatedBy: { type: 'agent', id: AGENT }, createdAt: '2026-07-15T00:00:00Z' }, { keyId: `urn:example:key:${n}`, pair: pairOf(n) }))
+    JSON.stringify(
+      sign('evidence', { evidenceId: 'urn:example:evidence:1', generatedBy: { type: 'agent', id: AGENT }, createdAt: '2026-07-15T00:00:00Z' }, { keyId: `urn:example:key:${n}`, pair: pairOf(n) }),
+    )
   const added = (update: RegistryUpdate): Registry => {
     if (!update.ok) throw new Error(`${update.problem.fault} at ${update.problem.path}: ${update.problem.detail}`)
     return update.registry
@@ -513,7 +547,8 @@ describe('Registry.withAgentCard: a new Agent Card version and its keys (§6.1, 
     }
     // The same faults fromEvidence gives for the same bindings declared as evidence.
     const asEvidence = (publicKeys: Record<string, string>[]) =>
-      Registry.fromEvidence(evidence(...base.toEvidence()!.bindings, ...publicKeys.map((k) => ({ ...k, principal: { type: 'agent', id: AGENT }, validityHistory: [] }) as unknown as RegistryBinding))).problem?.fault
+      Registry.fromEvidence(evidence(...base.toEvidence()!.bindings, ...publicKeys.map((k) => ({ ...k, principal: { type: 'agent', id: AGENT }, validityHistory: [] }) as unknown as RegistryBinding)))
+        .problem?.fault
     expect(asEvidence([cardKey(9, { keyId: 'urn:example:key:21' })])).toBe('key-id-rebound')
     expect(asEvidence([cardKey(9, { publicKey: keyOf(21) })])).toBe('public-key-reused')
     expect(asEvidence([cardKey(9), cardKey(9, { keyId: 'urn:example:key:alias' })])).toBe('key-id-alias')
@@ -549,7 +584,11 @@ describe('Registry.withAgentCard: a new Agent Card version and its keys (§6.1, 
 describe('createLiveRegistry: one KeyResolver over the current revision', () => {
   const verifier = createVerifier({ validate: () => true })
   const document = JSON.stringify(
-    sign('evidence', { evidenceId: 'urn:example:evidence:1', generatedBy: { type: 'agent', id: 'urn:example:agent:2' }, createdAt: '2026-07-15T00:00:00Z' }, { keyId: 'urn:example:key:2', pair: keyPairFromSeed(new Uint8Array(32).fill(2)) }),
+    sign(
+      'evidence',
+      { evidenceId: 'urn:example:evidence:1', generatedBy: { type: 'agent', id: 'urn:example:agent:2' }, createdAt: '2026-07-15T00:00:00Z' },
+      { keyId: 'urn:example:key:2', pair: keyPairFromSeed(new Uint8Array(32).fill(2)) },
+    ),
   )
 
   it('sees a key as soon as it is added, and keeps the revision when an addition is refused', () => {
@@ -570,7 +609,13 @@ describe('createLiveRegistry: one KeyResolver over the current revision', () => 
     const live = createLiveRegistry(Registry.fromEvidence(evidence(binding(5, { principal: { type: 'service', id: 'urn:example:service:registry' } }))))
     const card = sign(
       'agent-card',
-      { agentId: 'urn:example:agent:2', organizationId: 'urn:example:org', cardVersion: 1, publicKeys: [{ keyId: 'urn:example:key:2', algorithm: 'Ed25519', publicKey: keyOf(2), validFrom: '2026-01-01T00:00:00Z' }], issuedAt: '2026-07-01T00:00:00Z' },
+      {
+        agentId: 'urn:example:agent:2',
+        organizationId: 'urn:example:org',
+        cardVersion: 1,
+        publicKeys: [{ keyId: 'urn:example:key:2', algorithm: 'Ed25519', publicKey: keyOf(2), validFrom: '2026-01-01T00:00:00Z' }],
+        issuedAt: '2026-07-01T00:00:00Z',
+      },
       issuer,
     )
     expect(live.addAgentCard(card, { verifier }).ok).toBe(true)

@@ -46,9 +46,10 @@ const principals = {
 
 type Name = keyof typeof principals
 
-const keys = Object.fromEntries(
-  (Object.keys(principals) as Name[]).map((name, i) => [name, { keyId: `urn:weft:test:key:${name}`, pair: pair(i + 1) }]),
-) as Record<Name, { keyId: string; pair: Ed25519KeyPair }>
+const keys = Object.fromEntries((Object.keys(principals) as Name[]).map((name, i) => [name, { keyId: `urn:weft:test:key:${name}`, pair: pair(i + 1) }])) as Record<
+  Name,
+  { keyId: string; pair: Ed25519KeyPair }
+>
 
 function binding(name: Name, extra: { validFrom?: string; validityHistory?: unknown[] } = {}) {
   return {
@@ -116,7 +117,10 @@ describe('profiles (§6.4 table)', () => {
   it('has the nine kinds with their protected time and signer rule', () => {
     expect(Object.keys(SIGNED_PROFILES)).toEqual([...DOCUMENT_KINDS])
     const table = Object.fromEntries(
-      Object.values(SIGNED_PROFILES).map((p) => [p.kind, [p.protectedTimePointer, p.expectedSigner.rule, 'pointer' in p.expectedSigner ? p.expectedSigner.pointer : 'idPointer' in p.expectedSigner ? p.expectedSigner.idPointer : '']]),
+      Object.values(SIGNED_PROFILES).map((p) => [
+        p.kind,
+        [p.protectedTimePointer, p.expectedSigner.rule, 'pointer' in p.expectedSigner ? p.expectedSigner.pointer : 'idPointer' in p.expectedSigner ? p.expectedSigner.idPointer : ''],
+      ]),
     )
     expect(table).toEqual({
       'agent-card': ['/issuedAt', 'service-principal', ''],
@@ -213,7 +217,15 @@ describe('each stage classifies its failures', () => {
     const validate = vi.fn<SchemaCheck>(() => false)
     expectFailure(verify('command', text, registry, { validate }), 'schema', 'schema-invalid')
     expect(validate).toHaveBeenCalledWith('command', command)
-    expectFailure(verify('command', text, registry, { validate: () => { throw new Error('boom') } }), 'schema', 'schema-check-threw')
+    expectFailure(
+      verify('command', text, registry, {
+        validate: () => {
+          throw new Error('boom')
+        },
+      }),
+      'schema',
+      'schema-check-threw',
+    )
     const envelope = command['signature'] as Record<string, unknown>
     expectFailure(verify('command', JSON.stringify({ ...command, signature: { ...envelope, algorithm: 'Ed448' } }), registry, options), 'schema', 'unsupported-algorithm')
     const { signature: _s, ...unsigned } = command
@@ -256,7 +268,15 @@ describe('each stage classifies its failures', () => {
     expectFailure(verify('agent-card', JSON.stringify(signed('agent-card', {}, 'developer')), registry, options), 'key-resolution', 'agent-card-signer-not-service')
     const bounded = Registry.fromEvidence({
       organizationId: ORG,
-      bindings: [binding('coordinator', { validFrom: '2026-07-15T00:00:00.5Z', validityHistory: [{ sequence: 1, recordedAt: '2026-07-20T00:00:00Z', validUntil: '2026-07-16T00:00:00Z' }, { sequence: 2, recordedAt: '2026-07-21T00:00:00Z', revokedAt: '2026-07-15T12:00:00+02:00' }] })],
+      bindings: [
+        binding('coordinator', {
+          validFrom: '2026-07-15T00:00:00.5Z',
+          validityHistory: [
+            { sequence: 1, recordedAt: '2026-07-20T00:00:00Z', validUntil: '2026-07-16T00:00:00Z' },
+            { sequence: 2, recordedAt: '2026-07-21T00:00:00Z', revokedAt: '2026-07-15T12:00:00+02:00' },
+          ],
+        }),
+      ],
     })
     const at = (t: string) => verify('command', JSON.stringify(signed('command', { issuedAt: t })), bounded, options)
     expectFailure(at('2026-07-15T00:00:00.4999Z'), 'key-resolution', 'key-not-valid-at-protected-time')
@@ -266,7 +286,11 @@ describe('each stage classifies its failures', () => {
     expectFailure(at('2026-07-15T10:00:00Z'), 'key-resolution', 'key-not-valid-at-protected-time')
     const invalidEvidence = Registry.fromEvidence({ organizationId: 'relative', bindings: [binding('coordinator')] })
     expectFailure(verify('command', text, invalidEvidence, options), 'key-resolution', 'key-unresolved')
-    const throwing: KeyResolver = { resolve: () => { throw new Error('down') } }
+    const throwing: KeyResolver = {
+      resolve: () => {
+        throw new Error('down')
+      },
+    }
     expectFailure(verify('command', text, throwing, options), 'key-resolution', 'resolver-threw')
   })
 
@@ -335,7 +359,7 @@ describe('property: lazy and strict stage order give the same result', () => {
     fc.assert(
       fc.property(rOf, fc.nat({ max: variants.length - 1 }), (r, which) => {
         const doc = variants[which]!
-        const sig = (doc['signature'] as Record<string, string>)
+        const sig = doc['signature'] as Record<string, string>
         const value = encodeBase64url(Buffer.concat([r, Buffer.from(sig['value']!, 'base64url').subarray(32)]))
         const text = JSON.stringify({ ...doc, signature: { ...sig, value } })
         const summary = (x: VerifyResult) => (x.ok ? 'complete' : `${x.stage}/${x.reason}/${x.detail ?? ''}`)
@@ -355,9 +379,7 @@ describe('property: any single-byte mutation of signed bytes is rejected', () =>
     expect(verify('command', original, registry, options).ok).toBe(true)
     fc.assert(
       fc.property(fc.nat({ max: original.length - 1 }), fc.integer({ min: 1, max: 255 }), fc.boolean(), (index, delta, drop) => {
-        const mutated = drop
-          ? Uint8Array.from([...original.subarray(0, index), ...original.subarray(index + 1)])
-          : Uint8Array.from(original, (b, i) => (i === index ? (b + delta) & 0xff : b))
+        const mutated = drop ? Uint8Array.from([...original.subarray(0, index), ...original.subarray(index + 1)]) : Uint8Array.from(original, (b, i) => (i === index ? (b + delta) & 0xff : b))
         expect(verify('command', mutated, registry, options).ok).toBe(false)
       }),
       { numRuns: 400 },

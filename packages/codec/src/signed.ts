@@ -75,14 +75,7 @@ export function isDocumentKind(value: unknown): value is DocumentKind {
 export type Stage = 'parse' | 'schema' | 'signature-envelope' | 'key-resolution' | 'canonicalization' | 'signature'
 
 /** The stages in the order {@link verify} runs them (§6.4 numbered list). */
-export const STAGES: readonly Stage[] = Object.freeze([
-  'parse',
-  'schema',
-  'signature-envelope',
-  'key-resolution',
-  'canonicalization',
-  'signature',
-] as const)
+export const STAGES: readonly Stage[] = Object.freeze(['parse', 'schema', 'signature-envelope', 'key-resolution', 'canonicalization', 'signature'] as const)
 
 /**
  * How a profile names its expected signer (§6.4 table):
@@ -91,10 +84,7 @@ export const STAGES: readonly Stage[] = Object.freeze([
  * - `service-principal`: any Organization service Principal (Agent Cards only; the issuer's
  *   authorization for `organizationId` is a later, separate check).
  */
-export type ExpectedSignerRule =
-  | { readonly rule: 'principal-object'; readonly pointer: string }
-  | { readonly rule: 'agent-id'; readonly idPointer: string }
-  | { readonly rule: 'service-principal' }
+export type ExpectedSignerRule = { readonly rule: 'principal-object'; readonly pointer: string } | { readonly rule: 'agent-id'; readonly idPointer: string } | { readonly rule: 'service-principal' }
 
 /** One row of the §6.4 profile table. */
 export interface SignedProfile {

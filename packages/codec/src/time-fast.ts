@@ -105,7 +105,32 @@ export function formatCached(ms: number): string {
   lastStampMs = ms
   const c = stampCodes
   // The codes as arguments, not through `apply`, which would copy them into an argument list first.
-  lastStamp = String.fromCharCode(c[0]!, c[1]!, c[2]!, c[3]!, c[4]!, c[5]!, c[6]!, c[7]!, c[8]!, c[9]!, c[10]!, c[11]!, c[12]!, c[13]!, c[14]!, c[15]!, c[16]!, c[17]!, c[18]!, c[19]!, c[20]!, c[21]!, c[22]!, c[23]!)
+  lastStamp = String.fromCharCode(
+    c[0]!,
+    c[1]!,
+    c[2]!,
+    c[3]!,
+    c[4]!,
+    c[5]!,
+    c[6]!,
+    c[7]!,
+    c[8]!,
+    c[9]!,
+    c[10]!,
+    c[11]!,
+    c[12]!,
+    c[13]!,
+    c[14]!,
+    c[15]!,
+    c[16]!,
+    c[17]!,
+    c[18]!,
+    c[19]!,
+    c[20]!,
+    c[21]!,
+    c[22]!,
+    c[23]!,
+  )
   return lastStamp
 }
 

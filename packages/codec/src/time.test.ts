@@ -50,7 +50,11 @@ describe('timestampOf and the cached formatter', () => {
   it('the cached formatter writes what toISOString writes, or throws what it throws, for any sequence of instants', () => {
     fc.assert(
       fc.property(instantRun, (instants) => {
-        for (const ms of instants) expect(outcome(() => fastTime.formatInstant(ms)), String(ms)).toEqual(outcome(() => plainTime.formatInstant(ms)))
+        for (const ms of instants)
+          expect(
+            outcome(() => fastTime.formatInstant(ms)),
+            String(ms),
+          ).toEqual(outcome(() => plainTime.formatInstant(ms)))
       }),
     )
   })
@@ -124,7 +128,12 @@ describe('newUrnUuid and uuidSource', () => {
   it('give the same text from the same bytes, and that text is the plain reference', () => {
     fc.assert(
       fc.property(fc.array(sixteen, { minLength: 1, maxLength: 8 }), (draws) => {
-        const fromSource = uuidSource(((queue) => () => queue.shift()!)([...draws]))
+        const fromSource = uuidSource(
+          (
+            (queue) => () =>
+              queue.shift()!
+          )([...draws]),
+        )
         for (const bytes of draws) {
           const before = Uint8Array.from(bytes)
           const text = newUrnUuid(() => bytes)
@@ -203,22 +212,27 @@ describe('systemClock', () => {
 
 /** §2 timestamps in other forms than `toISOString`'s: no fraction, short and long fractions, offsets. */
 const otherTimestamp = fc
-  .tuple(
-    fc.integer({ min: -62_135_596_800_000, max: 253_402_300_799_999 }),
-    fc.constantFrom('', '.5', '.1234', '.000001', '.999999999'),
-    fc.constantFrom('Z', '+02:00', '-11:30', '+00:00'),
-  )
+  .tuple(fc.integer({ min: -62_135_596_800_000, max: 253_402_300_799_999 }), fc.constantFrom('', '.5', '.1234', '.000001', '.999999999'), fc.constantFrom('Z', '+02:00', '-11:30', '+00:00'))
   .map(([ms, fraction, offset]) => `${new Date(ms).toISOString().slice(0, 19)}${fraction}${offset}`)
 
 describe('timestampMs and the known-timestamp reader', () => {
   it('reads every §2 timestamp exactly as the plain reader does, to the last bit', () => {
     fc.assert(
-      fc.property(fc.array(fc.oneof(instant.filter((ms) => Number.isFinite(ms) && ms >= -62_135_596_800_000 && ms <= 253_402_300_799_999).map((ms) => new Date(ms).toISOString()), otherTimestamp), { minLength: 1, maxLength: 30 }), (texts) => {
-        for (const text of texts) {
-          expect(Object.is(fastTime.timestampMs(text), plainTime.timestampMs(text)), text).toBe(true)
-          expect(Object.is(knownTimestampMs(text), timestampMs(text)), text).toBe(true)
-        }
-      }),
+      fc.property(
+        fc.array(
+          fc.oneof(
+            instant.filter((ms) => Number.isFinite(ms) && ms >= -62_135_596_800_000 && ms <= 253_402_300_799_999).map((ms) => new Date(ms).toISOString()),
+            otherTimestamp,
+          ),
+          { minLength: 1, maxLength: 30 },
+        ),
+        (texts) => {
+          for (const text of texts) {
+            expect(Object.is(fastTime.timestampMs(text), plainTime.timestampMs(text)), text).toBe(true)
+            expect(Object.is(knownTimestampMs(text), timestampMs(text)), text).toBe(true)
+          }
+        },
+      ),
     )
   })
 

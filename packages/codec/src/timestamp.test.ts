@@ -46,9 +46,13 @@ describe('compareTimestamps', () => {
 
   it('is a total order consistent with Date for millisecond instants', () => {
     fc.assert(
-      fc.property(fc.date({ noInvalidDate: true, min: new Date('0001-01-01T00:00:00Z'), max: new Date('9999-12-31T00:00:00Z') }), fc.date({ noInvalidDate: true, min: new Date('0001-01-01T00:00:00Z'), max: new Date('9999-12-31T00:00:00Z') }), (a, b) => {
-        expect(Math.sign(compareTimestamps(ts(a.toISOString()), ts(b.toISOString())))).toBe(Math.sign(a.getTime() - b.getTime()))
-      }),
+      fc.property(
+        fc.date({ noInvalidDate: true, min: new Date('0001-01-01T00:00:00Z'), max: new Date('9999-12-31T00:00:00Z') }),
+        fc.date({ noInvalidDate: true, min: new Date('0001-01-01T00:00:00Z'), max: new Date('9999-12-31T00:00:00Z') }),
+        (a, b) => {
+          expect(Math.sign(compareTimestamps(ts(a.toISOString()), ts(b.toISOString())))).toBe(Math.sign(a.getTime() - b.getTime()))
+        },
+      ),
     )
   })
 })

@@ -72,7 +72,8 @@ describe.skipIf(!bundle)('@weft/codec in Chromium', () => {
     server = createServer((request, response) => {
       if (request.url === '/bundle.js') response.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' }).end(code)
       else if (request.url === '/') response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(html)
-      else if (request.url === '/favicon.ico') response.writeHead(204).end() // asked for by every page; not an error
+      else if (request.url === '/favicon.ico')
+        response.writeHead(204).end() // asked for by every page; not an error
       else response.writeHead(404).end()
     })
     await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve))

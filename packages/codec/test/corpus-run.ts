@@ -106,7 +106,10 @@ export async function runCorpus(codec: typeof Codec, corpus: Corpus): Promise<Ou
     out[`seed ${s.id}`] = { publicKey: toHex(pair.publicKey), webPublicKey: toHex(web.publicKey), signatures }
     // The whole signing path of §6.4 (JCS, envelope, signature) through both key kinds.
     const document = { kind: 'probe', issuedAt: '2026-07-15T00:00:00Z', note: 'é \u{1f600}' }
-    out[`sign ${s.id}`] = { sign: codec.sign('command', document, { keyId: 'urn:weft:test:key', pair }), signAsync: await codec.signAsync('command', document, { keyId: 'urn:weft:test:key', pair: web }) }
+    out[`sign ${s.id}`] = {
+      sign: codec.sign('command', document, { keyId: 'urn:weft:test:key', pair }),
+      signAsync: await codec.signAsync('command', document, { keyId: 'urn:weft:test:key', pair: web }),
+    }
   }
   for (const j of corpus.json) {
     const bytes = fromHex(j.bytes)

@@ -105,7 +105,12 @@ export function buildCorpus(bundle: string): Corpus {
       verifications.push({ id: `${e.id}: the vector's signature`, key, message: toHex(message), signature: toHex(signature) })
       verifications.push({ id: `${e.id}: another message`, key, message: toHex(cat(message, new Uint8Array([0x20]))), signature: toHex(signature) })
       // Mutations: flip one bit in R, in S (possibly S >= L), and in the top bit of S.
-      for (const [label, index, mask] of [['R bit', 3, 0x10], ['S bit', 40, 0x01], ['S top', 63, 0x80], ['R sign', 31, 0x80]] as const) {
+      for (const [label, index, mask] of [
+        ['R bit', 3, 0x10],
+        ['S bit', 40, 0x01],
+        ['S top', 63, 0x80],
+        ['R sign', 31, 0x80],
+      ] as const) {
         const mutated = signature.slice()
         mutated[index]! ^= mask
         verifications.push({ id: `${e.id}: ${label} flipped`, key, message: toHex(message), signature: toHex(mutated) })
@@ -138,7 +143,12 @@ export function buildCorpus(bundle: string): Corpus {
   for (let i = 0; i < 48; i++) special.push([`random bytes ${i}`, random(32)])
   for (let i = 0; i < 24; i++) {
     const s = (fromLe(random(32)) % (L - 1n)) + 1n
-    special.push([`random point ${i} + torsion ${i % 8}`, Point.BASE.multiply(s).add(TORSION[i % 8]!).toBytes()])
+    special.push([
+      `random point ${i} + torsion ${i % 8}`,
+      Point.BASE.multiply(s)
+        .add(TORSION[i % 8]!)
+        .toBytes(),
+    ])
   }
   const someS = le32(12345n)
   for (const [label, enc] of special) {

@@ -56,9 +56,15 @@ import { createConsoleServer, type ConsoleServer } from '../src/server/index.js'
 interface PageElement {
   readonly textContent: string | null
 }
-declare const document: { querySelectorAll(selector: string): ArrayLike<PageElement>; addEventListener(type: string, listener: (event: { violatedDirective: string; blockedURI: string }) => void): void }
+declare const document: {
+  querySelectorAll(selector: string): ArrayLike<PageElement>
+  addEventListener(type: string, listener: (event: { violatedDirective: string; blockedURI: string }) => void): void
+}
 declare const window: Record<string, unknown>
-declare const WebSocket: new (url: string, protocols?: string[]) => { onopen: (() => void) | null; onclose: ((event: { code: number }) => void) | null; onerror: (() => void) | null; close(): void; readonly protocol: string }
+declare const WebSocket: new (
+  url: string,
+  protocols?: string[],
+) => { onopen: (() => void) | null; onclose: ((event: { code: number }) => void) | null; onerror: (() => void) | null; close(): void; readonly protocol: string }
 declare const axe: { run(context: unknown, options: unknown): Promise<AxeResults> }
 
 const CHROMIUM = '/usr/bin/chromium'
@@ -104,8 +110,6 @@ const NAME_RULES = [
   'html-has-lang',
   'label-content-name-mismatch',
 ]
-
-
 
 /** A `weft.key/1` key file as `weft principal add human NAME` writes it (src/app/keyfile.ts). */
 function keyFileText(principal: { readonly type: string; readonly id: string }, keyId: string, seed: Uint8Array): string {
@@ -338,7 +342,10 @@ describe('the console in a browser', () => {
     expect(consoleServer.sessionCount).toBe(sessionsBefore + 1)
     expect(await page.getByTestId('key-problem').count()).toBe(0)
     await until('the WebSocket', () => wire.connections.some((c) => c.principal?.id === ada.actor.id))
-    await page.getByTestId('connection-state').filter({ hasText: /^Connected$/ }).waitFor()
+    await page
+      .getByTestId('connection-state')
+      .filter({ hasText: /^Connected$/ })
+      .waitFor()
     expect(errors).toEqual([])
   })
 
@@ -358,7 +365,9 @@ describe('the console in a browser', () => {
     await page.getByTestId('m-objective').fill('Write the release notes.')
     await page.getByTestId('m-done').fill('written: The notes are written.')
     // The Coordinator field offers the Organization's registered Agents (their cards, §6.1).
-    await expect.poll(() => page.locator('[data-testid="m-coordinator-agents"] option').evaluateAll((options) => options.map((o) => o.getAttribute('value')))).toEqual([coordinator.actor.id, org.agents.worker.actor.id].sort())
+    await expect
+      .poll(() => page.locator('[data-testid="m-coordinator-agents"] option').evaluateAll((options) => options.map((o) => o.getAttribute('value'))))
+      .toEqual([coordinator.actor.id, org.agents.worker.actor.id].sort())
     await page.getByTestId('m-coordinator').fill(coordinator.actor.id)
     await page.getByTestId('mission-submit').click()
     await page.getByTestId('mission-title').filter({ hasText: title }).waitFor()
@@ -372,15 +381,26 @@ describe('the console in a browser', () => {
     const received: Event[] = []
     const refusals: string[] = []
     conn.feed.subscribe([{ groupId, afterSequence: 0 }], { onEvent: (event) => void received.push(event), onError: (error) => void refusals.push(error.code) })
-    await until('mission.created on the Coordinator\'s feed', () => received.some((e) => e.kind === 'mission.created'))
+    await until("mission.created on the Coordinator's feed", () => received.some((e) => e.kind === 'mission.created'))
     const created = received.find((e) => e.kind === 'mission.created')!
     expect(refusals).toEqual([])
     expect(created).toMatchObject({ groupId, sequence: 1, actor: ada.actor, acceptedBy: org.authorityService.actor, cause: { type: 'command' } })
     // What the form said, as the person typed it: the Mission, its owner and Coordinator, the planning Conversation, both seats (§7.1).
     expect(created.payload).toMatchObject({
-      mission: { groupId, objective: 'Write the release notes.', definitionOfDone: [{ criterionId: 'written', description: 'The notes are written.', evidenceRequired: ['human_review'] }], missionOwner: ada.actor, coordinator: { agentId: coordinator.actor.id, coordinatorEpoch: 1 }, state: 'active', approvalPolicy: { finalHumanApproval: true } },
+      mission: {
+        groupId,
+        objective: 'Write the release notes.',
+        definitionOfDone: [{ criterionId: 'written', description: 'The notes are written.', evidenceRequired: ['human_review'] }],
+        missionOwner: ada.actor,
+        coordinator: { agentId: coordinator.actor.id, coordinatorEpoch: 1 },
+        state: 'active',
+        approvalPolicy: { finalHumanApproval: true },
+      },
       conversation: { title, createdBy: ada.actor },
-      memberships: [{ member: ada.actor, role: 'mission_owner' }, { member: coordinator.actor, role: 'coordinator' }],
+      memberships: [
+        { member: ada.actor, role: 'mission_owner' },
+        { member: coordinator.actor, role: 'coordinator' },
+      ],
     })
     // The Event is the Authority's, byte for byte, and its signature verifies under the Authority's Registry key (§6.4).
     expect(created).toEqual(authority.events(groupId)[0])
@@ -397,13 +417,13 @@ describe('the console in a browser', () => {
     const leaked: Event[] = []
     const outsiderErrors: string[] = []
     outsider.feed.subscribe([{ groupId, afterSequence: 0 }], { onEvent: (event) => void leaked.push(event), onError: (error: ProtocolError) => void outsiderErrors.push(error.code) })
-    await until('the outsider\'s refusal', () => outsiderErrors.length > 0)
+    await until("the outsider's refusal", () => outsiderErrors.length > 0)
     expect(outsiderErrors).toEqual(['GROUP_NOT_FOUND'])
     expect(leaked).toEqual([])
     expect(errors).toEqual([])
   })
 
-  it('shows a non-member neither another person\'s Group nor its existence (§8, §17.2)', async () => {
+  it("shows a non-member neither another person's Group nor its existence (§8, §17.2)", async () => {
     expect(authority.group(GROUP_X)?.mission?.missionOwner).toEqual(ada.actor)
     const context = await freshContext()
     /** Eve signs in on a new page and opens `groupId` by hand; resolves to what the page then shows and the frames it got. */
@@ -498,12 +518,19 @@ describe('the console in a browser', () => {
   it('refuses requests of other origins, wants a token, signs no unissued challenge in, and sets no cookie (CSRF, §19)', async () => {
     /** Ada's own, valid signature over a challenge the server never issued (made up here, for the console's origin). */
     const unissuedSignIn = (): string => {
-      const made: SignInChallenge = { challenge: encodeBase64url(randomBytes(32)), origin: base, issuedAt: new Date(clock.now()).toISOString(), expiresAt: new Date(clock.now() + 60_000).toISOString() }
+      const made: SignInChallenge = {
+        challenge: encodeBase64url(randomBytes(32)),
+        origin: base,
+        issuedAt: new Date(clock.now()).toISOString(),
+        expiresAt: new Date(clock.now() + 60_000).toISOString(),
+      }
       const person = { principalId: ada.actor.id, keyId: ada.signingKey.keyId }
       return JSON.stringify({ ...person, challenge: made.challenge, signature: encodeBase64url(ada.signingKey.pair.sign(signInTranscriptBytes(made, person))) })
     }
     // A page of another origin (same host, another port: same-site, so only the Origin check stops it).
-    const evilServer = createServer((_request, response) => response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end('<!doctype html><html lang="en"><title>Elsewhere</title><p>Elsewhere</p></html>\n'))
+    const evilServer = createServer((_request, response) =>
+      response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end('<!doctype html><html lang="en"><title>Elsewhere</title><p>Elsewhere</p></html>\n'),
+    )
     servers.push(evilServer)
     await new Promise<void>((resolve) => evilServer.listen(0, '127.0.0.1', resolve))
     const evilOrigin = `http://127.0.0.1:${(evilServer.address() as AddressInfo).port}`
@@ -560,7 +587,12 @@ describe('the console in a browser', () => {
     expect(fromEvil.filter((s) => s.method !== 'POST').map((s) => `${s.method} ${s.path} ${s.status}`)).toEqual([`OPTIONS ${CONSOLE_PATHS.challenge} 403`, `OPTIONS ${CONSOLE_PATHS.signIn} 403`])
     expect(adaSockets()).toBe(socketsBefore)
     // The wire server refused the upgrade for its Origin (403 AUTH_FORBIDDEN, before any WebSocket existed).
-    expect(wireLog.slice(wireLogBefore).filter((e) => e.message.startsWith('human session')).map((e) => [e.code, e.message])).toEqual([['AUTH_FORBIDDEN', expect.stringContaining('(Origin)')]])
+    expect(
+      wireLog
+        .slice(wireLogBefore)
+        .filter((e) => e.message.startsWith('human session'))
+        .map((e) => [e.code, e.message]),
+    ).toEqual([['AUTH_FORBIDDEN', expect.stringContaining('(Origin)')]])
 
     // The console's own page: the same socket opens with that token (so the Origin is what refused it above)...
     const { page } = await consolePage(context)
@@ -580,7 +612,11 @@ describe('the console in a browser', () => {
     // ...but the API answers nothing without the token, and an unissued challenge signs nobody in.
     const sameOrigin = await page.evaluate(
       async ({ body }) => {
-        const read = async (r: { status: number; headers: { get(name: string): string | null }; json(): Promise<unknown> }) => ({ status: r.status, cookie: r.headers.get('set-cookie'), error: ((await r.json()) as { error?: { code?: string } }).error?.code })
+        const read = async (r: { status: number; headers: { get(name: string): string | null }; json(): Promise<unknown> }) => ({
+          status: r.status,
+          cookie: r.headers.get('set-cookie'),
+          error: ((await r.json()) as { error?: { code?: string } }).error?.code,
+        })
         return {
           groups: await read(await fetch('/console/api/groups')),
           groupsBadToken: await read(await fetch('/console/api/groups', { headers: { authorization: 'Bearer AAAA' } })),
@@ -604,7 +640,7 @@ describe('the console in a browser', () => {
     for (const c of contexts) expect(await c.cookies()).toEqual([])
   })
 
-  it('passes axe-core\'s label and name rules on sign-in, every Mission tab and the New Mission form', async () => {
+  it("passes axe-core's label and name rules on sign-in, every Mission tab and the New Mission form", async () => {
     const source = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
     const context = await freshContext()
     const { page } = await consolePage(context)
@@ -614,7 +650,10 @@ describe('the console in a browser', () => {
       if ((await page.evaluate(() => typeof window['axe'])) !== 'object') await page.evaluate(source)
       const results = await page.evaluate(async () => axe.run(document, { resultTypes: ['violations'] }))
       const ran = new Set([...results.passes, ...results.violations, ...results.incomplete, ...results.inapplicable].map((r) => r.id))
-      expect(NAME_RULES.filter((rule) => !ran.has(rule)), `${screen}: rules that did not run`).toEqual([])
+      expect(
+        NAME_RULES.filter((rule) => !ran.has(rule)),
+        `${screen}: rules that did not run`,
+      ).toEqual([])
       for (const v of results.violations as AxeResult[]) {
         const nodes = v.nodes
         if (nodes.length > 0) findings.push(`${screen}: ${v.id} (${v.impact ?? ''}) ${v.help}\n${nodes.map((n) => `    ${n.target.join(' ')}: ${n.html}\n      ${n.failureSummary ?? ''}`).join('\n')}`)
@@ -646,7 +685,15 @@ describe('the console in a browser', () => {
 describe('directives and intervention from the browser, each a signed Command whose Event the Authority holds (§7.1, §9, §10.2, §19)', () => {
   const tag = (): string => randomBytes(4).toString('hex')
   const now = (): string => new Date(clock.now()).toISOString()
-  const selection = { requiredCapabilities: [TEST_CAPABILITY], verifiedMatches: [TEST_CAPABILITY], authorizationEligible: true, availabilityEstimate: VALID_FROM, expectedCost: 1, reliabilityEvidence: [], policyRulesApplied: ['weft.test.first-fit'] }
+  const selection = {
+    requiredCapabilities: [TEST_CAPABILITY],
+    verifiedMatches: [TEST_CAPABILITY],
+    authorizationEligible: true,
+    availabilityEstimate: VALID_FROM,
+    expectedCost: 1,
+    reliabilityEvidence: [],
+    policyRulesApplied: ['weft.test.first-fit'],
+  }
 
   /** Ada's fresh Mission made from Node, coordinated by `coordinator`, with `work` authorized as open WorkItems (goal → ID). */
   async function missionOfAda(title: string, work: readonly string[] = []): Promise<{ groupId: string; missionId: string; workItemIds: Record<string, string> }> {
@@ -720,7 +767,20 @@ describe('directives and intervention from the browser, each a signed Command wh
     const evidenceBy = (who: typeof worker): Evidence =>
       sign(
         'evidence',
-        { evidenceId: `urn:weft:console-browser:evidence:${tag()}`, missionId, groupId, workItemId, type: 'deterministic_test', subject: { type: 'work_item', id: workItemId }, criterionIds: ['tests-pass'], method: 'Ran the test suite.', result: 'passed', artifactHashes: [contentHash], generatedBy: who.actor, createdAt: now() },
+        {
+          evidenceId: `urn:weft:console-browser:evidence:${tag()}`,
+          missionId,
+          groupId,
+          workItemId,
+          type: 'deterministic_test',
+          subject: { type: 'work_item', id: workItemId },
+          criterionIds: ['tests-pass'],
+          method: 'Ran the test suite.',
+          result: 'passed',
+          artifactHashes: [contentHash],
+          generatedBy: who.actor,
+          createdAt: now(),
+        },
         who.signingKey,
       ) as unknown as Evidence
     await work.workSubmit({ workItemId, ownershipEpoch, executionLeaseId, artifactIds: [artifact.artifactId], evidence: [evidenceBy(worker)] })
@@ -729,7 +789,20 @@ describe('directives and intervention from the browser, each a signed Command wh
     const submission = authority.group(groupId)!.submission!
     const approval = sign(
       'approval',
-      { approvalId: `urn:weft:console-browser:approval:${tag()}`, kind: 'mission_final', decision: 'approved', missionId, groupId, missionRevision: submission.missionRevision, artifactHashes: [...submission.artifactHashes], acceptancePolicyVersion: '1.0.0', approver: ada.actor, comments: 'Good.', conditions: [], occurredAt: now() },
+      {
+        approvalId: `urn:weft:console-browser:approval:${tag()}`,
+        kind: 'mission_final',
+        decision: 'approved',
+        missionId,
+        groupId,
+        missionRevision: submission.missionRevision,
+        artifactHashes: [...submission.artifactHashes],
+        acceptancePolicyVersion: '1.0.0',
+        approver: ada.actor,
+        comments: 'Good.',
+        conditions: [],
+        occurredAt: now(),
+      },
       ada.signingKey,
     ) as unknown as Approval
     await owner.missionApprove({ approval })
@@ -745,7 +818,10 @@ describe('directives and intervention from the browser, each a signed Command wh
     await opened.page.locator(`[data-testid="group-item"][data-group-id="${groupId}"]`).click()
     await opened.page.getByTestId('mission-title').filter({ hasText: title }).waitFor()
     // Live: the feed has replayed the Group up to the Authority's head.
-    await opened.page.getByTestId('event-count').filter({ hasText: new RegExp(`^${authority.events(groupId).length}$`) }).waitFor()
+    await opened.page
+      .getByTestId('event-count')
+      .filter({ hasText: new RegExp(`^${authority.events(groupId).length}$`) })
+      .waitFor()
     return opened
   }
 
@@ -768,7 +844,11 @@ describe('directives and intervention from the browser, each a signed Command wh
     await until('message.posted on the Authority', () => eventsAfter(groupId, from).some((e) => e.kind === 'message.posted'))
     const posted = eventsAfter(groupId, from).filter((e) => e.kind === 'message.posted')
     expect(posted).toHaveLength(1)
-    expect(posted[0]).toMatchObject({ actor: ada.actor, cause: { type: 'command' }, payload: { kind: 'message', author: ada.actor, groupId, conversationId: authority.group(groupId)!.group.mainConversationId, content: [{ type: 'text', text: body }], authority: false } })
+    expect(posted[0]).toMatchObject({
+      actor: ada.actor,
+      cause: { type: 'command' },
+      payload: { kind: 'message', author: ada.actor, groupId, conversationId: authority.group(groupId)!.group.mainConversationId, content: [{ type: 'text', text: body }], authority: false },
+    })
     await page.getByTestId('message').filter({ hasText: body }).waitFor()
     expect(await page.getByTestId('message').count()).toBe(1)
     expect(await page.getByTestId('message').locator('.message-body').textContent()).toBe(body)
@@ -818,7 +898,10 @@ describe('directives and intervention from the browser, each a signed Command wh
     ])
     expect(eventsAfter(groupId, from)[0]).toMatchObject({ cause: { type: 'command' }, payload: { reason: 'The release was called off.' } })
     expect(authority.group(groupId)!.mission!.state).toBe('cancelled')
-    await page.getByTestId('mission-state').filter({ hasText: /^cancelled$/ }).waitFor()
+    await page
+      .getByTestId('mission-state')
+      .filter({ hasText: /^cancelled$/ })
+      .waitFor()
     expect(await page.getByRole('status').filter({ hasText: 'The Mission was cancelled.' }).count()).toBe(1)
     expect(await page.locator('.tabpanel').textContent()).toContain('The Mission is cancelled: it cannot be stopped any more.')
     expect(await page.getByTestId('cancel-mission').count()).toBe(0)
@@ -833,7 +916,10 @@ describe('directives and intervention from the browser, each a signed Command wh
     const original = await approvedMissionOfAda(title)
     const originalHead = authority.events(original.groupId).length
     const { page, errors } = await adaOn(original.groupId, title)
-    await page.getByTestId('mission-state').filter({ hasText: /^approved$/ }).waitFor()
+    await page
+      .getByTestId('mission-state')
+      .filter({ hasText: /^approved$/ })
+      .waitFor()
     await page.getByTestId('tab-intervene').click()
     // An approved Mission cannot be stopped, only followed up.
     expect(await page.getByTestId('cancel-mission').count()).toBe(0)
@@ -870,7 +956,10 @@ describe('directives and intervention from the browser, each a signed Command wh
     expect(authority.events(original.groupId)).toHaveLength(originalHead)
     // In Ada's list (the page's, and what the server lists for her).
     expect(await page.locator(`[data-testid="group-item"][data-group-id="${groupId}"]`).count()).toBe(1)
-    await page.getByTestId('mission-state').filter({ hasText: /^active$/ }).waitFor()
+    await page
+      .getByTestId('mission-state')
+      .filter({ hasText: /^active$/ })
+      .waitFor()
     const { token } = await nodeSignIn(ada)
     const listed = (await (await fetch(`${base}${CONSOLE_PATHS.groups}`, { headers: { authorization: `Bearer ${token}` } })).json()) as { groups: ConsoleGroup[] }
     const listedIds = listed.groups.map((g) => g.groupId)
@@ -954,7 +1043,10 @@ describe('directives and intervention from the browser, each a signed Command wh
     for (const frame of held.splice(0)) route!.send(frame)
     await page.locator('[data-testid="work-node"][data-state="cancelled"]', { hasText: goal }).waitFor()
     expect(await page.getByTestId('cancel-work').count()).toBe(0)
-    await page.getByTestId('mission-state').filter({ hasText: /^cancelled$/ }).waitFor()
+    await page
+      .getByTestId('mission-state')
+      .filter({ hasText: /^cancelled$/ })
+      .waitFor()
     await page.getByTestId('tab-intervene').click()
     expect(await page.locator('.tabpanel').textContent()).toContain('The Mission is cancelled: it cannot be stopped any more.')
     expect(await page.getByTestId('event-count').textContent()).toBe(String(head))

@@ -63,10 +63,17 @@ beforeAll(async () => {
   const coordinator = clientOf(org.agents.coordinator)
   const worker = clientOf(org.agents.worker)
   await owner.missionCreate(missionCreate, { groupId: GROUP })
-  for (const [who, role] of [[org.agents.worker, 'worker'], [org.agents.reviewer, 'reviewer']] as const) {
+  for (const [who, role] of [
+    [org.agents.worker, 'worker'],
+    [org.agents.reviewer, 'reviewer'],
+  ] as const) {
     await coordinator.membershipChange({ membershipId: `${GROUP}:membership:${who.name}`, member: who.actor, role, state: 'active', scopes: ['group:read'] })
   }
-  await owner.messagePost({ messageId: 'urn:weft:test:message:1', conversationId: authority.group(GROUP)!.group.mainConversationId, content: [{ type: 'text', text: '<img src=x onerror=alert(1)> deploy now' }] })
+  await owner.messagePost({
+    messageId: 'urn:weft:test:message:1',
+    conversationId: authority.group(GROUP)!.group.mainConversationId,
+    content: [{ type: 'text', text: '<img src=x onerror=alert(1)> deploy now' }],
+  })
   await coordinator.workAuthorize({ workItemId: W1, contract: contract('Build the checkout') })
   await coordinator.workAuthorize({ workItemId: W2, contract: contract('Document the checkout', [W1]), dependencyIds: [W1] })
   await coordinator.workAuthorize({ workItemId: W3, contract: contract('Spare work') })
@@ -109,11 +116,30 @@ beforeAll(async () => {
   const evidenceBy = (who: typeof org.agents.worker, id: string): Evidence =>
     sign(
       'evidence',
-      { evidenceId: id, missionId: MISSION, groupId: GROUP, workItemId: W1, type: 'deterministic_test', subject: { type: 'work_item', id: W1 }, criterionIds: ['tests-pass'], method: 'Ran the test suite.', result: 'passed', artifactHashes: [contentHash], generatedBy: who.actor, createdAt: at() },
+      {
+        evidenceId: id,
+        missionId: MISSION,
+        groupId: GROUP,
+        workItemId: W1,
+        type: 'deterministic_test',
+        subject: { type: 'work_item', id: W1 },
+        criterionIds: ['tests-pass'],
+        method: 'Ran the test suite.',
+        result: 'passed',
+        artifactHashes: [contentHash],
+        generatedBy: who.actor,
+        createdAt: at(),
+      },
       who.signingKey,
     ) as unknown as Evidence
   tick(10)
-  await worker.workSubmit({ workItemId: W1, ownershipEpoch: epoch, executionLeaseId: leaseId, artifactIds: [artifact.artifactId], evidence: [evidenceBy(org.agents.worker, 'urn:weft:test:evidence:submitted')] })
+  await worker.workSubmit({
+    workItemId: W1,
+    ownershipEpoch: epoch,
+    executionLeaseId: leaseId,
+    artifactIds: [artifact.artifactId],
+    evidence: [evidenceBy(org.agents.worker, 'urn:weft:test:evidence:submitted')],
+  })
   tick(10)
   await coordinator.workAcceptResult({ workItemId: W1, evidence: [evidenceBy(org.agents.reviewer, 'urn:weft:test:evidence:review')] })
   await coordinator.workCancel({ workItemId: W2, reason: 'Folded into the build.' })
@@ -121,7 +147,20 @@ beforeAll(async () => {
   const submission = authority.group(GROUP)!.submission!
   const changes = sign(
     'approval',
-    { approvalId: 'urn:weft:test:approval:1', kind: 'mission_final', decision: 'changes_requested', missionId: MISSION, groupId: GROUP, missionRevision: submission.missionRevision, artifactHashes: [...submission.artifactHashes], acceptancePolicyVersion: '1.0.0', approver: org.humans.owner.actor, comments: 'Add docs.', conditions: ['Document the flow'], occurredAt: at() },
+    {
+      approvalId: 'urn:weft:test:approval:1',
+      kind: 'mission_final',
+      decision: 'changes_requested',
+      missionId: MISSION,
+      groupId: GROUP,
+      missionRevision: submission.missionRevision,
+      artifactHashes: [...submission.artifactHashes],
+      acceptancePolicyVersion: '1.0.0',
+      approver: org.humans.owner.actor,
+      comments: 'Add docs.',
+      conditions: ['Document the flow'],
+      occurredAt: at(),
+    },
     org.humans.owner.signingKey,
   ) as unknown as Approval
   await owner.missionRequestChanges({ approval: changes })

@@ -97,7 +97,9 @@ function call(base: string, path: string, options: Call = {}): Promise<Reply> {
 }
 
 /** A console on its own plain HTTP server; other paths get the wire server's 426. */
-async function serve(options: Partial<ConsoleServerOptions> & { readonly origins?: (port: number) => string[] } = {}): Promise<{ base: string; consoleServer: ConsoleServer; server: Server; logs: ConsoleLogEntry[] }> {
+async function serve(
+  options: Partial<ConsoleServerOptions> & { readonly origins?: (port: number) => string[] } = {},
+): Promise<{ base: string; consoleServer: ConsoleServer; server: Server; logs: ConsoleLogEntry[] }> {
   const logs: ConsoleLogEntry[] = []
   let consoleServer: ConsoleServer | undefined
   const server = createServer((request, response) => {
@@ -160,7 +162,10 @@ beforeAll(async () => {
   const { clientOf } = started
   // Group A: Ada's Mission; Lin joins it as an observer. Group B: Grace's Mission.
   await clientOf(ada).missionCreate(mission('a', org.agents.coordinator.actor.id), { groupId: GROUP_A })
-  await clientOf(org.agents.coordinator).membershipChange({ membershipId: `${GROUP_A}:membership:lin`, member: lin.actor, role: 'observer', state: 'active', scopes: ['group:read'] }, { groupId: GROUP_A })
+  await clientOf(org.agents.coordinator).membershipChange(
+    { membershipId: `${GROUP_A}:membership:lin`, member: lin.actor, role: 'observer', state: 'active', scopes: ['group:read'] },
+    { groupId: GROUP_A },
+  )
   await clientOf(grace).missionCreate(mission('b', org.agents.coordinator.actor.id), { groupId: GROUP_B })
   ;({ base, consoleServer, logs } = await serve())
 })
@@ -180,7 +185,7 @@ function refusal(reply: Reply): unknown {
 }
 
 describe('signing in (§6.4 keys, §5)', () => {
-  it('hands out a single-use challenge of 32 random bytes for the page\'s origin, valid 60 s', async () => {
+  it("hands out a single-use challenge of 32 random bytes for the page's origin, valid 60 s", async () => {
     const challenge = await challengeFrom(base)
     expect(Buffer.from(challenge.challenge, 'base64url')).toHaveLength(32)
     expect(challenge.origin).toBe(base)
@@ -202,11 +207,18 @@ describe('signing in (§6.4 keys, §5)', () => {
     const outsider = createTestOrganization({ organizationId: 'urn:weft:console-test:other', humans: ['eve'] }).humans.eve
     const attempts: [string, () => Promise<Reply>][] = [
       // Grace's key under Ada's name: the key belongs to another principal.
-      ['another human\'s key', async () => call(base, CONSOLE_PATHS.signIn, { method: 'POST', body: signed(await challengeFrom(base), ada, { keyId: grace.signingKey.keyId, signer: grace }) })],
+      ["another human's key", async () => call(base, CONSOLE_PATHS.signIn, { method: 'POST', body: signed(await challengeFrom(base), ada, { keyId: grace.signingKey.keyId, signer: grace }) })],
       // Ada's key ID, Grace's private key: the signature does not verify.
       ['wrong private key', async () => call(base, CONSOLE_PATHS.signIn, { method: 'POST', body: signed(await challengeFrom(base), ada, { signer: grace }) })],
       ['unknown person', async () => call(base, CONSOLE_PATHS.signIn, { method: 'POST', body: signed(await challengeFrom(base), outsider) })],
-      ['an Agent\'s key', async () => call(base, CONSOLE_PATHS.signIn, { method: 'POST', body: signed(await challengeFrom(base), ada, { principalId: org.agents.coordinator.actor.id, keyId: org.agents.coordinator.signingKey.keyId, signer: org.agents.coordinator }) })],
+      [
+        "an Agent's key",
+        async () =>
+          call(base, CONSOLE_PATHS.signIn, {
+            method: 'POST',
+            body: signed(await challengeFrom(base), ada, { principalId: org.agents.coordinator.actor.id, keyId: org.agents.coordinator.signingKey.keyId, signer: org.agents.coordinator }),
+          }),
+      ],
       [
         'bad signature',
         async () => {
@@ -238,7 +250,14 @@ describe('signing in (§6.4 keys, §5)', () => {
           return call(base, CONSOLE_PATHS.signIn, { method: 'POST', body: signed(await challengeFrom(base, other), ada) })
         },
       ],
-      ['a challenge never issued', async () => call(base, CONSOLE_PATHS.signIn, { method: 'POST', body: signed({ challenge: encodeBase64url(new Uint8Array(32)), origin: base, issuedAt: new Date(t).toISOString(), expiresAt: new Date(t + 60_000).toISOString() }, ada) })],
+      [
+        'a challenge never issued',
+        async () =>
+          call(base, CONSOLE_PATHS.signIn, {
+            method: 'POST',
+            body: signed({ challenge: encodeBase64url(new Uint8Array(32)), origin: base, issuedAt: new Date(t).toISOString(), expiresAt: new Date(t + 60_000).toISOString() }, ada),
+          }),
+      ],
     ]
     const bodies: unknown[] = []
     for (const [name, attempt] of attempts) {
@@ -290,7 +309,7 @@ describe('signing in (§6.4 keys, §5)', () => {
   })
 })
 
-describe('Origin: the console\'s answer to CSRF', () => {
+describe("Origin: the console's answer to CSRF", () => {
   it('refuses a POST of another origin or of none with 403 AUTH_FORBIDDEN, before reading anything', async () => {
     const challenge = await challengeFrom(base)
     for (const origin of ['https://evil.example', null, 'null', `${base}/`.replace(/\/$/, '0')]) {
@@ -333,24 +352,28 @@ describe('the API', () => {
       return (reply.json as { groups: ConsoleGroup[] }).groups
     }
     const head = authority.state.groups.get(GROUP_A)!.head
-    expect(await groupsOf(ada)).toEqual([{ groupId: GROUP_A, missionId: 'urn:weft:console-test:mission:a', title: 'Mission a', missionState: expect.any(String), role: 'mission_owner', headSequence: head }])
+    expect(await groupsOf(ada)).toEqual([
+      { groupId: GROUP_A, missionId: 'urn:weft:console-test:mission:a', title: 'Mission a', missionState: expect.any(String), role: 'mission_owner', headSequence: head },
+    ])
     expect((await groupsOf(lin)).map((g) => [g.groupId, g.role])).toEqual([[GROUP_A, 'observer']])
     expect((await groupsOf(grace)).map((g) => g.groupId)).toEqual([GROUP_B])
   })
 
-  it('lists the Organization\'s registered Agents from their cards (§6.1) to a signed-in person only', async () => {
+  it("lists the Organization's registered Agents from their cards (§6.1) to a signed-in person only", async () => {
     expect((await call(base, CONSOLE_PATHS.agents, {})).json.error.code).toBe('AUTH_REQUIRED')
     const reply = await call(base, CONSOLE_PATHS.agents, { token: (await signIn(base, lin)).token })
     expect(reply.status).toBe(200)
     const card = org.agents.coordinator.card
     expect(reply.json).toEqual({
-      agents: [{ agentId: card.agentId, displayName: card.displayName, status: 'active', capabilities: card.capabilities.map((c) => ({ id: c.id, version: c.version })), maxConcurrency: card.maxConcurrency }],
+      agents: [
+        { agentId: card.agentId, displayName: card.displayName, status: 'active', capabilities: card.capabilities.map((c) => ({ id: c.id, version: c.version })), maxConcurrency: card.maxConcurrency },
+      ],
     })
     // Only what a card states: no keys, endpoints or Session Epochs.
     expect(JSON.stringify(reply.json)).not.toMatch(/publicKey|endpoints|sessionEpoch|wss:/)
   })
 
-  it('answers the Authority\'s time, no-store, with every security header', async () => {
+  it("answers the Authority's time, no-store, with every security header", async () => {
     const reply = await call(base, CONSOLE_PATHS.time)
     expect(reply.status).toBe(200)
     expect(reply.json).toEqual({ now: new Date(t).toISOString() })
@@ -374,7 +397,7 @@ describe('the API', () => {
     expect((await call(base, '/console/api/nothing')).status).toBe(404)
   })
 
-  it('signs out: 204, the token ends, and so do the session\'s WebSockets', async () => {
+  it("signs out: 204, the token ends, and so do the session's WebSockets", async () => {
     const ended: [string, ProtocolError | undefined][] = []
     consoleServer.attach({ endHumanSessions: (sessionId, error) => (ended.push([sessionId, error]), 1) })
     const session = await signIn(base, ada)
@@ -403,7 +426,13 @@ describe('the WebSocket gate', () => {
     const session = await signIn(base, lin)
     expect(consoleServer.gate).toMatchObject({ path: CONSOLE_PATHS.socket, protocol: CONSOLE_PROTOCOL })
     const admitted = consoleServer.gate.admit(upgrade(base, sessionProtocols(session.token)))
-    expect(admitted).toEqual({ ok: true, principal: lin.actor, keyId: lin.signingKey.keyId, sessionId: expect.stringMatching(/^urn:weft:console-session:/), expiresAtMs: Date.parse(session.expiresAt) })
+    expect(admitted).toEqual({
+      ok: true,
+      principal: lin.actor,
+      keyId: lin.signingKey.keyId,
+      sessionId: expect.stringMatching(/^urn:weft:console-session:/),
+      expiresAtMs: Date.parse(session.expiresAt),
+    })
   })
 
   it('refuses a foreign or missing Origin with 403, and a missing, unknown or expired token with 401', async () => {
@@ -464,8 +493,17 @@ describe('the app', () => {
     const index = await call(base, '/console/', { origin: null })
     expect(index.status).toBe(200)
     expect(index.text).toContain('<title>Weft</title>')
-    expect(index.headers).toMatchObject({ 'content-type': 'text/html; charset=utf-8', 'content-security-policy': CONSOLE_CSP, 'x-content-type-options': 'nosniff', 'referrer-policy': 'no-referrer', 'cross-origin-opener-policy': 'same-origin', 'cross-origin-resource-policy': 'same-origin' })
-    expect(CONSOLE_CSP).toBe("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+    expect(index.headers).toMatchObject({
+      'content-type': 'text/html; charset=utf-8',
+      'content-security-policy': CONSOLE_CSP,
+      'x-content-type-options': 'nosniff',
+      'referrer-policy': 'no-referrer',
+      'cross-origin-opener-policy': 'same-origin',
+      'cross-origin-resource-policy': 'same-origin',
+    })
+    expect(CONSOLE_CSP).toBe(
+      "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+    )
     const again = await call(base, '/console/', { origin: null, headers: { 'if-none-match': String(index.headers['etag']) } })
     expect(again.status).toBe(304)
   })
@@ -474,7 +512,15 @@ describe('the app', () => {
     expect((await call(base, '/console/app.js')).headers['content-type']).toBe('text/javascript; charset=utf-8')
     expect((await call(base, '/console/app.css')).headers['content-type']).toBe('text/css; charset=utf-8')
     expect((await call(base, '/console/assets/logo.svg')).headers['content-type']).toBe('image/svg+xml')
-    for (const path of ['/console/secret.txt', '/console/manifest.json', '/console/../package.json', '/console/%2e%2e/package.json', '/console/assets/../app.js', '/console//etc/passwd', '/console/index.html/']) {
+    for (const path of [
+      '/console/secret.txt',
+      '/console/manifest.json',
+      '/console/../package.json',
+      '/console/%2e%2e/package.json',
+      '/console/assets/../app.js',
+      '/console//etc/passwd',
+      '/console/index.html/',
+    ]) {
       const reply = await call(base, path)
       expect([path, reply.status]).toEqual([path, 404])
       expect(reply.headers['content-security-policy']).toBe(CONSOLE_CSP)
@@ -502,7 +548,8 @@ describe('the app', () => {
       await writeFile(join(built, 'index.html'), html)
       await writeFile(join(built, 'app.js'), js)
       const sha = (text: string): string => createHash('sha256').update(text).digest('hex')
-      const manifest = (jsHash: string): string => JSON.stringify({ files: { 'index.html': { type: 'text/html', sha256: sha(html), bytes: html.length }, 'app.js': { type: 'text/javascript', sha256: jsHash, bytes: js.length } } })
+      const manifest = (jsHash: string): string =>
+        JSON.stringify({ files: { 'index.html': { type: 'text/html', sha256: sha(html), bytes: html.length }, 'app.js': { type: 'text/javascript', sha256: jsHash, bytes: js.length } } })
       await writeFile(join(built, 'manifest.json'), manifest(sha(js)))
       const { base: good } = await serve({ appDir: built })
       expect((await call(good, '/console/')).headers['content-type']).toBe('text/html; charset=utf-8')

@@ -40,7 +40,6 @@ import { integerLiteral, lockLog, parseTransactions, provePostgresLog, readTrans
 import { ensureSchemaIn, schemaIdentifier } from './schema.js'
 import { CONNECT_TIMEOUT_MS, ownPool, postgresStore } from './store.js'
 
-
 /** Options of {@link createPostgresAuthority}: the Authority's options (without `store`) and where the log is. */
 export interface PostgresAuthorityOptions extends Omit<AuthorityOptions, 'store' | 'deferEventSignatures'> {
   /** A `postgres://` connection URL; the package opens (and {@link PostgresAuthority.close} ends) its own pool. */
@@ -257,7 +256,8 @@ export async function createPostgresAuthority(options: PostgresAuthorityOptions)
       } finally {
         local.compactedAt = undefined
       }
-      if (record.snapshotHash !== row.snapshot_hash) throw new UsageError(`compaction ${row.id} of Group ${row.group_id}: the snapshot hashes to ${record.snapshotHash}, the database says ${row.snapshot_hash}`)
+      if (record.snapshotHash !== row.snapshot_hash)
+        throw new UsageError(`compaction ${row.id} of Group ${row.group_id}: the snapshot hashes to ${record.snapshotHash}, the database says ${row.snapshot_hash}`)
     }
   }
 

@@ -11,7 +11,6 @@ import { createHash } from 'node:crypto'
 import pg from 'pg'
 import { hasLog, schemaIdentifier, type Queryable } from './schema.js'
 
-
 /** One transaction as the reading query returns it. */
 export interface TransactionRow {
   readonly txn: string

@@ -140,7 +140,10 @@ describe('the database refuses what would break the log', () => {
         await other.query('BEGIN')
         await db.query(receipt(txn + 1, 1))
         await db.query(event(txn + 1, 0, head + 1, 'first'))
-        const second = other.query(`${receipt(txn + 1, 1).replace("'x", "'y")}`).then(() => 'accepted', (e: Error) => e.message)
+        const second = other.query(`${receipt(txn + 1, 1).replace("'x", "'y")}`).then(
+          () => 'accepted',
+          (e: Error) => e.message,
+        )
         await db.query('COMMIT')
         // Blocked on the unique key until the first commits, or arriving after it: refused either way.
         expect(await second).toMatch(/duplicate key|does not continue the log head/)
@@ -189,7 +192,11 @@ describe('a commit that fails after the pipeline accepted', () => {
 describe('createPostgresAuthority options', () => {
   it('refuses a missing or doubled connection, a bad schema name and a bad batch size with a UsageError', async () => {
     const base = { registry: testRegistry(), keys: { authority: { type: 'service' as const, id: cast.authority.actor.id }, signingKey: cast.authority.key } }
-    const refusal = (options: Partial<PostgresAuthorityOptions>) => createPostgresAuthority({ ...base, ...options }).then(() => 'opened', (e: Error) => `${e.name}: ${e.message}`)
+    const refusal = (options: Partial<PostgresAuthorityOptions>) =>
+      createPostgresAuthority({ ...base, ...options }).then(
+        () => 'opened',
+        (e: Error) => `${e.name}: ${e.message}`,
+      )
     expect(await refusal({})).toMatch(/^UsageError: .*exactly one of url and pool/)
     expect(await refusal({ url: pgUrl(), schema: 'Robert"); DROP TABLE x; --' })).toMatch(/^UsageError: schema must match/)
     expect(await refusal({ url: pgUrl(), readBatch: 0 })).toMatch(/^UsageError: readBatch/)

@@ -69,7 +69,9 @@ export async function startedLog(): Promise<{ clock: TestClock; schema: string; 
  * Two Authorities on a fresh log (`b` opened with `bOptions`), the Organization booted, the Mission
  * of {@link GROUP} open and its members enrolled through `a`, with a world each sharing one audience.
  */
-export async function twoAuthorities(bOptions: Partial<PostgresAuthorityOptions> = {}): Promise<{ clock: TestClock; schema: string; a: PostgresAuthority; b: PostgresAuthority; wa: World; wb: World }> {
+export async function twoAuthorities(
+  bOptions: Partial<PostgresAuthorityOptions> = {},
+): Promise<{ clock: TestClock; schema: string; a: PostgresAuthority; b: PostgresAuthority; wa: World; wb: World }> {
   const clock = testClock()
   const schema = freshSchema()
   const a = await openAuthority(schema, clock)
@@ -110,7 +112,12 @@ export async function logShape(schema: string): Promise<{ transactions: number; 
     const events = await one(`SELECT count(*)::int AS n, count(DISTINCT event_id)::int AS distinct FROM ${s}.events`)
     if (events['n'] !== txn['events']) throw new Error(`receipts name ${String(txn['events'])} Events, the log holds ${String(events['n'])}`)
     const orphans = await one(`SELECT count(*)::int AS n FROM ${s}.events e LEFT JOIN ${s}.receipts r ON r.txn = e.txn WHERE r.txn IS NULL`)
-    const rows = (await db.query(`SELECT group_id, count(*)::int AS n, min(sequence)::int AS lo, max(sequence)::int AS hi FROM ${s}.events WHERE group_id IS NOT NULL GROUP BY group_id`)).rows as { group_id: string; n: number; lo: number; hi: number }[]
+    const rows = (await db.query(`SELECT group_id, count(*)::int AS n, min(sequence)::int AS lo, max(sequence)::int AS hi FROM ${s}.events WHERE group_id IS NOT NULL GROUP BY group_id`)).rows as {
+      group_id: string
+      n: number
+      lo: number
+      hi: number
+    }[]
     return {
       transactions: txn['n'] as number,
       events: events['n'] as number,

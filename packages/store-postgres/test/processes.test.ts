@@ -103,7 +103,9 @@ describe('Authority processes on one PostgreSQL log', () => {
       await run.ready
       run.go()
       // The child's backend waits inside its transaction: its receipt row is written, its Events insert is running.
-      await until(async () => (await db.query(`SELECT 1 FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock' AND query LIKE '%INSERT INTO ${s}.events%'`, [CHILD_APP])).rowCount === 1)
+      await until(
+        async () => (await db.query(`SELECT 1 FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock' AND query LIKE '%INSERT INTO ${s}.events%'`, [CHILD_APP])).rowCount === 1,
+      )
       run.kill()
       const { lines, signal } = await run.done
       expect(signal).toBe('SIGKILL')
@@ -118,7 +120,12 @@ describe('Authority processes on one PostgreSQL log', () => {
       expect((await db.query(`SELECT count(*)::int AS n FROM ${s}.events WHERE position('freeze-here' in body) > 0`)).rows[0]).toEqual({ n: 0 })
       await authority.catchUp()
       expect(shape.transactions).toBe(authority.position)
-      expect(authority.events(GROUP).slice(-3).map((e) => (e.cause as { id: string }).id)).toEqual(lines.map((l) => l.split(' ')[0]))
+      expect(
+        authority
+          .events(GROUP)
+          .slice(-3)
+          .map((e) => (e.cause as { id: string }).id),
+      ).toEqual(lines.map((l) => l.split(' ')[0]))
     } finally {
       await db.end()
     }

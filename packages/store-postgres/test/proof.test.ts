@@ -62,7 +62,12 @@ describe('the proof of a shared PostgreSQL log', () => {
     await tamper(schema, "UPDATE $s.events SET body = replace(body, 'hello-2', 'hallo-2') WHERE group_id = $1 AND sequence = $2", [GROUP, message])
     await expectRefused(schema, at(message, 'signature does not verify'))
     const other = await grownLog()
-    await tamper(other.schema, 'UPDATE $s.events SET body = replace(body, $3, $4) WHERE group_id = $1 AND sequence = $2', [GROUP, other.membership, `"id":"${cast.worker1.actor.id}"`, '"id":"urn:weft:test:agent:outsider"'])
+    await tamper(other.schema, 'UPDATE $s.events SET body = replace(body, $3, $4) WHERE group_id = $1 AND sequence = $2', [
+      GROUP,
+      other.membership,
+      `"id":"${cast.worker1.actor.id}"`,
+      '"id":"urn:weft:test:agent:outsider"',
+    ])
     await expectRefused(other.schema, at(other.membership, 'signature does not verify'))
   })
 

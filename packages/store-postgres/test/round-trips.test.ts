@@ -129,7 +129,10 @@ describe('the statement appending a transaction', () => {
       // In a transaction that goes on and commits, the refused statement left nothing behind.
       await db.query('BEGIN')
       await db.query('SAVEPOINT append')
-      const refused = await appendTransaction(db, s, schema, txn + 1, transaction(txn + 1, [head + 1, head + 3])).then(() => 'accepted', (e: Error) => e.message)
+      const refused = await appendTransaction(db, s, schema, txn + 1, transaction(txn + 1, [head + 1, head + 3])).then(
+        () => 'accepted',
+        (e: Error) => e.message,
+      )
       await db.query('ROLLBACK TO SAVEPOINT append')
       await db.query('COMMIT')
       expect(refused).toMatch(/does not continue its head/)
@@ -167,7 +170,9 @@ describe('the statement appending a transaction', () => {
 
 /** A hand-made transaction number `txn` of Messages at `sequences` of the test Group (the database reads only its columns). */
 function transaction(txn: number, sequences: number[]): AcceptedTransaction {
-  const events = sequences.map((sequence, i) => ({ groupId: GROUP, sequence, eventId: `urn:weft:test:event:t${txn}-${i}-${randomBytes(3).toString('hex')}`, kind: 'message.posted' }) as unknown as Event)
+  const events = sequences.map(
+    (sequence, i) => ({ groupId: GROUP, sequence, eventId: `urn:weft:test:event:t${txn}-${i}-${randomBytes(3).toString('hex')}`, kind: 'message.posted' }) as unknown as Event,
+  )
   const receipt = { actor: cast.worker1.actor, actionId: `urn:weft:test:action:t${txn}`, events, acceptedAt: '2026-01-01T00:00:00Z', commandHash: 'sha256:test' } as unknown as StoredReceipt
   return { events, receipt }
 }

@@ -71,7 +71,13 @@ describe('the PostgreSQL store over the log of a PostgreSQL Authority', () => {
     const [template] = authority.organizationEvents()
     const appends = Array.from({ length: 8 }, (_, n) => {
       const event: Event = { ...template!, eventId: `${template!.eventId}:${n}` }
-      const receipt = { actor: cast.worker1.actor, actionId: `urn:weft:test:action:concurrent-${n}`, events: [event], acceptedAt: '2026-01-01T00:00:00Z', commandHash: 'sha256:test' } as unknown as StoredReceipt
+      const receipt = {
+        actor: cast.worker1.actor,
+        actionId: `urn:weft:test:action:concurrent-${n}`,
+        events: [event],
+        acceptedAt: '2026-01-01T00:00:00Z',
+        commandHash: 'sha256:test',
+      } as unknown as StoredReceipt
       return stores[n % 2]!.appendTransaction([event], receipt)
     })
     await Promise.all(appends)

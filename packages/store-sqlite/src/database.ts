@@ -79,9 +79,7 @@ export function openDatabase(path: string, kind: keyof typeof FILE_KIND, options
  * are never rewritten (§4.6; §7.4: a redaction appends a tombstone instead).
  */
 export function immutable(table: string, what: string): string {
-  return ['UPDATE', 'DELETE']
-    .map((verb) => `CREATE TRIGGER ${table}_immutable_${verb.toLowerCase()} BEFORE ${verb} ON ${table}\nBEGIN SELECT RAISE(ABORT, '${what} are immutable'); END;`)
-    .join('\n')
+  return ['UPDATE', 'DELETE'].map((verb) => `CREATE TRIGGER ${table}_immutable_${verb.toLowerCase()} BEFORE ${verb} ON ${table}\nBEGIN SELECT RAISE(ABORT, '${what} are immutable'); END;`).join('\n')
 }
 
 /** Parses stored JSON text into a deep-frozen value (§4.6: what a store hands out is immutable). */

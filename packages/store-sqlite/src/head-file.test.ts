@@ -16,11 +16,20 @@ describe('the head file', () => {
   it('remembers the highest head of each chain, ignoring a line torn at the end', () => {
     const file = openHeadFile(join(dir, 'a.db'), true)
     const current: LogHead[] = []
-    file.record([{ groupId: 'urn:g:1', sequence: 1, chain: hash('1') }, { sequence: 1, chain: hash('a') }], () => current)
+    file.record(
+      [
+        { groupId: 'urn:g:1', sequence: 1, chain: hash('1') },
+        { sequence: 1, chain: hash('a') },
+      ],
+      () => current,
+    )
     file.record([{ groupId: 'urn:g:1', sequence: 2, chain: hash('2') }], () => current)
     file.close()
     writeFileSync(file.path, `${readFileSync(file.path, 'utf8')}{"groupId":"urn:g:1","sequence":3,"ch`)
-    expect(file.read()).toEqual([{ groupId: 'urn:g:1', sequence: 2, chain: hash('2') }, { sequence: 1, chain: hash('a') }])
+    expect(file.read()).toEqual([
+      { groupId: 'urn:g:1', sequence: 2, chain: hash('2') },
+      { sequence: 1, chain: hash('a') },
+    ])
   })
 
   it('is rewritten with the current heads once it has grown enough', () => {

@@ -52,7 +52,9 @@ const CHAIN_HASH = /^sha256:[0-9a-f]{64}$/
 function isHead(value: unknown): value is LogHead {
   if (typeof value !== 'object' || value === null) return false
   const { groupId, sequence, chain } = value as Record<string, unknown>
-  return (groupId === undefined || (typeof groupId === 'string' && groupId !== '')) && Number.isSafeInteger(sequence) && (sequence as number) >= 1 && typeof chain === 'string' && CHAIN_HASH.test(chain)
+  return (
+    (groupId === undefined || (typeof groupId === 'string' && groupId !== '')) && Number.isSafeInteger(sequence) && (sequence as number) >= 1 && typeof chain === 'string' && CHAIN_HASH.test(chain)
+  )
 }
 
 const lines = (heads: readonly LogHead[]): string => heads.map((h) => `${JSON.stringify(h)}\n`).join('')

@@ -100,7 +100,13 @@ export function damaged(path: string, why: string, cause?: unknown): LogProofErr
  * the state checkpoint, against the heads of the head file.
  * @throws LogProofError at the first failing check.
  */
-export function proveSqliteLog(db: Db, path: string, checkpoint: () => StateCheckpoint | undefined, heads: HeadFile | undefined, options: { readonly registry: KeyResolver; readonly authority: ActorRef }): LogProofSummary {
+export function proveSqliteLog(
+  db: Db,
+  path: string,
+  checkpoint: () => StateCheckpoint | undefined,
+  heads: HeadFile | undefined,
+  options: { readonly registry: KeyResolver; readonly authority: ActorRef },
+): LogProofSummary {
   try {
     const check = db.prepare('PRAGMA quick_check').pluck().all() as string[]
     if (check[0] !== 'ok') throw damaged(path, `PRAGMA quick_check: ${check.slice(0, 3).join('; ')}`)

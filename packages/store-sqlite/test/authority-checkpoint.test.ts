@@ -43,7 +43,9 @@ describe('an Authority restarted over a compacted SQLite file', () => {
     // §15.1: a retry after the restart answers the stored receipt.
     expect(await again.submit(kept.bytes)).toEqual({ ...first, duplicate: true })
     // §16: below the compaction point, CURSOR_TOO_OLD with the reference; above it, the online log.
-    expect(() => again.events(GROUP)).toThrow(expect.objectContaining({ code: 'CURSOR_TOO_OLD', details: expect.objectContaining({ snapshotHash: record.snapshotHash, throughSequence: record.throughSequence }) }))
+    expect(() => again.events(GROUP)).toThrow(
+      expect.objectContaining({ code: 'CURSOR_TOO_OLD', details: expect.objectContaining({ snapshotHash: record.snapshotHash, throughSequence: record.throughSequence }) }),
+    )
     const delivery = createDelivery(again)
     expect(delivery.replay(cast.worker1.actor, GROUP, record.throughSequence).events.map((e) => e.sequence)).toEqual([record.throughSequence + 1])
     delivery.close()
@@ -51,7 +53,9 @@ describe('an Authority restarted over a compacted SQLite file', () => {
     const head = again.group(GROUP)!.head
     const charged = [...again.group(GROUP)!.workItems.values()].find((r) => r.doc.state === 'active')!.doc.workItemId
     const { epoch, leaseId } = runningOf(w, charged)
-    const receipt = await again.submit(w.as.worker1.build('ext.missionweaveprotocol.core.resource_usage_record', { workItemId: charged, ownershipEpoch: epoch, executionLeaseId: leaseId, usageDelta: { toolCalls: 1 } }).bytes)
+    const receipt = await again.submit(
+      w.as.worker1.build('ext.missionweaveprotocol.core.resource_usage_record', { workItemId: charged, ownershipEpoch: epoch, executionLeaseId: leaseId, usageDelta: { toolCalls: 1 } }).bytes,
+    )
     expect(receipt.events.map((e) => e.sequence)).toEqual([head + 1])
     expect(receipt.events[0]!.payload).toMatchObject({ cumulativeUsage: { toolCalls: 2 } })
     expectSameFold(again.state, again.replayState())
@@ -100,7 +104,11 @@ describe('compaction and checkpoint laws, kept by the database', () => {
     const w = await scenario(store)
     const head = w.authority.group(GROUP)!.head
     const through = Math.floor(head / 2)
-    const unsigned = w.authority.buildSnapshot(GROUP, through, { snapshotId: 'urn:weft:test:snapshot:middle', createdBy: { type: 'service', id: cast.controlPlane.actor.id }, createdAt: new Date(w.clock.nowMs).toISOString() })
+    const unsigned = w.authority.buildSnapshot(GROUP, through, {
+      snapshotId: 'urn:weft:test:snapshot:middle',
+      createdBy: { type: 'service', id: cast.controlPlane.actor.id },
+      createdAt: new Date(w.clock.nowMs).toISOString(),
+    })
     const record = w.authority.compact(GROUP, signGroupSnapshot(unsigned, cast.controlPlane.key))
     const history = [...store.allEvents()].filter((e) => e.groupId === GROUP)
     store.close()
@@ -126,11 +134,15 @@ describe('compaction and checkpoint laws, kept by the database', () => {
     expect(reopened.snapshot(GROUP)).toBeUndefined()
     expect(reopened.checkpoint()).toBeUndefined()
     const again = restart(w, reopened, [])
-    const unsigned = buildGroupSnapshot(again.group(GROUP)!, [...reopened.allEvents()].filter((e) => e.groupId === GROUP), {
-      snapshotId: 'urn:weft:test:snapshot:upgraded',
-      createdBy: { type: 'service', id: cast.controlPlane.actor.id },
-      createdAt: new Date(w.clock.nowMs).toISOString(),
-    })
+    const unsigned = buildGroupSnapshot(
+      again.group(GROUP)!,
+      [...reopened.allEvents()].filter((e) => e.groupId === GROUP),
+      {
+        snapshotId: 'urn:weft:test:snapshot:upgraded',
+        createdBy: { type: 'service', id: cast.controlPlane.actor.id },
+        createdAt: new Date(w.clock.nowMs).toISOString(),
+      },
+    )
     const record = again.compact(GROUP, signGroupSnapshot(unsigned, cast.controlPlane.key))
     expect(reopened.snapshot(GROUP)).toEqual(record)
     expect(reopened.checkpoint()?.manifest.snapshots).toEqual([{ groupId: GROUP, throughSequence: record.throughSequence, snapshotHash: record.snapshotHash }])

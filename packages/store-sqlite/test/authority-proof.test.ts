@@ -148,8 +148,14 @@ describe('the proof of an unmodified SQLite log', () => {
 
 describe('the proof of a tampered SQLite log', () => {
   it('refuses a Message with one letter changed: by its chain before the checkpoint, by its signature after', () => {
-    expectRefusal(restored(checkpointed, (db) => edit(db, letter(), swapLetter)), at(letter(), "the Event's text does not match its stored chain hash: it was changed after it was stored"))
-    expectRefusal(restored(plain, (db) => edit(db, letter(), swapLetter)), at(letter(), 'signature does not verify'))
+    expectRefusal(
+      restored(checkpointed, (db) => edit(db, letter(), swapLetter)),
+      at(letter(), "the Event's text does not match its stored chain hash: it was changed after it was stored"),
+    )
+    expectRefusal(
+      restored(plain, (db) => edit(db, letter(), swapLetter)),
+      at(letter(), 'signature does not verify'),
+    )
   })
 
   it('refuses an edit whose chain links were recomputed, at the head the checkpoint signed', () => {
@@ -164,8 +170,14 @@ describe('the proof of a tampered SQLite log', () => {
   })
 
   it('refuses a membership.changed whose member was swapped for an outsider', () => {
-    expectRefusal(restored(checkpointed, (db) => edit(db, membership(), swapMember)), at(membership(), "the Event's text does not match its stored chain hash: it was changed after it was stored"))
-    expectRefusal(restored(plain, (db) => edit(db, membership(), swapMember)), at(membership(), 'signature does not verify'))
+    expectRefusal(
+      restored(checkpointed, (db) => edit(db, membership(), swapMember)),
+      at(membership(), "the Event's text does not match its stored chain hash: it was changed after it was stored"),
+    )
+    expectRefusal(
+      restored(plain, (db) => edit(db, membership(), swapMember)),
+      at(membership(), 'signature does not verify'),
+    )
   })
 
   it('refuses a log with a middle Event deleted', () => {
@@ -201,10 +213,20 @@ describe('the proof of a tampered SQLite log', () => {
     const at3 = letter()
     const original = events[at3 - 1]!
     const { signature, ...envelope } = JSON.parse(JSON.stringify(original)) as Event
-    const tombstone = sign('event', { ...envelope, extensions: { [REDACTION_EXTENSION]: { version: '1.0.0', critical: false, data: { redactionMessageId: 'urn:weft:test:message:r', originalSignature: signature.value } } } }, cast.authority.key)
-    expectRefusal(restored(plain, (db) => edit(db, at3, () => JSON.stringify(tombstone))), at(at3, 'a redaction tombstone stands where the accepted Event belongs'))
+    const tombstone = sign(
+      'event',
+      { ...envelope, extensions: { [REDACTION_EXTENSION]: { version: '1.0.0', critical: false, data: { redactionMessageId: 'urn:weft:test:message:r', originalSignature: signature.value } } } },
+      cast.authority.key,
+    )
+    expectRefusal(
+      restored(plain, (db) => edit(db, at3, () => JSON.stringify(tombstone))),
+      at(at3, 'a redaction tombstone stands where the accepted Event belongs'),
+    )
     const forged = sign('event', { ...envelope, acceptedBy: cast.coordinator.actor }, cast.coordinator.key)
-    expectRefusal(restored(plain, (db) => edit(db, at3, () => JSON.stringify(forged))), at(at3, `the Event was accepted by ${cast.coordinator.actor.id}, not by this Authority`))
+    expectRefusal(
+      restored(plain, (db) => edit(db, at3, () => JSON.stringify(forged))),
+      at(at3, `the Event was accepted by ${cast.coordinator.actor.id}, not by this Authority`),
+    )
   })
 
   it('refuses a file whose WAL was lost: the head file remembers the acknowledged Events', async () => {
@@ -246,7 +268,10 @@ describe('the proof of a tampered SQLite log', () => {
     expect(caught).toBeInstanceOf(LogProofError)
     expect((caught as Error).message).toMatch(new RegExp(`^the database ${path} fails its proof: `))
 
-    expectRefusal(restored(plain, () => writeFileSync(`${path}.heads`, `${plain.heads.toString('utf8')}{"sequence":"two"}\n`)), `the head file ${path}.heads fails its proof: line ${plain.heads.toString('utf8').split('\n').length} is damaged`)
+    expectRefusal(
+      restored(plain, () => writeFileSync(`${path}.heads`, `${plain.heads.toString('utf8')}{"sequence":"two"}\n`)),
+      `the head file ${path}.heads fails its proof: line ${plain.heads.toString('utf8').split('\n').length} is damaged`,
+    )
   })
 
   it('refuses a state checkpoint whose signed heads were edited', () => {

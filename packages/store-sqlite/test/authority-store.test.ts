@@ -18,8 +18,6 @@ const files = tempFiles('store')
 /** The test's main file. */
 const file = (): string => files.path('authority.db')
 
-
-
 describe('an Authority restarted over its SQLite file', () => {
   it('starts from the fold of the stored log, answers retries from stored receipts and continues the log', async () => {
     const store = openSqliteAuthorityStore(file())

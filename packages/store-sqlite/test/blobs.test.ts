@@ -13,7 +13,6 @@ const files = tempFiles('blobs')
 /** The test's main file. */
 const file = (): string => files.path('authority.db')
 
-
 const hello = utf8Encode('hello, artifact')
 
 describe('the SQLite blob store', () => {

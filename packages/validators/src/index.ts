@@ -79,5 +79,3 @@ export type { ErrorCode } from '@weft/codec'
 export { createValidator, createDocumentValidator, resolveLimits } from './validator.js'
 export type { GeneratedPair } from './validator.js'
 export { Collector } from './runtime.js'
-
-

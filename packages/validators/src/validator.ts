@@ -123,12 +123,6 @@ export function createValidator<T>(name: string, pair: GeneratedPair<T>, default
 }
 
 /** Builds a {@link DocumentValidator}. */
-export function createDocumentValidator<T>(
-  name: string,
-  file: string,
-  schemaId: string,
-  pair: GeneratedPair<T>,
-  defaults: Required<ValidationLimits> = DEFAULT_LIMITS,
-): DocumentValidator<T> {
+export function createDocumentValidator<T>(name: string, file: string, schemaId: string, pair: GeneratedPair<T>, defaults: Required<ValidationLimits> = DEFAULT_LIMITS): DocumentValidator<T> {
   return { ...createValidator(name, pair, defaults), file, schemaId }
 }

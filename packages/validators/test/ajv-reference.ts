@@ -14,8 +14,7 @@ import type { AnySchemaObject, ErrorObject, Options, ValidateFunction } from 'aj
 // Ajv is CommonJS: under NodeNext the default import is `module.exports`, which is the class and
 // also carries it as `.default`; take whichever the loader hands over.
 type Ajv2020Class = typeof Ajv2020Import.default
-const Ajv2020: Ajv2020Class =
-  (Ajv2020Import as unknown as { default?: Ajv2020Class }).default ?? (Ajv2020Import as unknown as Ajv2020Class)
+const Ajv2020: Ajv2020Class = (Ajv2020Import as unknown as { default?: Ajv2020Class }).default ?? (Ajv2020Import as unknown as Ajv2020Class)
 
 /** Number of normative schema files in a MissionWeaveProtocol 0.1 bundle (`schemas/*.schema.json`). */
 export const NORMATIVE_SCHEMA_COUNT = 22

@@ -130,9 +130,7 @@ function buildCorpus(vectors: readonly Vector[], schemas: readonly unknown[]): C
     }
     if (typeof schema !== 'object' || schema === null) return
     const s = schema as Record<string, unknown>
-    const strings = [...(Array.isArray(s['enum']) ? s['enum'] : []), ...('const' in s ? [s['const']] : [])].filter(
-      (x): x is string => typeof x === 'string',
-    )
+    const strings = [...(Array.isArray(s['enum']) ? s['enum'] : []), ...('const' in s ? [s['const']] : [])].filter((x): x is string => typeof x === 'string')
     for (const x of strings) {
       enumStrings.add(x)
       if (name !== undefined) addTo(enumsByName, name, x, enumSeen)
@@ -239,17 +237,37 @@ const STRING_TRANSFORMS: readonly (readonly [string, TransformTarget, StringTran
   ['astral at bound', 'length', (_s, n) => ASTRAL.repeat(n)],
   ['astral above bound', 'length', (_s, n) => ASTRAL.repeat(n + 1)],
   ['astral half bound', 'length', (_s, n) => ASTRAL.repeat(Math.ceil(n / 2) + 1)],
-  ['kept prefix, astral tail at bound', 'length', (s, n) => {
-    const head = [...s].slice(0, n)
-    return head.join('') + ASTRAL.repeat(Math.max(0, n - head.length))
-  }],
+  [
+    'kept prefix, astral tail at bound',
+    'length',
+    (s, n) => {
+      const head = [...s].slice(0, n)
+      return head.join('') + ASTRAL.repeat(Math.max(0, n - head.length))
+    },
+  ],
 ]
 
 const NUMBERS: readonly number[] = [-1, 0, -0, 1, 1.5, 0.5, -1.5, 2, 100, 2 ** 53, 2 ** 53 - 1, 2 ** 53 + 2, -(2 ** 53), 1e308, 1e-7, 4294967296]
 
 const OTHER_TYPES: readonly Json[] = [null, true, false, 0, 1, -1, 1.5, '', 'x', '1', 'true', 'null', [], {}, [null], [''], { a: 1 }, ['x', 'x']]
 
-const UNKNOWN_KEYS: readonly string[] = ['unknown', 'x', '', ' ', 'kind ', 'Kind', 'id\n', '__proto__', 'constructor', 'toString', 'hasOwnProperty', 'extensions', 'ext.vendor.thing.x', '$schema', '$id']
+const UNKNOWN_KEYS: readonly string[] = [
+  'unknown',
+  'x',
+  '',
+  ' ',
+  'kind ',
+  'Kind',
+  'id\n',
+  '__proto__',
+  'constructor',
+  'toString',
+  'hasOwnProperty',
+  'extensions',
+  'ext.vendor.thing.x',
+  '$schema',
+  '$id',
+]
 
 type Op =
   | { readonly op: 'drop' }
@@ -304,11 +322,7 @@ const opArbitrary: fc.Arbitrary<Op> = fc.oneof(
     weight: 3,
     arbitrary: fc.record({
       op: fc.constant('number' as const),
-      value: fc.oneof(
-        { weight: 4, arbitrary: fc.constantFrom(...NUMBERS) },
-        { weight: 1, arbitrary: fc.integer() },
-        { weight: 1, arbitrary: fc.double({ noNaN: true, noDefaultInfinity: true }) },
-      ),
+      value: fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...NUMBERS) }, { weight: 1, arbitrary: fc.integer() }, { weight: 1, arbitrary: fc.double({ noNaN: true, noDefaultInfinity: true }) }),
       anywhere: fc.boolean(),
     }),
   },
@@ -488,9 +502,7 @@ function singleMutations(corpus: Corpus, doc: unknown, memberStride: number): Mu
     ...UNKNOWN_KEYS.map((key): Op => ({ op: 'addUnknown', key, value: 1 })),
     ...OTHER_TYPES.map((value): Op => ({ op: 'retype', value })),
     ...STRING_TRANSFORMS.flatMap(([, target], transform): Op[] =>
-      target === 'length'
-        ? corpus.lengthBounds.map((_, bound): Op => ({ op: 'string', transform, bound }))
-        : [{ op: 'string', transform, bound: 0 }],
+      target === 'length' ? corpus.lengthBounds.map((_, bound): Op => ({ op: 'string', transform, bound })) : [{ op: 'string', transform, bound: 0 }],
     ),
     ...NUMBERS.map((value): Op => ({ op: 'number', value, anywhere: false })),
     { op: 'duplicate', item: 0, reorder: false },
@@ -534,10 +546,7 @@ function mutate(corpus: Corpus, seed: unknown, mutations: readonly Mutation[]): 
 function show(value: unknown): string {
   return JSON.stringify(
     value,
-    (_key, v: unknown) =>
-      typeof v === 'string' && v.length > 120
-        ? `<${[...v].length} code points: ${JSON.stringify(v.slice(0, 40)).slice(1, -1)}…${JSON.stringify(v.slice(-12)).slice(1, -1)}>`
-        : v,
+    (_key, v: unknown) => (typeof v === 'string' && v.length > 120 ? `<${[...v].length} code points: ${JSON.stringify(v.slice(0, 40)).slice(1, -1)}…${JSON.stringify(v.slice(-12)).slice(1, -1)}>` : v),
     2,
   )
 }
@@ -546,10 +555,7 @@ function show(value: unknown): string {
 
 describe.skipIf(!dir)('generated validators agree with Ajv on the normative schemas', () => {
   const bundleDir = dir ?? ''
-  const manifest = readBundleJson<{ name: string; schema: string; instance: string; valid: boolean }[]>(
-    bundleDir,
-    'conformance/manifest.json',
-  )
+  const manifest = readBundleJson<{ name: string; schema: string; instance: string; valid: boolean }[]>(bundleDir, 'conformance/manifest.json')
   const vectors: Vector[] = manifest.map((v) => ({
     name: v.name,
     file: v.schema.slice(v.schema.lastIndexOf('/') + 1),
@@ -576,9 +582,7 @@ describe.skipIf(!dir)('generated validators agree with Ajv on the normative sche
     if (weftVerdict === ajvVerdict && (issues.length === 0) === weftVerdict) return undefined
     const full = diagnostics.get(file)
     full?.(doc)
-    const ajvErrors = (full?.errors ?? [])
-      .slice(0, 5)
-      .map((e) => `${e.instancePath || '/'} ${e.keyword}: ${e.message ?? ''} (${e.schemaPath})`)
+    const ajvErrors = (full?.errors ?? []).slice(0, 5).map((e) => `${e.instancePath || '/'} ${e.keyword}: ${e.message ?? ''} (${e.schemaPath})`)
     const weftErrors = issues.slice(0, 5).map((i) => `${i.path || '/'} ${i.keyword}: ${i.message} (${i.schemaPath})`)
     return {
       weft: weftVerdict,
@@ -606,27 +610,31 @@ describe.skipIf(!dir)('generated validators agree with Ajv on the normative sche
     expect(disagreement(v.file, v.instance)?.report).toBeUndefined()
   })
 
-  it.each(files)('%s: every single mutation of every valid vector gets the same verdict', (file) => {
-    const found: string[] = []
-    let total = 0
-    let accepted = 0
-    for (const [index, seed] of (corpus.seeds.get(file) ?? []).entries()) {
-      for (const mutation of singleMutations(corpus, clone(seed), 7)) {
-        const { doc, log } = mutate(corpus, seed, [mutation])
-        total++
-        const d = disagreement(file, doc)
-        if (d === undefined) {
-          if (validatorForFile(file)?.check(doc) === true) accepted++
-          continue
+  it.each(files)(
+    '%s: every single mutation of every valid vector gets the same verdict',
+    (file) => {
+      const found: string[] = []
+      let total = 0
+      let accepted = 0
+      for (const [index, seed] of (corpus.seeds.get(file) ?? []).entries()) {
+        for (const mutation of singleMutations(corpus, clone(seed), 7)) {
+          const { doc, log } = mutate(corpus, seed, [mutation])
+          total++
+          const d = disagreement(file, doc)
+          if (d === undefined) {
+            if (validatorForFile(file)?.check(doc) === true) accepted++
+            continue
+          }
+          found.push(`seed #${index}, ${log.join('; ')}: ${d.report}\n  document: ${show(doc)}`)
         }
-        found.push(`seed #${index}, ${log.join('; ')}: ${d.report}\n  document: ${show(doc)}`)
       }
-    }
-    expect(found.length === 0 ? [] : [`${found.length} of ${total} documents disagree; first ones:`, ...found.slice(0, 10)]).toEqual([])
-    // Both sides of the schema must be reached, or agreement would be trivial.
-    expect(accepted, 'documents accepted').toBeGreaterThan(0)
-    expect(total - accepted, 'documents rejected').toBeGreaterThan(0)
-  }, 120_000)
+      expect(found.length === 0 ? [] : [`${found.length} of ${total} documents disagree; first ones:`, ...found.slice(0, 10)]).toEqual([])
+      // Both sides of the schema must be reached, or agreement would be trivial.
+      expect(accepted, 'documents accepted').toBeGreaterThan(0)
+      expect(total - accepted, 'documents rejected').toBeGreaterThan(0)
+    },
+    120_000,
+  )
 
   it.each(files)(
     `%s: random mutation chains get the same verdict (${RUNS} runs, seed ${SEED})`,

@@ -18,11 +18,19 @@ const emittedDir = join(import.meta.dirname, '..', 'schemas')
 const allowed = JSON.parse(readFileSync(join(import.meta.dirname, 'schema-differences.json'), 'utf8')) as AllowedDifference[]
 
 describe.skipIf(!dir)('emitted schemas equal the normative schemas', () => {
-  const normativeFiles = dir ? readdirSync(join(dir, 'schemas')).filter((f) => f.endsWith('.schema.json')).sort() : []
+  const normativeFiles = dir
+    ? readdirSync(join(dir, 'schemas'))
+        .filter((f) => f.endsWith('.schema.json'))
+        .sort()
+    : []
 
   it('cover the same 22 files', () => {
     expect(normativeFiles).toHaveLength(22)
-    expect(readdirSync(emittedDir).filter((f) => f.endsWith('.schema.json')).sort()).toEqual(normativeFiles)
+    expect(
+      readdirSync(emittedDir)
+        .filter((f) => f.endsWith('.schema.json'))
+        .sort(),
+    ).toEqual(normativeFiles)
   })
 
   it.each(normativeFiles)('%s differs only in annotations or listed differences', (file) => {

@@ -112,10 +112,7 @@ describe('document validators', () => {
 
   it('give the definitions-only common.schema.json a validator that accepts every JSON value (§21)', () => {
     const common = validators.common
-    expect([common.file, common.schemaId]).toEqual([
-      'common.schema.json',
-      'https://missionweaveprotocol.dev/schemas/0.1/common.schema.json',
-    ])
+    expect([common.file, common.schemaId]).toEqual(['common.schema.json', 'https://missionweaveprotocol.dev/schemas/0.1/common.schema.json'])
     // Its root has only `$defs`; a value that breaks a definition is still a valid instance.
     for (const value of [{}, { protocolVersion: '9.9' }, [], 0, -1.5, '', 'urn:x\n', true, null]) {
       expect(common.check(value), JSON.stringify(value)).toBe(true)

@@ -114,7 +114,8 @@ export function admissionLimits(limits: Partial<AdmissionLimits> = {}): Admissio
   const merged: AdmissionLimits = { ...DEFAULT_ADMISSION_LIMITS, ...stripUndefined(limits) }
   if (!Number.isSafeInteger(merged.maxQueued) || merged.maxQueued < 1) throw new UsageError(`admission.maxQueued must be a positive integer, got ${String(merged.maxQueued)}`)
   const duration = merged.expectedDurationMs
-  if (typeof duration !== 'function' && !(Number.isFinite(duration) && duration >= 0)) throw new UsageError('admission.expectedDurationMs must be a non-negative number of milliseconds or a function of the contract')
+  if (typeof duration !== 'function' && !(Number.isFinite(duration) && duration >= 0))
+    throw new UsageError('admission.expectedDurationMs must be a non-negative number of milliseconds or a function of the contract')
   if (!RISK_ORDER.includes(merged.maxSideEffectRisk)) throw new UsageError(`admission.maxSideEffectRisk must be one of ${RISK_ORDER.join(', ')}`)
   return merged
 }
@@ -125,7 +126,10 @@ function stripUndefined<T extends object>(value: T): Partial<T> {
 
 /** `[major, minor, patch]` of a semantic version; prerelease and build parts are ignored. */
 function versionParts(version: string): readonly [number, number, number] {
-  const [major = 0, minor = 0, patch = 0] = version.split(/[-+]/)[0]!.split('.').map((n) => Number.parseInt(n, 10) || 0)
+  const [major = 0, minor = 0, patch = 0] = version
+    .split(/[-+]/)[0]!
+    .split('.')
+    .map((n) => Number.parseInt(n, 10) || 0)
   return [major, minor, patch]
 }
 
@@ -201,7 +205,8 @@ export function estimateSchedule(capacity: CapacityFacts, limits: AdmissionLimit
 export function decideAdmission(offer: OfferFacts, capacity: CapacityFacts, limits: AdmissionLimits, abilities: Abilities): AdmissionDecision {
   const { contract } = offer
   for (const need of contract.requiredCapabilities) {
-    const offered = limits.capabilities === undefined ? (abilities.hasExecutor(need.id) ? need : undefined) : limits.capabilities.find((c) => c.id === need.id && versionSatisfies(c.version, need.version))
+    const offered =
+      limits.capabilities === undefined ? (abilities.hasExecutor(need.id) ? need : undefined) : limits.capabilities.find((c) => c.id === need.id && versionSatisfies(c.version, need.version))
     if (offered === undefined) return decline('capability', `capability ${need.id} ${need.version} is not offered in a compatible version`)
     if (!abilities.hasExecutor(need.id)) return decline('capability', `no executor runs capability ${need.id}`)
   }

@@ -58,8 +58,10 @@ export function disclosureOptions(options: Partial<DisclosureOptions> = {}): Dis
   for (const name of ['minShiftMs', 'minIntervalMs'] as const) {
     if (!(Number.isFinite(merged[name]) && merged[name] >= 0)) throw new UsageError(`disclosure.${name} must be a non-negative number of milliseconds, got ${String(merged[name])}`)
   }
-  if (!(Number.isFinite(merged.relativeShift) && merged.relativeShift >= 0 && merged.relativeShift <= 1)) throw new UsageError(`disclosure.relativeShift must be between 0 and 1, got ${String(merged.relativeShift)}`)
-  if (!Number.isSafeInteger(merged.maxPerGroupPerMinute) || merged.maxPerGroupPerMinute < 1) throw new UsageError(`disclosure.maxPerGroupPerMinute must be a positive integer, got ${String(merged.maxPerGroupPerMinute)}`)
+  if (!(Number.isFinite(merged.relativeShift) && merged.relativeShift >= 0 && merged.relativeShift <= 1))
+    throw new UsageError(`disclosure.relativeShift must be between 0 and 1, got ${String(merged.relativeShift)}`)
+  if (!Number.isSafeInteger(merged.maxPerGroupPerMinute) || merged.maxPerGroupPerMinute < 1)
+    throw new UsageError(`disclosure.maxPerGroupPerMinute must be a positive integer, got ${String(merged.maxPerGroupPerMinute)}`)
   return merged
 }
 

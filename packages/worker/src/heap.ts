@@ -163,8 +163,7 @@ export class SlotHeaps {
     const region = STRIDE * this.#offset[heap]!
     // The run holds the first slots: a slot before its largest one (kept first) belongs in it, and
     // any slot does while the heap proper is empty and the run has room.
-    const intoRun =
-      this.#run > 0 && (r === 0 || this.#before(key, slot, this.#pool[region]!, this.#pool[region + 1]!) || (r < this.#run && this.#heapSize[heap] === 0))
+    const intoRun = this.#run > 0 && (r === 0 || this.#before(key, slot, this.#pool[region]!, this.#pool[region + 1]!) || (r < this.#run && this.#heapSize[heap] === 0))
     if (!intoRun) {
       this.#heapPush(heap, slot, key)
       return

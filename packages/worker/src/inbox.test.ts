@@ -240,9 +240,9 @@ describe('createInbox', () => {
   })
 
   it('property: a missing Event stops its Group’s Cursor right before it, whatever else arrives', () => {
-    const arbitrary = fc.uniqueArray(fc.nat({ max: inOrder.length - 1 }), { minLength: 1, maxLength: 6 }).chain((missing) =>
-      fc.tuple(fc.constant(missing), deliveries(inOrder.filter((_, i) => !missing.includes(i))), fc.integer({ min: 1, max: 40 })),
-    )
+    const arbitrary = fc
+      .uniqueArray(fc.nat({ max: inOrder.length - 1 }), { minLength: 1, maxLength: 6 })
+      .chain((missing) => fc.tuple(fc.constant(missing), deliveries(inOrder.filter((_, i) => !missing.includes(i))), fc.integer({ min: 1, max: 40 })))
     fc.assert(
       fc.property(arbitrary, ([missing, events, batch]) => {
         const r = rig()
@@ -297,7 +297,11 @@ describe('createInbox', () => {
   it('gives the same queues after local state is deleted and the same Events are replayed', () => {
     const fresh = rig()
     fresh.inbox.receiveMany([...inOrder].reverse())
-    const ready = (r: Rig) => r.projection.readyForMe().map((w) => w.workItemId).sort()
+    const ready = (r: Rig) =>
+      r.projection
+        .readyForMe()
+        .map((w) => w.workItemId)
+        .sort()
     expect(ready(fresh)).toEqual(ready(reference))
     expect(snapshot(fresh)).toEqual(snapshot(reference))
   })

@@ -31,9 +31,7 @@ export function checkContinuation(groupId: string, cursor: number, events: reado
   for (const [i, event] of events.entries()) {
     const expected = cursor + 1 + i
     if (event.groupId !== groupId || event.sequence !== expected) {
-      throw new UsageError(
-        `cannot append Event ${event.eventId} (Group ${String(event.groupId)}, sequence ${String(event.sequence)}): Group ${groupId} continues at sequence ${expected}`,
-      )
+      throw new UsageError(`cannot append Event ${event.eventId} (Group ${String(event.groupId)}, sequence ${String(event.sequence)}): Group ${groupId} continues at sequence ${expected}`)
     }
   }
 }

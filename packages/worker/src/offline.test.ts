@@ -22,7 +22,7 @@ function buffered(kind: 'work.checkpoint' | 'ext.missionweaveprotocol.core.work_
   return { kind, actionId: binding.originalActionId, payload: { workItemId }, extensions: offlineExtensions(binding) } as unknown as Command & { kind: typeof kind }
 }
 
-const receipt = (command: Command): Receipt => ({ actionId: command.actionId, kind: command.kind } as unknown as Receipt)
+const receipt = (command: Command): Receipt => ({ actionId: command.actionId, kind: command.kind }) as unknown as Receipt
 
 describe('the §11.5 binding', () => {
   it('records the historical execution, the window and all six usage dimensions, critically', () => {

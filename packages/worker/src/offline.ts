@@ -50,7 +50,6 @@ export function isZeroUsage(u: Partial<UsageTotals>): boolean {
   return USAGE_DIMENSIONS.every((d) => (u[d] ?? 0) === 0)
 }
 
-
 /** The Execution Lease a Worker held when it lost the Group service. */
 export interface HistoricalLease {
   readonly agentId: string
@@ -187,8 +186,7 @@ export function createOfflineBuffer(options: OfflineBufferOptions): OfflineBuffe
 
   const parse = (entry: BufferedCommand): Command => JSON.parse(entry.command) as Command
   /** The buffered entries of `workItemId` a new `kind` Command replaces. */
-  const superseded = (workItemId: string, kind: BufferableKind): BufferedCommand[] =>
-    store.buffered().filter((e) => e.workItemId === workItemId && (kind === 'work.checkpoint' || e.kind === kind))
+  const superseded = (workItemId: string, kind: BufferableKind): BufferedCommand[] => store.buffered().filter((e) => e.workItemId === workItemId && (kind === 'work.checkpoint' || e.kind === kind))
 
   return {
     get offline() {

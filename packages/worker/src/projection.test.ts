@@ -65,7 +65,16 @@ describe('createProjection', () => {
   })
 
   it('holds back a WorkItem until every dependency is verified (§10.4)', () => {
-    const log = groupLog('deps').genesis().authorize('d1').authorize('d2', ['d1']).offer('d2').accept('d2').offer('d1', ['urn:weft:test:agent:other']).accept('d1', 'urn:weft:test:agent:other').start('d1').submit('d1')
+    const log = groupLog('deps')
+      .genesis()
+      .authorize('d1')
+      .authorize('d2', ['d1'])
+      .offer('d2')
+      .accept('d2')
+      .offer('d1', ['urn:weft:test:agent:other'])
+      .accept('d1', 'urn:weft:test:agent:other')
+      .start('d1')
+      .submit('d1')
     const projection = folded(log.events)
     expect(projection.readyForMe()).toEqual([])
     log.verify('d1')

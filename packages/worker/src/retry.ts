@@ -67,9 +67,7 @@ export { backoffMs }
 export type NoRetryReason = 'permanent' | 'not_retryable' | 'exhausted' | 'deadline'
 
 /** The outcome of {@link retryDecision}. */
-export type RetryDecision =
-  | { readonly retry: true; readonly delayMs: number; readonly nextAttempt: number }
-  | { readonly retry: false; readonly reason: NoRetryReason }
+export type RetryDecision = { readonly retry: true; readonly delayMs: number; readonly nextAttempt: number } | { readonly retry: false; readonly reason: NoRetryReason }
 
 /** What {@link retryDecision} weighs. */
 export interface RetryFacts {

@@ -109,7 +109,12 @@ describe('weighted fairness across Groups (§11.1)', () => {
     const s = createScheduler()
     fill(s, 'busy', 3_000)
     fill(s, 'idle', 10)
-    expect(pickReleasing(s, 1_020)).toEqual(new Map([['busy', 1_010], ['idle', 10]]))
+    expect(pickReleasing(s, 1_020)).toEqual(
+      new Map([
+        ['busy', 1_010],
+        ['idle', 10],
+      ]),
+    )
     fill(s, 'idle', 1_000)
     // Had the idle Group kept its pass of 0 it would take all of the next 200 picks.
     const after = pickReleasing(s, 200)
@@ -397,7 +402,12 @@ const anyOp: fc.Arbitrary<Op> = fc.oneof(
 )
 
 function applyToModel(model: Model, op: Op): string | undefined {
-  if (op.kind === 'burst') return burst(op.picks, () => applyToModel(model, { kind: 'pick' }), (id) => applyToModel(model, { kind: 'release', id }))
+  if (op.kind === 'burst')
+    return burst(
+      op.picks,
+      () => applyToModel(model, { kind: 'pick' }),
+      (id) => applyToModel(model, { kind: 'release', id }),
+    )
   return model.step(() => {
     const m = 'id' in op ? model.items.get(op.id) : undefined
     switch (op.kind) {
@@ -440,7 +450,11 @@ function applyToScheduler(s: Scheduler, op: Op): string | undefined {
     case 'pick':
       return s.pick(0)?.id
     case 'burst':
-      return burst(op.picks, () => s.pick(0)?.id, (id) => s.release(id))
+      return burst(
+        op.picks,
+        () => s.pick(0)?.id,
+        (id) => s.release(id),
+      )
     case 'remove':
       s.remove(op.id)
       return undefined

@@ -48,7 +48,10 @@ export function createSideEffects(host: Pick<SlotHost, 'store' | 'offline' | 'no
       const risky = work.contract.sideEffectRisk === 'high_risk' || work.contract.sideEffectRisk === 'destructive'
       // §11.5: offline, only reversible effects of already-active work, within the lease grace.
       if (options.reversible !== true || risky || !host.offline.withinGrace(l.expiresAtMs, t)) {
-        throw new ProtocolError('WORK_LEASE_EXPIRED', `side effect ${operationId} needs a currently valid lease and the Group service is unreachable (§11.5)`, { retryable: true, details: { offline: true } })
+        throw new ProtocolError('WORK_LEASE_EXPIRED', `side effect ${operationId} needs a currently valid lease and the Group service is unreachable (§11.5)`, {
+          retryable: true,
+          details: { offline: true },
+        })
       }
     } else if (t >= l.expiresAtMs) {
       lease.expire(`the Execution Lease of WorkItem ${work.workItemId} expired`)

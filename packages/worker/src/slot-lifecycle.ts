@@ -101,7 +101,14 @@ export type SlotEvent =
   | { readonly type: 'stopped'; readonly stop: SlotStop }
 
 /** A new slot: no lease yet, online, nothing requested. */
-export const INITIAL_LIFECYCLE: SlotLifecycle = Object.freeze({ phase: Object.freeze({ kind: 'unleased' as const }), lost: undefined, changing: undefined, awaitingReconnect: false, preemptionRequested: false, stopped: undefined })
+export const INITIAL_LIFECYCLE: SlotLifecycle = Object.freeze({
+  phase: Object.freeze({ kind: 'unleased' as const }),
+  lost: undefined,
+  changing: undefined,
+  awaitingReconnect: false,
+  preemptionRequested: false,
+  stopped: undefined,
+})
 
 /** The phase once the lease the slot acts under becomes `lease`: an owed restart stays owed until reconnection starts it. */
 function withLease(phase: SlotPhase, lease: SlotLease): SlotPhase {

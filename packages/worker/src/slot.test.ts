@@ -55,7 +55,12 @@ function fakeHost() {
     const leased = kind === 'work.start' || kind === 'ext.missionweaveprotocol.core.work_execution_lease_renew'
     if (kind === 'work.start') lease = `urn:weft:test:lease:${++leases}`
     const events = leased
-      ? [{ kind: kind === 'work.start' ? 'work.started' : 'work.progressed', payload: { executionLease: { leaseId: lease, sessionEpoch: 1, issuedAt: iso(clock.now) }, executionLeaseExpiresAt: iso(clock.now + 600_000) } }]
+      ? [
+          {
+            kind: kind === 'work.start' ? 'work.started' : 'work.progressed',
+            payload: { executionLease: { leaseId: lease, sessionEpoch: 1, issuedAt: iso(clock.now) }, executionLeaseExpiresAt: iso(clock.now + 600_000) },
+          },
+        ]
       : []
     return { actionId: command.actionId, kind, events } as unknown as Receipt
   }
@@ -71,7 +76,14 @@ function fakeHost() {
     now: () => clock.now,
     newId,
     build: (kind, payload, options = {}) => {
-      const command = { kind, payload, actionId: options.actionId ?? newId(), groupId: options.groupId, issuedAt: iso(clock.now), ...(options.extensions === undefined ? {} : { extensions: options.extensions }) }
+      const command = {
+        kind,
+        payload,
+        actionId: options.actionId ?? newId(),
+        groupId: options.groupId,
+        issuedAt: iso(clock.now),
+        ...(options.extensions === undefined ? {} : { extensions: options.extensions }),
+      }
       return { command, bytes: JSON.stringify(command) } as unknown as BuiltCommand<typeof kind>
     },
     submit: async (built) => {
@@ -312,7 +324,6 @@ describe('answers lost with the link (§19)', () => {
     expect(await run).toEqual({ kind: 'submitted' })
     expect(f.kinds()).toEqual(['work.start', RENEW, 'artifact.publish', 'work.submit'])
   })
-
 })
 
 const RENEW = 'ext.missionweaveprotocol.core.work_execution_lease_renew'
@@ -477,7 +488,8 @@ describe('a slot offline (§11.5)', () => {
       await settle()
       const lost = f.sent.find((c) => c.kind === USAGE)
       expect(lost !== undefined).toBe(inLog)
-      if (lost !== undefined) f.store.appendEvents(work().groupId, [{ ...contractEvent(work().groupId, 1), kind: 'ext.missionweaveprotocol.core.resource_usage_recorded', cause: { type: 'command', id: lost.actionId } }])
+      if (lost !== undefined)
+        f.store.appendEvents(work().groupId, [{ ...contractEvent(work().groupId, 1), kind: 'ext.missionweaveprotocol.core.resource_usage_recorded', cause: { type: 'command', id: lost.actionId } }])
       // 400 s later: within the lease (600 s), past the Authority's freshness window (300 s).
       f.clock.now += 400_000
       await reconnect(f, slot)

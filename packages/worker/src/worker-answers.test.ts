@@ -37,7 +37,16 @@ function world(executor: (ctx: SlotContext) => Promise<never>) {
         else if (command.kind === 'work.checkpoint') log.checkpoint('a1')
         else throw new ProtocolError('INVALID_COMMAND', `the stand-in Authority does not take ${command.kind}`)
         const events = log.events.slice(before)
-        receipt = { actionId: command.actionId, actor: command.actor, kind: command.kind, groupId: log.groupId, commandHash: 'sha256:00', events, acceptedAt: events[0]!.occurredAt, duplicate: false } as Receipt
+        receipt = {
+          actionId: command.actionId,
+          actor: command.actor,
+          kind: command.kind,
+          groupId: log.groupId,
+          commandHash: 'sha256:00',
+          events,
+          acceptedAt: events[0]!.occurredAt,
+          duplicate: false,
+        } as Receipt
         answered.set(command.actionId, receipt)
       }
       if (dropAnswerTo.delete(command.kind)) throw new Error('ECONNRESET: the answer was lost')

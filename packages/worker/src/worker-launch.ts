@@ -131,16 +131,19 @@ export function createLauncher(parts: WorkerParts, state: WorkerState, queue: Qu
     // §19: a slot whose start lost its answer is taken again, so that it sends the same start.
     const parked = unstarted.get(id)
     unstarted.delete(id)
-    const slot = parked?.work.ownershipEpoch === w.ownershipEpoch ? parked : createSlot(host, {
-      workItemId: id,
-      groupId: w.groupId,
-      missionId: w.missionId,
-      ownershipEpoch: w.ownershipEpoch,
-      contract: w.contract,
-      dependencyIds: w.dependencyIds,
-      agentCardVersion: assignment.agentCardVersion,
-      capabilityPins: assignment.capabilityPins,
-    })
+    const slot =
+      parked?.work.ownershipEpoch === w.ownershipEpoch
+        ? parked
+        : createSlot(host, {
+            workItemId: id,
+            groupId: w.groupId,
+            missionId: w.missionId,
+            ownershipEpoch: w.ownershipEpoch,
+            contract: w.contract,
+            dependencyIds: w.dependencyIds,
+            agentCardVersion: assignment.agentCardVersion,
+            capabilityPins: assignment.capabilityPins,
+          })
     const run: Running = { slot, urgency: item.urgency, done: Promise.resolve() }
     running.set(id, run)
     try {

@@ -110,7 +110,10 @@ export function createOffers(parts: WorkerParts, state: WorkerState): Offers {
       const plan = disclosure.review(id, item.groupId, estimate, nowMs)
       if (plan === undefined) continue
       try {
-        await client.messagePost({ messageId: newUrnUuid(parts.random), conversationId: plan.conversationId, content: plan.content }, { groupId: item.groupId, workItemId: id, conversationId: plan.conversationId })
+        await client.messagePost(
+          { messageId: newUrnUuid(parts.random), conversationId: plan.conversationId, content: plan.content },
+          { groupId: item.groupId, workItemId: id, conversationId: plan.conversationId },
+        )
         disclosure.posted(id, item.groupId, estimate, nowMs)
       } catch (error) {
         if (isTransportUnavailable(error)) return

@@ -275,7 +275,25 @@ export function createWorker(options: WorkerOptions): Worker {
     ...(options.agingMs === undefined ? {} : { agingMs: options.agingMs }),
   })
 
-  const parts: WorkerParts = { options, actor, self, clock, random, store, limits, leases, executors, disclosure, offline, client, projection, scheduler, log, wake: () => wake(), stopped: () => stopped }
+  const parts: WorkerParts = {
+    options,
+    actor,
+    self,
+    clock,
+    random,
+    store,
+    limits,
+    leases,
+    executors,
+    disclosure,
+    offline,
+    client,
+    projection,
+    scheduler,
+    log,
+    wake: () => wake(),
+    stopped: () => stopped,
+  }
   const state = createWorkerState()
   const { running, enqueued, backoff, joined } = state
   const queue = createQueue(parts, state)
@@ -453,7 +471,9 @@ export function createWorker(options: WorkerOptions): Worker {
     decisions: offers.decisions,
     runs: launcher.runs,
     snapshot: () => ({
-      queued: [...enqueued.values()].map((i) => ({ groupId: i.groupId, workItemId: i.id, urgency: i.urgency })).sort((a, b) => (a.groupId === b.groupId ? (a.workItemId < b.workItemId ? -1 : 1) : a.groupId < b.groupId ? -1 : 1)),
+      queued: [...enqueued.values()]
+        .map((i) => ({ groupId: i.groupId, workItemId: i.id, urgency: i.urgency }))
+        .sort((a, b) => (a.groupId === b.groupId ? (a.workItemId < b.workItemId ? -1 : 1) : a.groupId < b.groupId ? -1 : 1)),
       active: [...running.keys()].sort(),
       backoff: [...backoff].map(([workItemId, untilMs]) => ({ workItemId, untilMs })),
       offline: offline.offline,

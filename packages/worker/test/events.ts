@@ -187,7 +187,18 @@ export function groupLog(name: string): GroupLog {
           ...(parent === undefined ? {} : { parent: { ...parent, depth: 1 } }),
         },
         group: { groupId, missionId, state: 'active', mainConversationId: conversationId, createdAt: at(0) },
-        conversation: { conversationId, missionId, groupId, type: 'group', title: 'Planning', access: { mode: 'group' }, createdBy: { type: 'human', id: OWNER }, createdAt: at(0), state: 'active', revision: 1 },
+        conversation: {
+          conversationId,
+          missionId,
+          groupId,
+          type: 'group',
+          title: 'Planning',
+          access: { mode: 'group' },
+          createdBy: { type: 'human', id: OWNER },
+          createdAt: at(0),
+          state: 'active',
+          revision: 1,
+        },
         coordinatorLease,
         memberships: [membership({ type: 'human', id: OWNER }, 'mission_owner'), membership({ type: 'agent', id: COORDINATOR }, 'coordinator')],
       })
@@ -280,7 +291,14 @@ export function groupLog(name: string): GroupLog {
     block(item) {
       emit(
         'work.blocked',
-        { workItemId: id(item), ownershipEpoch: epoch(item), executionLeaseId: leaseId(item), checkpoint: checkpointRecord(), reason: 'Waiting for credentials.', blockedLeaseExpiresAt: at(now() + 2400) },
+        {
+          workItemId: id(item),
+          ownershipEpoch: epoch(item),
+          executionLeaseId: leaseId(item),
+          checkpoint: checkpointRecord(),
+          reason: 'Waiting for credentials.',
+          blockedLeaseExpiresAt: at(now() + 2400),
+        },
         { actor: SELF },
       )
       return log
@@ -338,7 +356,15 @@ export function groupLog(name: string): GroupLog {
     approveExecution(item) {
       emit(
         'approval.execution.granted',
-        { approvalId: `${id(item)}:approval`, workItemId: id(item), ownershipEpoch: epoch(item), operations: ['write'], resources: [], budget: { currency: 'USD', financialLimit: 5 }, expiresAt: at(now() + 900) },
+        {
+          approvalId: `${id(item)}:approval`,
+          workItemId: id(item),
+          ownershipEpoch: epoch(item),
+          operations: ['write'],
+          resources: [],
+          budget: { currency: 'USD', financialLimit: 5 },
+          expiresAt: at(now() + 900),
+        },
         { actor: COORDINATOR, aggregate: `approval:${id(item)}` },
       )
       return log

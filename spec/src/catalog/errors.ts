@@ -44,8 +44,7 @@ export const ERROR_CATALOG = [
   },
   {
     code: 'AUTH_INVALID_SIGNATURE',
-    meaning:
-      'Verification of a signed document failed: signature, key binding or validity, admission, or Command freshness; the exact cause is withheld.',
+    meaning: 'Verification of a signed document failed: signature, key binding or validity, admission, or Command freshness; the exact cause is withheld.',
     // §19: never retried unchanged; the cause (envelope, key or admission state) must be corrected first,
     // and an expired freshness window needs a new Command with a new Action ID.
     retryable: false,
@@ -95,8 +94,7 @@ export const ERROR_CATALOG = [
   },
   {
     code: 'SCHEMA_VALIDATION_FAILED',
-    meaning:
-      'The object does not match its normative schema, lacks a required envelope member, or names an unsupported algorithm.',
+    meaning: 'The object does not match its normative schema, lacks a required envelope member, or names an unsupported algorithm.',
     // The same bytes fail the same schema every time.
     retryable: false,
     section: '§6.4',

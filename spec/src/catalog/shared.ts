@@ -23,17 +23,7 @@ export type CatalogScope = 'group' | 'organization'
  * Proposals (§10.2), `policy` the Cooperation Override Grants of the Policy Log (§20), `agent` the
  * Agent Registry entry (§6.1) and `session` an Agent's Session Epoch (§6.3).
  */
-export type AggregateType =
-  | 'mission'
-  | 'membership'
-  | 'message'
-  | 'workItem'
-  | 'artifact'
-  | 'approval'
-  | 'policy'
-  | 'group'
-  | 'agent'
-  | 'session'
+export type AggregateType = 'mission' | 'membership' | 'message' | 'workItem' | 'artifact' | 'approval' | 'policy' | 'group' | 'agent' | 'session'
 
 /** A section reference into PROTOCOL.md, spelled `§10.2` or `§16`. */
 export type SectionRef = `§${number}`

@@ -6,18 +6,7 @@
  */
 import Type, { type Static } from 'typebox'
 import { constant, document, freeObject, oneOfValues } from '../schema.js'
-import {
-  Actor,
-  Extensions,
-  Id,
-  PositiveInteger,
-  ProtocolVersion,
-  PublicKey,
-  Semver,
-  Sha256,
-  Signature,
-  Timestamp,
-} from './common.js'
+import { Actor, Extensions, Id, PositiveInteger, ProtocolVersion, PublicKey, Semver, Sha256, Signature, Timestamp } from './common.js'
 
 /** Lifecycle states of an Agent Card. */
 export const AGENT_CARD_STATUSES = ['active', 'deprecated', 'revoked'] as const
@@ -88,9 +77,4 @@ export const AgentCard = Type.Object(
 export type AgentCard = Static<typeof AgentCard>
 
 /** `agent-card.schema.json` (§6.1, §21). */
-export const agentCardDocument = document(
-  'agentCard',
-  'agent-card.schema.json',
-  'MissionWeaveProtocol 0.1 Agent Card',
-  AgentCard,
-)
+export const agentCardDocument = document('agentCard', 'agent-card.schema.json', 'MissionWeaveProtocol 0.1 Agent Card', AgentCard)

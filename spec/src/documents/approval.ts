@@ -75,9 +75,4 @@ export const Approval = Type.Object(
 export type Approval = Static<typeof Approval>
 
 /** `approval.schema.json` (§7.3, §21). */
-export const approvalDocument = document(
-  'approval',
-  'approval.schema.json',
-  'MissionWeaveProtocol 0.1 Approval Decision',
-  Approval,
-)
+export const approvalDocument = document('approval', 'approval.schema.json', 'MissionWeaveProtocol 0.1 Approval Decision', Approval)

@@ -5,17 +5,7 @@
  */
 import Type, { type Static } from 'typebox'
 import { document } from '../schema.js'
-import {
-  CapabilityRef,
-  Classification,
-  Extensions,
-  Id,
-  PositiveInteger,
-  SafeInteger,
-  Sha256,
-  Signature,
-  Timestamp,
-} from './common.js'
+import { CapabilityRef, Classification, Extensions, Id, PositiveInteger, SafeInteger, Sha256, Signature, Timestamp } from './common.js'
 import { MEDIA_TYPE_PATTERN } from './work-contract.js'
 
 /** The producing Agent with its card and capability versions (§6.1, §13.1). */
@@ -88,9 +78,4 @@ export const Artifact = Type.Object(
 export type Artifact = Static<typeof Artifact>
 
 /** `artifact.schema.json` (§13.1, §21). */
-export const artifactDocument = document(
-  'artifact',
-  'artifact.schema.json',
-  'MissionWeaveProtocol 0.1 Artifact Manifest',
-  Artifact,
-)
+export const artifactDocument = document('artifact', 'artifact.schema.json', 'MissionWeaveProtocol 0.1 Artifact Manifest', Artifact)

@@ -7,18 +7,7 @@
  */
 import Type, { type Static } from 'typebox'
 import { constant, document, freeObject, oneOfValues, ref } from '../schema.js'
-import {
-  Actor,
-  AgentActor,
-  Extensions,
-  HumanActor,
-  Id,
-  PositiveInteger,
-  ProtocolVersion,
-  SafeInteger,
-  Signature,
-  Timestamp,
-} from './common.js'
+import { Actor, AgentActor, Extensions, HumanActor, Id, PositiveInteger, ProtocolVersion, SafeInteger, Signature, Timestamp } from './common.js'
 
 /** The core Command kinds of v0.1, in normative order (§15.1). */
 export const CORE_COMMAND_KINDS = [
@@ -63,10 +52,7 @@ export type CoreCommandKind = (typeof CORE_COMMAND_KINDS)[number]
  * Organization-owned bootstrap Commands that live outside any Group: a service issues them and
  * they carry no Group ID and no Session, Membership or Coordinator Epoch (§15.1).
  */
-export const ORGANIZATION_SCOPED_COMMAND_KINDS = [
-  'ext.missionweaveprotocol.registry.agent_card_register',
-  'ext.missionweaveprotocol.identity.session_open',
-] as const
+export const ORGANIZATION_SCOPED_COMMAND_KINDS = ['ext.missionweaveprotocol.registry.agent_card_register', 'ext.missionweaveprotocol.identity.session_open'] as const
 
 /** An Organization-scoped bootstrap Command kind. */
 export type OrganizationScopedCommandKind = (typeof ORGANIZATION_SCOPED_COMMAND_KINDS)[number]
@@ -75,13 +61,7 @@ export type OrganizationScopedCommandKind = (typeof ORGANIZATION_SCOPED_COMMAND_
  * Core kinds whose authority comes from the current Coordinator lease: the actor is an Agent and
  * the Command carries the Coordinator Epoch (§7.2, §15.1).
  */
-export const COORDINATOR_ONLY_COMMAND_KINDS = [
-  'mission.renew_coordinator',
-  'mission.submit_for_approval',
-  'mission.create_child',
-  'membership.grant_delegation',
-  'work.accept_result',
-] as const
+export const COORDINATOR_ONLY_COMMAND_KINDS = ['mission.renew_coordinator', 'mission.submit_for_approval', 'mission.create_child', 'membership.grant_delegation', 'work.accept_result'] as const
 
 /** A Coordinator-only Command kind. */
 export type CoordinatorOnlyCommandKind = (typeof COORDINATOR_ONLY_COMMAND_KINDS)[number]
@@ -243,9 +223,4 @@ export type Command = Static<typeof Command>
 export type CommandEnvelopeKind = Command['kind']
 
 /** `command.schema.json` (§15.1, §21). */
-export const commandDocument = document(
-  'command',
-  'command.schema.json',
-  'MissionWeaveProtocol 0.1 Command Envelope',
-  Command,
-)
+export const commandDocument = document('command', 'command.schema.json', 'MissionWeaveProtocol 0.1 Command Envelope', Command)

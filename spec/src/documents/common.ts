@@ -46,8 +46,7 @@ export const CommonDefs = {
   positiveInteger: Type.Integer({ minimum: 1, maximum: safeIntegerMax }),
   /** A Semantic Versioning 2.0 version string. */
   semver: Type.String({
-    pattern:
-      '^(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)(?:-[0-9A-Za-z.-]+)?(?:\\+[0-9A-Za-z.-]+)?$',
+    pattern: '^(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)(?:-[0-9A-Za-z.-]+)?(?:\\+[0-9A-Za-z.-]+)?$',
     maxLength: 128,
   }),
   /** Unpadded base64url text (§2; canonical pad bits are checked when decoding). */
@@ -56,8 +55,7 @@ export const CommonDefs = {
   sha256: Type.String({ pattern: '^sha256:[0-9a-f]{64}$' }),
   /** An ISO 8601 duration limited to days, hours, minutes and seconds. */
   duration: Type.String({
-    pattern:
-      '^P(?!$)(?:[0-9]+D)?(?:T(?=[0-9])(?:[0-9]+H)?(?:[0-9]+M)?(?:[0-9]+(?:\\.[0-9]+)?S)?)?$',
+    pattern: '^P(?!$)(?:[0-9]+D)?(?:T(?=[0-9])(?:[0-9]+H)?(?:[0-9]+M)?(?:[0-9]+(?:\\.[0-9]+)?S)?)?$',
     maxLength: 64,
   }),
   /** Who issued a Command or caused an Event (§3). */
@@ -69,15 +67,9 @@ export const CommonDefs = {
     { additionalProperties: false },
   ),
   /** An actor that must be an Agent. */
-  agentActor: Type.Object(
-    { type: constant('agent'), id: ref('#/$defs/id', Type.String()) },
-    { additionalProperties: false },
-  ),
+  agentActor: Type.Object({ type: constant('agent'), id: ref('#/$defs/id', Type.String()) }, { additionalProperties: false }),
   /** An actor that must be a human. */
-  humanActor: Type.Object(
-    { type: constant('human'), id: ref('#/$defs/id', Type.String()) },
-    { additionalProperties: false },
-  ),
+  humanActor: Type.Object({ type: constant('human'), id: ref('#/$defs/id', Type.String()) }, { additionalProperties: false }),
   /** An Ed25519 signature over the document's signing bytes (§6.4). */
   signature: Type.Object(
     {
@@ -136,18 +128,10 @@ export const CommonDefs = {
     {
       criterionId: Type.String({ pattern: '^[a-zA-Z0-9][a-zA-Z0-9._-]{0,127}$' }),
       description: Type.String({ minLength: 1, maxLength: 4000 }),
-      evidenceRequired: Type.Array(
-        oneOfValues([
-          'artifact_integrity',
-          'schema_validation',
-          'deterministic_test',
-          'business_rule',
-          'reviewer_assessment',
-          'human_review',
-          'policy_check',
-        ]),
-        { minItems: 1, uniqueItems: true },
-      ),
+      evidenceRequired: Type.Array(oneOfValues(['artifact_integrity', 'schema_validation', 'deterministic_test', 'business_rule', 'reviewer_assessment', 'human_review', 'policy_check']), {
+        minItems: 1,
+        uniqueItems: true,
+      }),
     },
     { additionalProperties: false },
   ),
@@ -251,9 +235,4 @@ export type Classification = Static<typeof Classification>
 export type Extensions = Static<typeof Extensions>
 
 /** `common.schema.json`: definitions only. */
-export const common = document(
-  'common',
-  'common.schema.json',
-  'MissionWeaveProtocol 0.1 Common Definitions',
-  Type.Unsafe<never>({ $defs: CommonDefs }),
-)
+export const common = document('common', 'common.schema.json', 'MissionWeaveProtocol 0.1 Common Definitions', Type.Unsafe<never>({ $defs: CommonDefs }))

@@ -63,9 +63,4 @@ export const ContextPackage = Type.Object(
 export type ContextPackage = Static<typeof ContextPackage>
 
 /** `context-package.schema.json` (§13.3, §21). */
-export const contextPackageDocument = document(
-  'contextPackage',
-  'context-package.schema.json',
-  'MissionWeaveProtocol 0.1 Context Package',
-  ContextPackage,
-)
+export const contextPackageDocument = document('contextPackage', 'context-package.schema.json', 'MissionWeaveProtocol 0.1 Context Package', ContextPackage)

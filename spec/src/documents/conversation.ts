@@ -84,9 +84,4 @@ export const Conversation = Type.Object(
 export type Conversation = Static<typeof Conversation>
 
 /** `conversation.schema.json` (§9, §21). */
-export const conversationDocument = document(
-  'conversation',
-  'conversation.schema.json',
-  'MissionWeaveProtocol 0.1 Conversation',
-  Conversation,
-)
+export const conversationDocument = document('conversation', 'conversation.schema.json', 'MissionWeaveProtocol 0.1 Conversation', Conversation)

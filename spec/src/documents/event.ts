@@ -6,17 +6,7 @@
  */
 import Type, { type Static } from 'typebox'
 import { constant, document, freeObject, oneOfValues } from '../schema.js'
-import {
-  Actor,
-  Extensions,
-  Id,
-  PositiveInteger,
-  ProtocolVersion,
-  SafeInteger,
-  Sha256,
-  Signature,
-  Timestamp,
-} from './common.js'
+import { Actor, Extensions, Id, PositiveInteger, ProtocolVersion, SafeInteger, Sha256, Signature, Timestamp } from './common.js'
 import { ExtensionKind } from './command.js'
 
 /** The core Event kinds of v0.1, in normative order (§15.2). */
@@ -66,10 +56,7 @@ export type CoreEventKind = (typeof CORE_EVENT_KINDS)[number]
  * The Organization-scoped facts (Agent Card registration, Session activation): accepted by a
  * service and carrying no Group ID, sequence or aggregate revision (§15.2).
  */
-export const ORGANIZATION_SCOPED_EVENT_KINDS = [
-  'ext.missionweaveprotocol.registry.agent_card_registered',
-  'ext.missionweaveprotocol.identity.session_opened',
-] as const
+export const ORGANIZATION_SCOPED_EVENT_KINDS = ['ext.missionweaveprotocol.registry.agent_card_registered', 'ext.missionweaveprotocol.identity.session_opened'] as const
 
 /** An Organization-scoped Event kind. */
 export type OrganizationScopedEventKind = (typeof ORGANIZATION_SCOPED_EVENT_KINDS)[number]

@@ -11,16 +11,7 @@ import { Actor, Id, Sha256, Signature, Timestamp } from './common.js'
  * Evidence types: the seven an acceptance criterion may require (§10.1) plus `failure_report` for
  * failed work (§11.4).
  */
-export const EVIDENCE_TYPES = [
-  'artifact_integrity',
-  'schema_validation',
-  'deterministic_test',
-  'business_rule',
-  'reviewer_assessment',
-  'human_review',
-  'policy_check',
-  'failure_report',
-] as const
+export const EVIDENCE_TYPES = ['artifact_integrity', 'schema_validation', 'deterministic_test', 'business_rule', 'reviewer_assessment', 'human_review', 'policy_check', 'failure_report'] as const
 
 /** An Evidence type. */
 export type EvidenceType = (typeof EVIDENCE_TYPES)[number]

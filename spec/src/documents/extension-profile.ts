@@ -36,9 +36,4 @@ export const ExtensionProfile = Type.Object(
 export type ExtensionProfile = Static<typeof ExtensionProfile>
 
 /** `extension-profile.schema.json` (§18, §21). */
-export const extensionProfileDocument = document(
-  'extensionProfile',
-  'extension-profile.schema.json',
-  'MissionWeaveProtocol 0.1 Extension Profile',
-  ExtensionProfile,
-)
+export const extensionProfileDocument = document('extensionProfile', 'extension-profile.schema.json', 'MissionWeaveProtocol 0.1 Extension Profile', ExtensionProfile)

@@ -12,17 +12,7 @@ import { Actor, Id, ProtocolVersion, Sha256, Timestamp } from './common.js'
 /**
  * The Signed Document kinds that can be admitted, spelled as their schema file stems (§6.4).
  */
-export const ADMISSION_DOCUMENT_KINDS = [
-  'agent-card',
-  'approval',
-  'artifact',
-  'command',
-  'context-package',
-  'event',
-  'evidence',
-  'extension-profile',
-  'group-snapshot',
-] as const
+export const ADMISSION_DOCUMENT_KINDS = ['agent-card', 'approval', 'artifact', 'command', 'context-package', 'event', 'evidence', 'extension-profile', 'group-snapshot'] as const
 
 /** An admissible Signed Document kind. */
 export type AdmissionDocumentKind = (typeof ADMISSION_DOCUMENT_KINDS)[number]
@@ -67,9 +57,4 @@ export const FirstAdmissionRecord = Type.Object(
 export type FirstAdmissionRecord = Static<typeof FirstAdmissionRecord>
 
 /** `first-admission-record.schema.json` (§6.4, §21). */
-export const firstAdmissionRecordDocument = document(
-  'firstAdmissionRecord',
-  'first-admission-record.schema.json',
-  'MissionWeaveProtocol 0.1 First-Admission Record',
-  FirstAdmissionRecord,
-)
+export const firstAdmissionRecordDocument = document('firstAdmissionRecord', 'first-admission-record.schema.json', 'MissionWeaveProtocol 0.1 First-Admission Record', FirstAdmissionRecord)

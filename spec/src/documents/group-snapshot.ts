@@ -59,9 +59,4 @@ export const GroupSnapshot = Type.Object(
 export type GroupSnapshot = Static<typeof GroupSnapshot>
 
 /** `group-snapshot.schema.json` (§7.4, §21). */
-export const groupSnapshotDocument = document(
-  'groupSnapshot',
-  'group-snapshot.schema.json',
-  'MissionWeaveProtocol 0.1 Signed Group Snapshot',
-  GroupSnapshot,
-)
+export const groupSnapshotDocument = document('groupSnapshot', 'group-snapshot.schema.json', 'MissionWeaveProtocol 0.1 Signed Group Snapshot', GroupSnapshot)

@@ -5,27 +5,10 @@
  */
 import Type, { type Static } from 'typebox'
 import { constant, document, oneOfValues } from '../schema.js'
-import {
-  Actor,
-  AgentActor,
-  CapabilityRef,
-  Extensions,
-  Id,
-  PositiveInteger,
-  ResourceBudget,
-  SafeInteger,
-  Timestamp,
-} from './common.js'
+import { Actor, AgentActor, CapabilityRef, Extensions, Id, PositiveInteger, ResourceBudget, SafeInteger, Timestamp } from './common.js'
 
 /** Roles a member can hold (§3, §8); `work_delegate` alone grants no authority (§9.1). */
-export const MEMBERSHIP_ROLES = [
-  'mission_owner',
-  'coordinator',
-  'worker',
-  'reviewer',
-  'observer',
-  'work_delegate',
-] as const
+export const MEMBERSHIP_ROLES = ['mission_owner', 'coordinator', 'worker', 'reviewer', 'observer', 'work_delegate'] as const
 
 /** A Membership role. */
 export type MembershipRole = (typeof MEMBERSHIP_ROLES)[number]
@@ -46,15 +29,7 @@ export type CompleteResourceBudget = Required<Static<typeof ResourceBudget>>
  */
 export const CompleteResourceBudget = Type.Unsafe<CompleteResourceBudget>({
   allOf: [ResourceBudget],
-  required: [
-    'currency',
-    'financialLimit',
-    'modelTokenLimit',
-    'toolCallLimit',
-    'computeSecondsLimit',
-    'wallClockSecondsLimit',
-    'externalSideEffectLimit',
-  ],
+  required: ['currency', 'financialLimit', 'modelTokenLimit', 'toolCallLimit', 'computeSecondsLimit', 'wallClockSecondsLimit', 'externalSideEffectLimit'],
 })
 
 /**
@@ -133,9 +108,4 @@ export const Membership = Type.Object(
 export type Membership = Static<typeof Membership>
 
 /** `membership.schema.json` (§8, §21). */
-export const membershipDocument = document(
-  'membership',
-  'membership.schema.json',
-  'MissionWeaveProtocol 0.1 Group Membership',
-  Membership,
-)
+export const membershipDocument = document('membership', 'membership.schema.json', 'MissionWeaveProtocol 0.1 Group Membership', Membership)

@@ -108,9 +108,4 @@ export const Message = Type.Object(
 export type Message = Static<typeof Message>
 
 /** `message.schema.json` (§9, §21). */
-export const messageDocument = document(
-  'message',
-  'message.schema.json',
-  'MissionWeaveProtocol 0.1 Committed Message',
-  Message,
-)
+export const messageDocument = document('message', 'message.schema.json', 'MissionWeaveProtocol 0.1 Committed Message', Message)

@@ -5,19 +5,7 @@
  */
 import Type, { type Static } from 'typebox'
 import { constant, document, oneOfValues } from '../schema.js'
-import {
-  AcceptanceCriterion,
-  Actor,
-  AgentActor,
-  Extensions,
-  HumanActor,
-  Id,
-  PositiveInteger,
-  ResourceBudget,
-  SafeInteger,
-  Semver,
-  Timestamp,
-} from './common.js'
+import { AcceptanceCriterion, Actor, AgentActor, Extensions, HumanActor, Id, PositiveInteger, ResourceBudget, SafeInteger, Semver, Timestamp } from './common.js'
 
 /** Mission lifecycle states (§7.1); `approved`, `failed` and `cancelled` are terminal. */
 export const MISSION_STATES = ['active', 'awaiting_approval', 'approved', 'failed', 'cancelled'] as const

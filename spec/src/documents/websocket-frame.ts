@@ -221,12 +221,8 @@ export type ErrorFrame = Static<Defs['error']>
  * and `Type.Union` would spell `anyOf`, so it is written with `Type.Unsafe`; the static type is
  * the discriminated union of the ten frames (narrow on `frameType`, then `phase`).
  */
-export const WebSocketFrame = Type.Unsafe<
-  HelloFrame | SubscribeFrame | CommandFrame | EventFrame | AckFrame | PingFrame | ErrorFrame
->({
-  oneOf: (Object.keys(WebSocketFrameDefs) as (keyof Defs)[]).map((name) =>
-    ref(`#/$defs/${name}`, WebSocketFrameDefs[name]),
-  ),
+export const WebSocketFrame = Type.Unsafe<HelloFrame | SubscribeFrame | CommandFrame | EventFrame | AckFrame | PingFrame | ErrorFrame>({
+  oneOf: (Object.keys(WebSocketFrameDefs) as (keyof Defs)[]).map((name) => ref(`#/$defs/${name}`, WebSocketFrameDefs[name])),
   $defs: WebSocketFrameDefs,
 })
 
@@ -234,10 +230,4 @@ export const WebSocketFrame = Type.Unsafe<
 export type WebSocketFrame = Static<typeof WebSocketFrame>
 
 /** `websocket-frame.schema.json` (§17, §21). */
-export const websocketFrameDocument = document(
-  'websocketFrame',
-  'websocket-frame.schema.json',
-  'MissionWeaveProtocol 0.1 WebSocket Frame',
-  WebSocketFrame,
-  'WebSocketFrame',
-)
+export const websocketFrameDocument = document('websocketFrame', 'websocket-frame.schema.json', 'MissionWeaveProtocol 0.1 WebSocket Frame', WebSocketFrame, 'WebSocketFrame')

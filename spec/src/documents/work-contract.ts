@@ -6,18 +6,7 @@
  */
 import Type, { type Static } from 'typebox'
 import { document, freeObject, oneOfValues } from '../schema.js'
-import {
-  AcceptanceCriterion,
-  CapabilityRef,
-  Duration,
-  Extensions,
-  Id,
-  PositiveInteger,
-  ResourceBudget,
-  ResourceGrant,
-  Sha256,
-  Timestamp,
-} from './common.js'
+import { AcceptanceCriterion, CapabilityRef, Duration, Extensions, Id, PositiveInteger, ResourceBudget, ResourceGrant, Sha256, Timestamp } from './common.js'
 
 /** Urgency a Coordinator may request; the Worker's Scheduler still decides order (§11.1). */
 export const REQUESTED_URGENCIES = ['routine', 'normal', 'high', 'critical'] as const
@@ -105,9 +94,4 @@ export const WorkContract = Type.Object(
 export type WorkContract = Static<typeof WorkContract>
 
 /** `work-contract.schema.json` (§10.1, §21). */
-export const workContractDocument = document(
-  'workContract',
-  'work-contract.schema.json',
-  'MissionWeaveProtocol 0.1 Work Contract',
-  WorkContract,
-)
+export const workContractDocument = document('workContract', 'work-contract.schema.json', 'MissionWeaveProtocol 0.1 Work Contract', WorkContract)

@@ -12,17 +12,7 @@ import { WorkContract } from './work-contract.js'
  * WorkItem states of the §10.2 machine, in normative order. `verified` and `cancelled` are
  * terminal; `failed` leaves only through a new offer.
  */
-export const WORK_ITEM_STATES = [
-  'open',
-  'offered',
-  'queued',
-  'active',
-  'blocked',
-  'submitted',
-  'verified',
-  'failed',
-  'cancelled',
-] as const
+export const WORK_ITEM_STATES = ['open', 'offered', 'queued', 'active', 'blocked', 'submitted', 'verified', 'failed', 'cancelled'] as const
 
 /** A WorkItem state. */
 export type WorkItemState = (typeof WORK_ITEM_STATES)[number]
@@ -40,15 +30,7 @@ export const WORK_OFFER_STATUSES = ['pending', 'accepted', 'declined', 'withdraw
 export type WorkOfferStatus = (typeof WORK_OFFER_STATUSES)[number]
 
 /** Structured reasons a Worker gives when declining an offer (§10.3). */
-export const OFFER_DECLINE_REASONS = [
-  'capacity',
-  'deadline',
-  'capability',
-  'authorization',
-  'dependency',
-  'budget',
-  'other',
-] as const
+export const OFFER_DECLINE_REASONS = ['capacity', 'deadline', 'capability', 'authorization', 'dependency', 'budget', 'other'] as const
 
 /** An offer decline reason. */
 export type OfferDeclineReason = (typeof OFFER_DECLINE_REASONS)[number]
@@ -203,9 +185,4 @@ export const WorkItem = Type.Object(
 export type WorkItem = Static<typeof WorkItem>
 
 /** `work-item.schema.json` (§10, §21). */
-export const workItemDocument = document(
-  'workItem',
-  'work-item.schema.json',
-  'MissionWeaveProtocol 0.1 WorkItem',
-  WorkItem,
-)
+export const workItemDocument = document('workItem', 'work-item.schema.json', 'MissionWeaveProtocol 0.1 WorkItem', WorkItem)

@@ -58,10 +58,7 @@ export const INITIAL_MISSION_STATE = 'active' satisfies MissionState
 const nonTerminal = ['active', 'awaiting_approval'] as const satisfies readonly MissionState[]
 
 /** One row per state of `from`, the rest alike. */
-function fromEach(
-  from: readonly MissionState[],
-  row: Omit<MissionTransition, 'from' | 'to'> & { readonly to: MissionState | 'same' },
-): MissionTransition[] {
+function fromEach(from: readonly MissionState[], row: Omit<MissionTransition, 'from' | 'to'> & { readonly to: MissionState | 'same' }): MissionTransition[] {
   return from.map((state) => ({ ...row, from: state, to: row.to === 'same' ? state : row.to }))
 }
 

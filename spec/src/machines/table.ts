@@ -85,12 +85,7 @@ export interface BuiltStateNode {
  * @param section - The section cited in each state's `meta`.
  * @throws Error when a terminal state has an outgoing row, or a row names an unknown state.
  */
-export function statesFromRows(
-  states: readonly string[],
-  finals: readonly string[],
-  rows: readonly AnyTransitionRow[],
-  section: SectionRef,
-): Record<string, BuiltStateNode> {
+export function statesFromRows(states: readonly string[], finals: readonly string[], rows: readonly AnyTransitionRow[], section: SectionRef): Record<string, BuiltStateNode> {
   const known = new Set(states)
   const result: Record<string, BuiltStateNode> = {}
   for (const state of states) {

@@ -98,10 +98,7 @@ const unfinished = ['open', 'offered', 'queued', 'active', 'blocked', 'submitted
 const promotable = ['open', 'offered', 'queued', 'active', 'blocked'] as const satisfies readonly WorkItemState[]
 
 /** One row per state of `from`, the rest alike. */
-function fromEach(
-  from: readonly WorkItemState[],
-  row: Omit<WorkItemTransition, 'from' | 'to'> & { readonly to: WorkItemState | 'same' },
-): WorkItemTransition[] {
+function fromEach(from: readonly WorkItemState[], row: Omit<WorkItemTransition, 'from' | 'to'> & { readonly to: WorkItemState | 'same' }): WorkItemTransition[] {
   return from.map((state) => ({ ...row, from: state, to: row.to === 'same' ? state : row.to }))
 }
 

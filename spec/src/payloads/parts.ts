@@ -14,13 +14,7 @@ import type { AgentCard } from '../documents/agent-card.js'
 import type { Approval } from '../documents/approval.js'
 import type { Artifact } from '../documents/artifact.js'
 import type { Command } from '../documents/command.js'
-import {
-  ResourceBudget,
-  SafeInteger,
-  Sha256,
-  Timestamp,
-  type ResourceBudget as ResourceBudgetType,
-} from '../documents/common.js'
+import { ResourceBudget, SafeInteger, Sha256, Timestamp, type ResourceBudget as ResourceBudgetType } from '../documents/common.js'
 import type { ContextPackage } from '../documents/context-package.js'
 import type { Conversation } from '../documents/conversation.js'
 import type { Evidence } from '../documents/evidence.js'
@@ -81,9 +75,7 @@ export const ProgressShape = documentRef<WorkProgress>('work-item.schema.json#/p
 /** One per-candidate offer record (§10.3), as in `WorkItem.offers`. */
 export const WorkOfferShape = documentRef<WorkOffer>('work-item.schema.json#/properties/offers/items')
 /** A Delegation Grant with every field §9.1 requires, as in `Membership.delegationGrants`. */
-export const DelegationGrantShape = documentRef<DelegationGrant>(
-  'membership.schema.json#/properties/delegationGrants/items',
-)
+export const DelegationGrantShape = documentRef<DelegationGrant>('membership.schema.json#/properties/delegationGrants/items')
 /** A Membership role (§8). */
 export const MembershipRoleShape = documentRef<Membership['role']>('membership.schema.json#/properties/role')
 /** Membership scopes (§8): at least one, unique. */
@@ -132,14 +124,7 @@ export const OperationName = Type.String({ pattern: '^[a-z][a-z0-9._:-]*$', maxL
  * The six resource-usage dimensions of the Budget Ledger (§12), as the reference runtime names
  * them. Money is counted in whole millionths (`financialMicrounits`) of the budget's currency.
  */
-export const USAGE_DIMENSIONS = [
-  'financialMicrounits',
-  'modelTokens',
-  'toolCalls',
-  'computeSeconds',
-  'wallClockSeconds',
-  'externalActions',
-] as const
+export const USAGE_DIMENSIONS = ['financialMicrounits', 'modelTokens', 'toolCalls', 'computeSeconds', 'wallClockSeconds', 'externalActions'] as const
 
 /** One dimension of resource usage. */
 export type UsageDimension = (typeof USAGE_DIMENSIONS)[number]
@@ -195,15 +180,7 @@ export const RemainingBudget = Type.Object(
 /** A Resource Budget with the currency and all six limits present, as a Delegation Grant needs (§9.1). */
 export const FullResourceBudget = Type.Unsafe<Required<ResourceBudgetType>>({
   allOf: [ResourceBudget],
-  required: [
-    'currency',
-    'financialLimit',
-    'modelTokenLimit',
-    'toolCallLimit',
-    'computeSecondsLimit',
-    'wallClockSecondsLimit',
-    'externalSideEffectLimit',
-  ],
+  required: ['currency', 'financialLimit', 'modelTokenLimit', 'toolCallLimit', 'computeSecondsLimit', 'wallClockSecondsLimit', 'externalSideEffectLimit'],
 })
 
 /**

@@ -6,18 +6,7 @@
  * names the kind and what it lacks.
  * @module
  */
-import {
-  COMMAND_CATALOG,
-  CommandPayloads,
-  EVENT_CATALOG,
-  EventPayloads,
-  type AggregateType,
-  type CatalogScope,
-  type CommandInfo,
-  type EpochName,
-  type EventInfo,
-  type IssuerType,
-} from '@weft/spec'
+import { COMMAND_CATALOG, CommandPayloads, EVENT_CATALOG, EventPayloads, type AggregateType, type CatalogScope, type CommandInfo, type EpochName, type EventInfo, type IssuerType } from '@weft/spec'
 
 /** The parts of @weft/spec the emitters read per kind; the defaults of {@link catalogProblems}. */
 export interface SpecCatalogs {

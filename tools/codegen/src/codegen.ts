@@ -136,8 +136,7 @@ export function lineDiff(path: string, committed: string, generated: string, opt
   const oldName = `committed/${path}`
   const newName = `generated/${path}`
   const patch =
-    structuredPatch(oldName, newName, committed, generated, undefined, undefined, { context, maxEditLength: MAX_EDIT_LENGTH }) ??
-    replacedBlock(oldName, newName, committed, generated, context)
+    structuredPatch(oldName, newName, committed, generated, undefined, undefined, { context, maxEditLength: MAX_EDIT_LENGTH }) ?? replacedBlock(oldName, newName, committed, generated, context)
   const [minus = '', plus = '', ...body] = formatPatch(patch, FILE_HEADERS_ONLY).replace(/\n$/, '').split('\n')
   if (body.length <= maxLines) return [minus, plus, ...body].join('\n')
   return [minus, plus, ...body.slice(0, maxLines), `... ${body.length - maxLines} more lines of this diff left out`].join('\n')

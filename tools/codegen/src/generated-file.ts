@@ -3,15 +3,7 @@
  * imports by symbol, exported declarations with TSDoc. Emitters read like the file they produce.
  * @module
  */
-import {
-  IndentationText,
-  Project,
-  QuoteKind,
-  StructureKind,
-  VariableDeclarationKind,
-  type ImportDeclarationStructure,
-  type StatementStructures,
-} from 'ts-morph'
+import { IndentationText, Project, QuoteKind, StructureKind, VariableDeclarationKind, type ImportDeclarationStructure, type StatementStructures } from 'ts-morph'
 
 let sharedProject: Project | undefined
 function project(): Project {

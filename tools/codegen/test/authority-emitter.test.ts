@@ -159,7 +159,13 @@ describe('authority emitter (in memory)', () => {
         { from: 'b', event: 'go', to: 'a', emits: [], section: '§3' },
       ]
       expect(transitionLookup(rows)).toEqual([
-        ['a|go', [{ to: 'guarded', guard: 'ready', emits: ['work.started'], section: '§2' }, { to: 'fallback', emits: [], section: '§1' }]],
+        [
+          'a|go',
+          [
+            { to: 'guarded', guard: 'ready', emits: ['work.started'], section: '§2' },
+            { to: 'fallback', emits: [], section: '§1' },
+          ],
+        ],
         ['b|go', [{ to: 'a', emits: [], section: '§3' }]],
       ])
     })
@@ -180,7 +186,16 @@ describe('authority emitter (in memory)', () => {
   it('re-exports the three modules from index.ts', () => {
     const index = text('index.ts')
     for (const module of ['handlers', 'reducers', 'transitions']) expect(index).toContain(`} from './${module}.js'`)
-    for (const name of ['dispatchCommand', 'CommandHandlers', 'applyEvent', 'EventReducers', 'WORK_ITEM_TRANSITION_LOOKUP', 'MISSION_TRANSITION_LOOKUP', 'WORK_ITEM_STATES_WITH_EVENT', 'transitionTargets']) {
+    for (const name of [
+      'dispatchCommand',
+      'CommandHandlers',
+      'applyEvent',
+      'EventReducers',
+      'WORK_ITEM_TRANSITION_LOOKUP',
+      'MISSION_TRANSITION_LOOKUP',
+      'WORK_ITEM_STATES_WITH_EVENT',
+      'transitionTargets',
+    ]) {
       expect(index).toMatch(new RegExp(`\\b${name}\\b`))
     }
   })

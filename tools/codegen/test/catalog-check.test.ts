@@ -23,8 +23,7 @@ function withCommand(kind: string, change: (entry: Record<string, unknown>) => v
 }
 
 /** A copy of a payload table without `kind`. */
-const without = (table: Readonly<Record<string, unknown>>, kind: string): Record<string, unknown> =>
-  Object.fromEntries(Object.entries(table).filter(([k]) => k !== kind))
+const without = (table: Readonly<Record<string, unknown>>, kind: string): Record<string, unknown> => Object.fromEntries(Object.entries(table).filter(([k]) => k !== kind))
 
 describe('catalogProblems', () => {
   it('finds nothing in the spec as it stands', () => {
@@ -56,9 +55,7 @@ describe('catalogProblems', () => {
   })
 
   it('names a Command kind that emits nothing, or an Event kind outside the Event catalog', () => {
-    expect(catalogProblems(withCommand('work.start', (e) => (e['emits'] = [])))).toEqual([
-      'Command kind work.start lacks emitted Events (emits) in COMMAND_CATALOG (spec/src/catalog/commands.ts)',
-    ])
+    expect(catalogProblems(withCommand('work.start', (e) => (e['emits'] = [])))).toEqual(['Command kind work.start lacks emitted Events (emits) in COMMAND_CATALOG (spec/src/catalog/commands.ts)'])
     expect(catalogProblems(withCommand('work.start', (e) => (e['emits'] = ['work.started', 'work.begun'])))).toEqual([
       'Command kind work.start emits work.begun, not in EVENT_CATALOG (spec/src/catalog/events.ts)',
     ])
@@ -92,9 +89,7 @@ describe('catalogProblems', () => {
       'Event kind work.started lacks a payload schema in EventPayloads (spec/src/payloads/events.ts)',
     ])
     const events = SPEC_CATALOGS.events.map((e) => (e.kind === 'work.started' ? { ...e, section: '10.2' } : e)) as EventInfo[]
-    expect(catalogProblems({ ...SPEC_CATALOGS, events })).toEqual([
-      'Event kind work.started lacks a PROTOCOL.md section (like §10.2) in EVENT_CATALOG (spec/src/catalog/events.ts)',
-    ])
+    expect(catalogProblems({ ...SPEC_CATALOGS, events })).toEqual(['Event kind work.started lacks a PROTOCOL.md section (like §10.2) in EVENT_CATALOG (spec/src/catalog/events.ts)'])
   })
 })
 
@@ -129,9 +124,7 @@ describe('weft-codegen on a spec copy with a Command kind lacking its payload sc
     const before = new Map(GENERATED_DIRS.map((dir) => [dir, snapshotTree(join(root, dir))]))
 
     const result = runNode([codegenBin(root)], root)
-    expect(result.stderr).toBe(
-      'weft-codegen: Command kind ext.example.work.note_add lacks a payload schema in CommandPayloads (spec/src/payloads/commands.ts)\n',
-    )
+    expect(result.stderr).toBe('weft-codegen: Command kind ext.example.work.note_add lacks a payload schema in CommandPayloads (spec/src/payloads/commands.ts)\n')
     expect(result.stdout).toBe('')
     expect(result.status).toBe(1)
     for (const dir of GENERATED_DIRS) expect(snapshotTree(join(root, dir)), dir).toEqual(before.get(dir))

@@ -351,7 +351,15 @@ export async function runAdmission(bundleDir: string, options: AdmissionOptions 
     try {
       const fixture = registryFor(evaluation.registry)
       if (fixture.issues.length > 0) {
-        results.push({ ...base, actualStage: 'error', actualWireCode: null, actualReason: null, calls: [], pass: false, mismatches: fixture.issues.map((x) => `${evaluation.registry} violates ${registrySchema}: ${x}`) })
+        results.push({
+          ...base,
+          actualStage: 'error',
+          actualWireCode: null,
+          actualReason: null,
+          calls: [],
+          pass: false,
+          mismatches: fixture.issues.map((x) => `${evaluation.registry} violates ${registrySchema}: ${x}`),
+        })
         continue
       }
       const input = read(evaluation.document)
@@ -375,7 +383,8 @@ export async function runAdmission(bundleDir: string, options: AdmissionOptions 
       // Orchestration: what was called, and the candidate that was prepared.
       const expectTrusted = evaluation.mode === 'first-admission' && evaluation.lookup.status === 'authoritative-absence'
       if (log.calls[0] !== 'lookup') mismatches.push('the Admission Log was not consulted first')
-      if (log.calls.includes('trusted-context') !== expectTrusted) mismatches.push(expectTrusted ? 'trusted context was not obtained after authoritative absence' : 'trusted context was obtained without authoritative absence')
+      if (log.calls.includes('trusted-context') !== expectTrusted)
+        mismatches.push(expectTrusted ? 'trusted context was not obtained after authoritative absence' : 'trusted context was obtained without authoritative absence')
       if (log.calls.includes('append') !== (evaluation.append !== null)) mismatches.push(evaluation.append === null ? 'append was called' : 'append was not called')
       if (log.candidate !== undefined && evaluation.append?.status === 'committed' && evaluation.append.record !== undefined) {
         const parsed = readStrictJson(bundleDir, evaluation.append.record)
@@ -443,10 +452,9 @@ export const ADMISSION_COLUMNS: readonly TableColumn[] = [
 /** The one-line summary, e.g. `admission: 30/30 passed (12 complete, 18 rejected); artifactDigest ok; ...`. */
 export function admissionSummaryLine(run: AdmissionRun): string {
   const { total, passed, failed, complete, rejected } = run.summary
-  const extras = [
-    failed > 0 ? `${failed} failed` : undefined,
-    run.problems.length > 0 ? `${run.problems.length} ${run.problems.length === 1 ? 'problem' : 'problems'}` : undefined,
-  ].filter((x) => x !== undefined)
+  const extras = [failed > 0 ? `${failed} failed` : undefined, run.problems.length > 0 ? `${run.problems.length} ${run.problems.length === 1 ? 'problem' : 'problems'}` : undefined].filter(
+    (x) => x !== undefined,
+  )
   return (
     `admission: ${passed}/${total} passed (${complete} complete, ${rejected} rejected); ` +
     `artifactDigest ${run.digest.ok ? 'ok' : 'MISMATCH'}; cryptography pin ${run.cryptographyPin.ok ? 'ok' : 'MISMATCH'}; ` +
@@ -461,16 +469,7 @@ export function admissionSummaryLine(run: AdmissionRun): string {
  * problems, then the summary line.
  */
 export function formatAdmissionReport(run: AdmissionRun, options: { readonly verbose?: boolean } = {}): string {
-  const rows = run.results.map((r) => [
-    String(r.index),
-    r.pass ? 'PASS' : 'FAIL',
-    r.mode,
-    r.profile,
-    r.expectedStage,
-    r.actualStage,
-    r.actualReason ?? '-',
-    r.id,
-  ])
+  const rows = run.results.map((r) => [String(r.index), r.pass ? 'PASS' : 'FAIL', r.mode, r.profile, r.expectedStage, r.actualStage, r.actualReason ?? '-', r.id])
   const parts = [renderTable(ADMISSION_COLUMNS, rows), stageTable(run.summary.byStage), stageTable(run.summary.byReason, 'reason')]
   const details = run.results
     .filter((r) => !r.pass || options.verbose === true)

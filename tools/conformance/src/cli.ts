@@ -96,7 +96,10 @@ export async function main(argv: readonly string[], io: CliIo = processIo): Prom
     return EXIT.ok
   }
 
-  const requested = (values.suite ?? []).flatMap((s) => s.split(',')).map((s) => s.trim()).filter((s) => s !== '')
+  const requested = (values.suite ?? [])
+    .flatMap((s) => s.split(','))
+    .map((s) => s.trim())
+    .filter((s) => s !== '')
   const selected: Suite[] = []
   for (const name of requested.length > 0 ? requested : SUITES.map((s) => s.name)) {
     const suite = SUITES.find((s) => s.name === name)

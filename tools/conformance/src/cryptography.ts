@@ -194,7 +194,13 @@ function readEvaluations(manifest: Obj): { cases: number; evaluations: Evaluatio
       const where = `${caseId}[${j}]`
       const e = obj(item, where)
       if (kase['kind'] === 'canonicalization') {
-        evaluations.push({ type: 'canonicalization', caseId, input: str(e['input'], `${where}.input`), expectedJcs: str(e['expectedJcs'], `${where}.expectedJcs`), sha256: str(e['sha256'], `${where}.sha256`) })
+        evaluations.push({
+          type: 'canonicalization',
+          caseId,
+          input: str(e['input'], `${where}.input`),
+          expectedJcs: str(e['expectedJcs'], `${where}.expectedJcs`),
+          sha256: str(e['sha256'], `${where}.sha256`),
+        })
         continue
       }
       const profileId = str(e['profileId'], `${where}.profileId`)
@@ -458,10 +464,9 @@ export function stageTable(byStage: Readonly<Record<string, StageCount>>, label 
 export function cryptographySummaryLine(run: CryptographyRun): string {
   const { total, passed, failed, complete, rejected } = run.summary
   const artifactsOk = run.artifacts.filter((a) => a.ok).length
-  const extras = [
-    failed > 0 ? `${failed} failed` : undefined,
-    run.problems.length > 0 ? `${run.problems.length} ${run.problems.length === 1 ? 'problem' : 'problems'}` : undefined,
-  ].filter((x) => x !== undefined)
+  const extras = [failed > 0 ? `${failed} failed` : undefined, run.problems.length > 0 ? `${run.problems.length} ${run.problems.length === 1 ? 'problem' : 'problems'}` : undefined].filter(
+    (x) => x !== undefined,
+  )
   return (
     `cryptography: ${passed}/${total} passed (${complete} complete, ${rejected} rejected); ` +
     `artifactDigest ${run.digest.ok ? 'ok' : 'MISMATCH'}; ${artifactsOk}/${run.artifacts.length} artifacts ok` +

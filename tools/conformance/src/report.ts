@@ -23,9 +23,7 @@ export interface TableColumn {
  * ```
  */
 export function renderTable(columns: readonly TableColumn[], rows: readonly (readonly string[])[]): string {
-  const widths = columns.map((column, i) =>
-    Math.max(column.header.length, ...rows.map((row) => (row[i] ?? '').length)),
-  )
+  const widths = columns.map((column, i) => Math.max(column.header.length, ...rows.map((row) => (row[i] ?? '').length)))
   const line = (cells: readonly string[]): string =>
     columns
       .map((column, i) => {
@@ -46,13 +44,7 @@ export function resultLabel(result: StructuralResult): 'PASS' | 'FAIL' | 'XFAIL'
 }
 
 /** Columns of the structural table: `#`, result, expected, schema, vector name. */
-export const STRUCTURAL_COLUMNS: readonly TableColumn[] = [
-  { header: '#', align: 'right' },
-  { header: 'result' },
-  { header: 'expected' },
-  { header: 'schema' },
-  { header: 'vector' },
-]
+export const STRUCTURAL_COLUMNS: readonly TableColumn[] = [{ header: '#', align: 'right' }, { header: 'result' }, { header: 'expected' }, { header: 'schema' }, { header: 'vector' }]
 
 /** One table row per vector of a structural run, for {@link renderTable} with {@link STRUCTURAL_COLUMNS}. */
 export function structuralRows(run: StructuralRun): string[][] {
@@ -70,10 +62,7 @@ export function structuralSummaryLine(run: StructuralRun): string {
     expectedFailures > 0 ? `${expectedFailures} expected ${expectedFailures === 1 ? 'failure' : 'failures'}` : undefined,
     run.problems.length > 0 ? `${run.problems.length} ${run.problems.length === 1 ? 'problem' : 'problems'}` : undefined,
   ].filter((x) => x !== undefined)
-  return (
-    `structural: ${passed}/${total} passed (${valid} valid, ${invalid} invalid)` +
-    (extras.length > 0 ? `; ${extras.join(', ')}` : '')
-  )
+  return `structural: ${passed}/${total} passed (${valid} valid, ${invalid} invalid)` + (extras.length > 0 ? `; ${extras.join(', ')}` : '')
 }
 
 /** Options of {@link formatStructuralReport}. */

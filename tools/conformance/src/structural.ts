@@ -38,10 +38,7 @@ export interface ExpectedFailure {
 /** The part of a generated validator the structural suite uses (see `@weft/validators`). */
 export interface StructuralValidator {
   check(value: unknown): boolean
-  errors(
-    value: unknown,
-    options?: { maxErrors?: number },
-  ): readonly { readonly path: string; readonly keyword: string; readonly message: string }[]
+  errors(value: unknown, options?: { maxErrors?: number }): readonly { readonly path: string; readonly keyword: string; readonly message: string }[]
 }
 
 /** Verdict on one instance. `error` means it could not be checked (no validator, unreadable file). */
@@ -135,12 +132,7 @@ export function loadExpectedFailures(file: string = EXPECTED_FAILURES_FILE): Exp
   const parsed: unknown = JSON.parse(readFileSync(file, 'utf8'))
   if (!Array.isArray(parsed)) throw new Error(`${file}: expected a JSON array of { name, reason }`)
   return parsed.map((entry: unknown, i) => {
-    if (
-      typeof entry !== 'object' ||
-      entry === null ||
-      typeof (entry as { name?: unknown }).name !== 'string' ||
-      typeof (entry as { reason?: unknown }).reason !== 'string'
-    ) {
+    if (typeof entry !== 'object' || entry === null || typeof (entry as { name?: unknown }).name !== 'string' || typeof (entry as { reason?: unknown }).reason !== 'string') {
       throw new Error(`${file}: entry ${i} must be { "name": string, "reason": string }`)
     }
     const { name, reason } = entry as ExpectedFailure
@@ -158,14 +150,7 @@ export function readManifest(bundleDir: string): ManifestVector[] {
   if (!Array.isArray(parsed)) throw new Error(`${file}: expected a JSON array`)
   return parsed.map((entry: unknown, i) => {
     const e = entry as Partial<Record<keyof ManifestVector, unknown>> | null
-    if (
-      typeof e !== 'object' ||
-      e === null ||
-      typeof e.name !== 'string' ||
-      typeof e.schema !== 'string' ||
-      typeof e.instance !== 'string' ||
-      typeof e.valid !== 'boolean'
-    ) {
+    if (typeof e !== 'object' || e === null || typeof e.name !== 'string' || typeof e.schema !== 'string' || typeof e.instance !== 'string' || typeof e.valid !== 'boolean') {
       throw new Error(`${file}: entry ${i} must be { name, schema, instance, valid }`)
     }
     return { name: e.name, schema: e.schema, instance: e.instance, valid: e.valid }
@@ -188,10 +173,7 @@ export function bundleSchemaFiles(bundleDir: string): string[] {
  * schema of the bundle needs a runner path, whether or not the manifest names it today.
  * @param lookup - Defaults to `validatorForFile` of `@weft/validators`.
  */
-export function unmappedSchemas(
-  bundleDir: string,
-  lookup: (fileName: string) => StructuralValidator | undefined = weftValidatorForFile,
-): string[] {
+export function unmappedSchemas(bundleDir: string, lookup: (fileName: string) => StructuralValidator | undefined = weftValidatorForFile): string[] {
   return bundleSchemaFiles(bundleDir)
     .filter((file) => lookup(file) === undefined)
     .map((file) => `no Weft validator for bundle schema schemas/${file}: every schema file of the bundle needs one`)
@@ -201,11 +183,7 @@ function describeIssue(issue: { readonly path: string; readonly keyword: string;
   return `${issue.path === '' ? '/' : issue.path} ${issue.keyword}: ${issue.message}`
 }
 
-function checkVector(
-  bundleDir: string,
-  vector: ManifestVector,
-  lookup: (fileName: string) => StructuralValidator | undefined,
-): { actual: Verdict; firstError?: string } {
+function checkVector(bundleDir: string, vector: ManifestVector, lookup: (fileName: string) => StructuralValidator | undefined): { actual: Verdict; firstError?: string } {
   const file = basename(vector.schema)
   const validator = lookup(file)
   if (validator === undefined) return { actual: 'error', firstError: `no Weft validator for ${file}` }
@@ -283,10 +261,7 @@ export function runStructural(bundleDir: string, options: StructuralOptions = {}
   const valid = manifest.filter((v) => v.valid).length
   const invalid = manifest.length - valid
   if (manifest.length !== counts.total || valid !== counts.valid || invalid !== counts.invalid) {
-    problems.push(
-      `manifest has ${manifest.length} vectors (${valid} valid, ${invalid} invalid); the pinned bundle has ` +
-        `${counts.total} (${counts.valid} valid, ${counts.invalid} invalid)`,
-    )
+    problems.push(`manifest has ${manifest.length} vectors (${valid} valid, ${invalid} invalid); the pinned bundle has ` + `${counts.total} (${counts.valid} valid, ${counts.invalid} invalid)`)
   }
 
   const passed = results.filter((r) => r.pass).length

@@ -63,10 +63,14 @@ describe.skipIf(!dir)('fixture structure checks agree with the bundle schemas', 
     registrySchema = ajv.compile(load('cryptography/registry-fixture.schema.json'))
     keySchema = ajv.compile(load('cryptography/signing-key-fixture.schema.json'))
     registries = [
-      ...readdirSync(join(bundleDir, 'cryptography/keys')).filter((f) => f.startsWith('registry-')).map((f) => `cryptography/keys/${f}`),
+      ...readdirSync(join(bundleDir, 'cryptography/keys'))
+        .filter((f) => f.startsWith('registry-'))
+        .map((f) => `cryptography/keys/${f}`),
       ...readdirSync(join(bundleDir, 'admission/registries')).map((f) => `admission/registries/${f}`),
     ]
-    signingKeys = readdirSync(join(bundleDir, 'cryptography/keys')).filter((f) => f.startsWith('signing-')).map((f) => `cryptography/keys/${f}`)
+    signingKeys = readdirSync(join(bundleDir, 'cryptography/keys'))
+      .filter((f) => f.startsWith('signing-'))
+      .map((f) => `cryptography/keys/${f}`)
   })
 
   it('every bundle fixture is valid under both', () => {

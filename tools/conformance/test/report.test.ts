@@ -10,12 +10,7 @@ describe('renderTable', () => {
         ['10', 'XFAIL', 'a longer name'],
       ],
     )
-    expect(text.split('\n')).toEqual([
-      ' # | result | name',
-      '---+--------+--------------',
-      ' 1 | PASS   | short',
-      '10 | XFAIL  | a longer name',
-    ])
+    expect(text.split('\n')).toEqual([' # | result | name', '---+--------+--------------', ' 1 | PASS   | short', '10 | XFAIL  | a longer name'])
   })
 
   it('renders a header and rule for no rows', () => {

@@ -5,14 +5,7 @@ import { validatorForFile } from '@weft/validators'
 import { afterEach, describe, expect, it } from 'vitest'
 import { bundleForTests } from '../src/bundle.js'
 import { formatStructuralReport, structuralSummaryLine } from '../src/report.js'
-import {
-  bundleSchemaFiles,
-  loadExpectedFailures,
-  readManifest,
-  runStructural,
-  unmappedSchemas,
-  type StructuralValidator,
-} from '../src/structural.js'
+import { bundleSchemaFiles, loadExpectedFailures, readManifest, runStructural, unmappedSchemas, type StructuralValidator } from '../src/structural.js'
 
 const dir = bundleForTests()
 
@@ -67,9 +60,7 @@ describe.skipIf(!dir)('structural suite against the bundle', () => {
   })
 
   it('fails when a vector of the manifest is flipped, naming it and the count mismatch', () => {
-    const copy = tamperedBundle(bundleDir, (manifest) =>
-      manifest.map((v, i) => (i === 0 ? { ...v, valid: !v.valid } : v)),
-    )
+    const copy = tamperedBundle(bundleDir, (manifest) => manifest.map((v, i) => (i === 0 ? { ...v, valid: !v.valid } : v)))
     temporary.push(copy)
     const flipped = readManifest(bundleDir)[0]
     const run = runStructural(copy, { expectedFailures: [] })
@@ -108,11 +99,8 @@ describe.skipIf(!dir)('structural suite against the bundle', () => {
 
   it('counts a listed failure as expected (XFAIL) and an unlisted one as a failure', () => {
     // A validator that accepts everything for work items: the invalid work-item vectors fail.
-    const broken = (file: string): StructuralValidator | undefined =>
-      file === 'work-item.schema.json' ? { check: () => true, errors: () => [] } : validatorForFile(file)
-    const workItemInvalid = readManifest(bundleDir).filter(
-      (v) => v.schema.endsWith('/work-item.schema.json') && !v.valid,
-    )
+    const broken = (file: string): StructuralValidator | undefined => (file === 'work-item.schema.json' ? { check: () => true, errors: () => [] } : validatorForFile(file))
+    const workItemInvalid = readManifest(bundleDir).filter((v) => v.schema.endsWith('/work-item.schema.json') && !v.valid)
     expect(workItemInvalid.length).toBeGreaterThanOrEqual(2)
     const [listed, unlisted] = workItemInvalid
 
@@ -135,9 +123,7 @@ describe.skipIf(!dir)('structural suite against the bundle', () => {
       expectedFailures: workItemInvalid.map((v) => ({ name: v.name, reason: 'test' })),
     })
     expect(allListed.ok).toBe(true)
-    expect(structuralSummaryLine(allListed)).toBe(
-      `structural: ${58 - workItemInvalid.length}/58 passed (27 valid, 31 invalid); ${workItemInvalid.length} expected failures`,
-    )
+    expect(structuralSummaryLine(allListed)).toBe(`structural: ${58 - workItemInvalid.length}/58 passed (27 valid, 31 invalid); ${workItemInvalid.length} expected failures`)
   })
 
   it('validates vectors of the definitions-only common.schema.json: any JSON value is valid at its root', () => {
@@ -161,24 +147,22 @@ describe.skipIf(!dir)('structural suite against the bundle', () => {
       expectedCounts: { total: 58 + instances.length, valid: 27 + instances.length, invalid: 31 },
     })
     const common = run.results.filter((r) => r.schema === 'schemas/common.schema.json')
-    expect(common.map((r) => `${r.name}: ${r.actual}${r.firstError === undefined ? '' : ` (${r.firstError})`}`)).toEqual(
-      instances.map((_, i) => `common root accepts instance ${i}: valid`),
-    )
+    expect(common.map((r) => `${r.name}: ${r.actual}${r.firstError === undefined ? '' : ` (${r.firstError})`}`)).toEqual(instances.map((_, i) => `common root accepts instance ${i}: valid`))
     expect(run.problems).toEqual([])
     expect(run.ok).toBe(true)
   })
 
   it('has a runner path for every schemas/*.schema.json of the bundle, definitions-only ones included', () => {
-    const files = readdirSync(join(bundleDir, 'schemas')).filter((f) => f.endsWith('.schema.json')).sort()
+    const files = readdirSync(join(bundleDir, 'schemas'))
+      .filter((f) => f.endsWith('.schema.json'))
+      .sort()
     expect(files).toHaveLength(22)
     expect(files).toContain('common.schema.json')
     expect(bundleSchemaFiles(bundleDir)).toEqual(files)
     expect(unmappedSchemas(bundleDir)).toEqual([])
     for (const file of files) expect(validatorForFile(file)?.file, file).toBe(file)
     // One vector per schema file, through the runner itself: each gets a verdict, never an error.
-    const copy = tamperedBundle(bundleDir, () =>
-      files.map((file) => ({ name: file, schema: `schemas/${file}`, instance: 'conformance/vectors/valid/command.json', valid: true })),
-    )
+    const copy = tamperedBundle(bundleDir, () => files.map((file) => ({ name: file, schema: `schemas/${file}`, instance: 'conformance/vectors/valid/command.json', valid: true })))
     temporary.push(copy)
     const run = runStructural(copy, { expectedFailures: [], expectedCounts: { total: files.length, valid: files.length, invalid: 0 } })
     expect(run.results.filter((r) => r.actual === 'error').map((r) => `${r.name}: ${r.firstError ?? ''}`)).toEqual([])
@@ -209,5 +193,4 @@ describe.skipIf(!dir)('structural suite against the bundle', () => {
     }
     expect(run.ok).toBe(false)
   })
-
 })

@@ -186,7 +186,11 @@ function walk(dir: string, base = dir): string[] {
  * `.d.ts.map` ← `src/a/b.ts`): left over from an older build.
  */
 function staleOutputs(packageDir: string, bundledDir?: string): string[] {
-  const sources = new Set(walk(join(packageDir, 'src')).filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts') && !TEST_FILE.test(f)).map((f) => f.slice(0, -3)))
+  const sources = new Set(
+    walk(join(packageDir, 'src'))
+      .filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts') && !TEST_FILE.test(f))
+      .map((f) => f.slice(0, -3)),
+  )
   return walk(join(packageDir, 'dist'))
     .filter((f) => !sources.has(f.replace(/\.(?:d\.ts|js)(?:\.map)?$/, '')))
     .map((f) => `dist/${f}`)
@@ -344,13 +348,35 @@ describe('release packaging', () => {
       expect.soft(existsSync(tarball), `${pkg.name}: ${tarball} written`).toBe(true)
       tarballs.set(pkg.name, tarball)
 
-      const listing = run('tar', ['-tzf', tarball], packDir).stdout.split('\n').filter((l) => l !== '' && !l.endsWith('/'))
-      expect.soft(listing.every((l) => l.startsWith('package/')), `${pkg.name}: entries under package/`).toBe(true)
+      const listing = run('tar', ['-tzf', tarball], packDir)
+        .stdout.split('\n')
+        .filter((l) => l !== '' && !l.endsWith('/'))
+      expect
+        .soft(
+          listing.every((l) => l.startsWith('package/')),
+          `${pkg.name}: entries under package/`,
+        )
+        .toBe(true)
       const files = new Set(listing.map((l) => l.slice('package/'.length)))
       const list = [...files]
-      expect.soft(list.filter((f) => TEST_FILE.test(f)), `${pkg.name}: no test files in the tarball`).toEqual([])
-      expect.soft(list.filter((f) => f.split('/').includes('node_modules')), `${pkg.name}: no node_modules in the tarball`).toEqual([])
-      expect.soft(list.filter((f) => /(^|\/)(tsconfig[^/]*\.json|vitest\.config\.[cm]?[jt]s|[^/]*\.tsbuildinfo)$/.test(f)), `${pkg.name}: no build/test config in the tarball`).toEqual([])
+      expect
+        .soft(
+          list.filter((f) => TEST_FILE.test(f)),
+          `${pkg.name}: no test files in the tarball`,
+        )
+        .toEqual([])
+      expect
+        .soft(
+          list.filter((f) => f.split('/').includes('node_modules')),
+          `${pkg.name}: no node_modules in the tarball`,
+        )
+        .toEqual([])
+      expect
+        .soft(
+          list.filter((f) => /(^|\/)(tsconfig[^/]*\.json|vitest\.config\.[cm]?[jt]s|[^/]*\.tsbuildinfo)$/.test(f)),
+          `${pkg.name}: no build/test config in the tarball`,
+        )
+        .toEqual([])
       for (const required of ['package.json', 'README.md', 'LICENSE', 'dist/index.js', 'dist/index.d.ts']) {
         expect.soft(files.has(required), `${pkg.name}: tarball contains ${required}`).toBe(true)
       }
@@ -445,7 +471,11 @@ describe('release packaging', () => {
     // The `./schemas/*` subpath export resolves to the emitted JSON Schemas.
     const schema = run(
       'node',
-      ['--input-type=module', '-e', "import { readFileSync } from 'node:fs'; const url = import.meta.resolve('@weft/validators/schemas/command.schema.json'); console.log(JSON.parse(readFileSync(new URL(url), 'utf8')).$id)"],
+      [
+        '--input-type=module',
+        '-e',
+        "import { readFileSync } from 'node:fs'; const url = import.meta.resolve('@weft/validators/schemas/command.schema.json'); console.log(JSON.parse(readFileSync(new URL(url), 'utf8')).$id)",
+      ],
       consumerDir,
     ).stdout.trim()
     expect(schema).toMatch(/command\.schema\.json$/)
@@ -473,17 +503,31 @@ describe('release packaging', () => {
     const programs: { readonly source: string; readonly compiled: string }[] = []
     for (const pkg of PACKAGES) {
       const dir = join(repo, pkg.dir, 'examples')
-      const files = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.ts')).sort() : []
+      const files = existsSync(dir)
+        ? readdirSync(dir)
+            .filter((f) => f.endsWith('.ts'))
+            .sort()
+        : []
       expect.soft(files.length, `${pkg.name}: a runnable example in ${pkg.dir}/examples/`).toBeGreaterThan(0)
       const texts = files.map((f) => readFileSync(join(dir, f), 'utf8'))
       readmeBlocks(readFileSync(join(repo, pkg.dir, 'README.md'), 'utf8')).forEach((block, i) => {
-        expect.soft(texts.some((t) => t.includes(block)), `${pkg.name}: README block ${i + 1} occurs verbatim in ${pkg.dir}/examples/*.ts\n${block}`).toBe(true)
+        expect
+          .soft(
+            texts.some((t) => t.includes(block)),
+            `${pkg.name}: README block ${i + 1} occurs verbatim in ${pkg.dir}/examples/*.ts\n${block}`,
+          )
+          .toBe(true)
       })
       // What a user of the package can import next to it: the Weft packages and the package's own dependencies.
       const allowed = new Set([...weft, ...Object.keys(manifest(pkg).dependencies ?? {})])
       files.forEach((file, i) => {
         const source = `${pkg.dir}/examples/${file}`
-        expect.soft([...bareImports(texts[i]!)].filter((name) => !allowed.has(name)), `${source}: imports beyond the Weft packages and its package's dependencies`).toEqual([])
+        expect
+          .soft(
+            [...bareImports(texts[i]!)].filter((name) => !allowed.has(name)),
+            `${source}: imports beyond the Weft packages and its package's dependencies`,
+          )
+          .toEqual([])
         const target = join(pkg.dir.replace(/\//g, '-'), file)
         mkdirSync(dirname(join(consumerDir, 'examples', target)), { recursive: true })
         writeFileSync(join(consumerDir, 'examples', target), texts[i]!)

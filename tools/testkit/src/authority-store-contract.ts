@@ -72,7 +72,6 @@ async function filledBy<S extends AuthorityStore | AsyncAuthorityStore>(open: ()
   return store
 }
 
-
 /** A snapshot record as the Authority would store it; stores keep it without reading it. */
 function recordOf(groupId: string, throughSequence: number, tag = 'a'): SnapshotRecord {
   return {
@@ -143,7 +142,10 @@ export function describeAuthorityStoreContract(name: string, open: OpenAuthority
         expect([after, limit, (await store.groupEvents(groupId, after, limit)).map((e) => e.sequence)]).toEqual([
           after,
           limit,
-          logOf.filter((e) => (e.sequence as number) > from).slice(0, limit === Number.POSITIVE_INFINITY ? undefined : limit).map((e) => e.sequence),
+          logOf
+            .filter((e) => (e.sequence as number) > from)
+            .slice(0, limit === Number.POSITIVE_INFINITY ? undefined : limit)
+            .map((e) => e.sequence),
         ])
       }
     })
@@ -244,12 +246,21 @@ export function describeAuthorityStoreContract(name: string, open: OpenAuthority
       expect(await store.snapshot!(groupIds[1]!)).toBeUndefined()
     })
 
-    it('reads a Group\'s retained history by position, compacted Events included', async () => {
+    it("reads a Group's retained history by position, compacted Events included", async () => {
       const store = await filled()
       const groupId = groupIds[0]!
       const logOf = all.filter((e) => e.groupId === groupId)
       await store.compact!(groupId, 4, recordOf(groupId, 4))
-      for (const [after, limit] of [[0, 100], [0, 2], [2, 3], [3, 1], [logOf.length - 1, 5], [logOf.length, 5], [-1, 2], [1.5, 2]] as const) {
+      for (const [after, limit] of [
+        [0, 100],
+        [0, 2],
+        [2, 3],
+        [3, 1],
+        [logOf.length - 1, 5],
+        [logOf.length, 5],
+        [-1, 2],
+        [1.5, 2],
+      ] as const) {
         const from = Math.max(0, Math.floor(after))
         expect([after, limit, await store.groupHistory!(groupId, after, limit)]).toEqual([after, limit, logOf.slice(from, from + limit)])
       }

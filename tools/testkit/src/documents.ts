@@ -34,7 +34,12 @@ export function missionPayload(missionId: string, overrides: Partial<CommandPayl
 }
 
 /** A `mission.create_child` payload promoting `parentWorkItemId` to child `name`, coordinated by `coordinator`. */
-export function childPayload(parentWorkItemId: string, name: string, coordinator: Cast = cast.worker2, overrides: Partial<CommandPayload<'mission.create_child'>> = {}): CommandPayload<'mission.create_child'> {
+export function childPayload(
+  parentWorkItemId: string,
+  name: string,
+  coordinator: Cast = cast.worker2,
+  overrides: Partial<CommandPayload<'mission.create_child'>> = {},
+): CommandPayload<'mission.create_child'> {
   const { missionId: _missionId, budget: _budget, ...base } = missionPayload(name)
   return {
     ...base,

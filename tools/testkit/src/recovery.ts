@@ -9,7 +9,17 @@ import { sign } from '@weft/codec'
 import type { Event, Evidence, GroupSnapshot } from '@weft/spec'
 import { signedVerifier } from '@weft/validators/signed'
 import { expect } from 'vitest'
-import { buildGroupSnapshot, createAuthority, createMemoryStore, signGroupSnapshot, verifySnapshotImage, type Authority, type AuthorityStore, type RestorePoint, type SnapshotRecord } from '@weft/authority'
+import {
+  buildGroupSnapshot,
+  createAuthority,
+  createMemoryStore,
+  signGroupSnapshot,
+  verifySnapshotImage,
+  type Authority,
+  type AuthorityStore,
+  type RestorePoint,
+  type SnapshotRecord,
+} from '@weft/authority'
 import { cast, seededRandom } from './fixtures.js'
 import { ownerName, runningOf, started, type World } from './world.js'
 

@@ -110,7 +110,14 @@ export function worldOver(parts: WorldParts): World {
   const names = Object.keys(cast) as Who[]
   const root = Object.fromEntries(
     names.map((who, i) => {
-      const c = createClient({ actor: cast[who].actor, signingKey: cast[who].key, transport, groupId: GROUP, clock: { now: () => clock.nowMs }, ...(parts.random === undefined ? {} : { random: parts.random(i) }) })
+      const c = createClient({
+        actor: cast[who].actor,
+        signingKey: cast[who].key,
+        transport,
+        groupId: GROUP,
+        clock: { now: () => clock.nowMs },
+        ...(parts.random === undefined ? {} : { random: parts.random(i) }),
+      })
       audience.push(c)
       return [who, c]
     }),
@@ -283,7 +290,14 @@ export function checkpoint(w: World, id: string, resumeWithinSeconds = 600): Pro
 /** The owner blocks WorkItem `id` under a blocked lease of `seconds`. */
 export function block(w: World, id: string, seconds = 600): Promise<Receipt> {
   const { epoch, leaseId } = runningOf(w, id)
-  return w.as[ownerName(w, id)].workBlock({ workItemId: id, ownershipEpoch: epoch, executionLeaseId: leaseId, checkpoint: checkpointNow(w), reason: 'Waiting for credentials.', blockedLeaseSeconds: seconds })
+  return w.as[ownerName(w, id)].workBlock({
+    workItemId: id,
+    ownershipEpoch: epoch,
+    executionLeaseId: leaseId,
+    checkpoint: checkpointNow(w),
+    reason: 'Waiting for credentials.',
+    blockedLeaseSeconds: seconds,
+  })
 }
 
 /** The owner publishes an Artifact of WorkItem `id` (fresh content unless given) and returns its manifest. */
@@ -433,7 +447,12 @@ export async function expectRefused(w: World, attempt: () => Promise<unknown>, c
   expect(await codeOf(attempt())).toBe(code)
   expect(w.authority.group(w.groupId)?.head).toBe(head)
   if (workItemId !== undefined) expect(w.item(workItemId).doc.state).toBe(state)
-  expect(w.authority.audit().slice(audited).map((a) => a.code)).toEqual([code])
+  expect(
+    w.authority
+      .audit()
+      .slice(audited)
+      .map((a) => a.code),
+  ).toEqual([code])
 }
 
 /** The payload of the first Event of `kind` in `receipt` (throws when there is none). */
@@ -486,8 +505,7 @@ export function refusedTag(row: AnyTransitionRow): string {
 export const UNPERFORMABLE_ROWS: Readonly<Record<string, string>> = {
   '[row open --mission.create_child--> blocked]':
     'work-item.schema.json requires an owner and a selection basis in `blocked`, which a WorkItem never accepted lacks; the Authority refuses promotion before acceptance (missions.ts createChild)',
-  '[row offered --mission.create_child--> blocked]':
-    'as for `open`: an offered WorkItem has no owner yet, and `blocked` needs one (work-item.schema.json)',
+  '[row offered --mission.create_child--> blocked]': 'as for `open`: an offered WorkItem has no owner yet, and `blocked` needs one (work-item.schema.json)',
   '[row awaiting_approval --system.child_mission_failed--> failed [childIndispensable]]':
     'a Mission is submitted only when every WorkItem is verified or cancelled (§7.3); a parent WorkItem cancelled while its child runs no longer waits for it, so the child failure has nothing to propagate through',
 }

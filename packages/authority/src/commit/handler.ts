@@ -76,7 +76,6 @@ export function draft<K extends EventKind>(kind: K, payload: EventPayload<K>, at
 
 const NO_MEMBERS: Omit<EventDraft, 'kind' | 'payload'> = Object.freeze({})
 
-
 /** What a handler may read besides the Command. Everything is read-only. */
 export interface HandlerContext {
   /** The whole Authority state (read-only by contract). */
@@ -123,13 +122,7 @@ export interface CommandSource {
 }
 
 /** Makes the {@link HandlerContext} of one Command; see {@link contextFactory}. */
-export type ContextFactory = (
-  group: GroupState | undefined,
-  now: string,
-  nowMs: number,
-  verifyDocument: HandlerContext['verifyDocument'],
-  source: CommandSource,
-) => HandlerContext
+export type ContextFactory = (group: GroupState | undefined, now: string, nowMs: number, verifyDocument: HandlerContext['verifyDocument'], source: CommandSource) => HandlerContext
 
 /** What {@link contextFactory} keeps for a pipeline's life. */
 type FixedContext = Pick<HandlerContext, 'state' | 'authority' | 'policy' | 'newId'>

@@ -101,6 +101,5 @@ export function createSignedIntake(run: RunSigned, { verifier, registry, maxComm
     }
   }
 
-
   return submitSigned
 }

@@ -112,7 +112,9 @@ function initCauseRef(this: Record<string, Member>, type: Member, id: Member): v
  */
 function plainConstructor<A extends Member[]>(init: (this: Record<string, Member>, ...args: A) => void): new (...args: A) => Record<string, unknown> {
   ;(init as unknown as { prototype: object }).prototype = Object.prototype
-  return init as unknown as new (...args: A) => Record<string, unknown>
+  return init as unknown as new (
+    ...args: A
+  ) => Record<string, unknown>
 }
 
 const EnvelopeStart = plainConstructor(initEnvelopeStart)
@@ -155,7 +157,10 @@ function materializeKeyed<E>(state: AuthorityState, cause: TransactionCause, dra
     // member, in the same RFC 8785 order.
     const { conversationId, workItemId } = d
     const payload = { ...d.payload }
-    const event = groupId === undefined || cause.commandHash !== undefined ? memberByMember(options, cause, causeRef, d, eventId, payload, groupId, sequence, revision) : new GroupEvent(options.authority, d.actor ?? cause.actor, revision, causeRef, conversationId, cause.correlationId, eventId, groupId, d.kind, options.now, payload, sequence, workItemId)
+    const event =
+      groupId === undefined || cause.commandHash !== undefined
+        ? memberByMember(options, cause, causeRef, d, eventId, payload, groupId, sequence, revision)
+        : new GroupEvent(options.authority, d.actor ?? cause.actor, revision, causeRef, conversationId, cause.correlationId, eventId, groupId, d.kind, options.now, payload, sequence, workItemId)
     const sealed = options.sign(event as UnsignedEvent)
     if (last === 0) events[0] = sealed
     else events.push(sealed)
@@ -192,4 +197,3 @@ function memberByMember(
   if (d.workItemId !== undefined) event['workItemId'] = d.workItemId
   return event
 }
-

@@ -50,7 +50,10 @@ describe('signed Commands submitted together', () => {
     }
     const together = testAuthority(clock)
     const expected = await outcomes(oneByOne, sequential)
-    const actual = await outcomes(together, commands.map((bytes) => together.submit(bytes)))
+    const actual = await outcomes(
+      together,
+      commands.map((bytes) => together.submit(bytes)),
+    )
     expect(actual).toEqual(expected)
     // The mix really has refusals at several stages, a duplicate and acceptances.
     const { outcomes: results, audit } = expected as { outcomes: string[]; audit: { stage: string }[] }

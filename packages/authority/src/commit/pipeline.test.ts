@@ -8,16 +8,19 @@ import { createPipelineWith, REFERENCE_ENGINE, TUNED_ENGINE, type Authority, typ
 
 /** A pipeline over the test tables (or `handlers`) on `clock`, with `options`, running the transaction steps of `engine`. */
 function testPipeline(clock: TestClock, options: Partial<PipelineOptions> = {}, engine: CommitEngine = TUNED_ENGINE): Authority {
-  return createPipelineWith({
-    handlers: testHandlers,
-    reducers: testReducers,
-    registry: testRegistry(),
-    keys: { authority: cast.authority.actor as { type: 'service'; id: string }, signingKey: cast.authority.key },
-    clock: { now: () => clock.nowMs },
-    random: seededRandom(),
-    policy: { controlPlane: [cast.controlPlane.actor.id] },
-    ...options,
-  }, engine)
+  return createPipelineWith(
+    {
+      handlers: testHandlers,
+      reducers: testReducers,
+      registry: testRegistry(),
+      keys: { authority: cast.authority.actor as { type: 'service'; id: string }, signingKey: cast.authority.key },
+      clock: { now: () => clock.nowMs },
+      random: seededRandom(),
+      policy: { controlPlane: [cast.controlPlane.actor.id] },
+      ...options,
+    },
+    engine,
+  )
 }
 
 describe('deferEventSignatures', () => {
@@ -56,8 +59,7 @@ describe('checkEventPayloads', () => {
   const offSchema = new Proxy(testHandlers, {
     get: (target, kind: string) => (kind === 'mission.cancel' ? () => [draft('mission.cancelled', { reason: 42 } as never)] : target[kind as keyof CommandHandlers]),
   })
-  const open = (clock: TestClock, checkEventPayloads?: boolean): Authority =>
-    testPipeline(clock, { handlers: offSchema, ...(checkEventPayloads === undefined ? {} : { checkEventPayloads }) })
+  const open = (clock: TestClock, checkEventPayloads?: boolean): Authority => testPipeline(clock, { handlers: offSchema, ...(checkEventPayloads === undefined ? {} : { checkEventPayloads }) })
   const setUp = async (authority: Authority, clock: TestClock): Promise<void> => {
     await authority.submit(signed('mission.create', missionCreatePayload(), cast.owner, { groupId: GROUP }, clock))
   }

@@ -39,7 +39,6 @@ import { applyEvents, plainSteps, storedEvent, type MaterializeOptions, type Tra
 export type { Authority, AuthorityOptions, AuthorityKeys, AuditEntry, AcceptedTransaction, PipelineOptions } from './api.js'
 export { DEFAULT_MAX_AUDIT_ENTRIES } from './api.js'
 
-
 /**
  * Folds `events` (in acceptance order) into a new state with `reducers`. Each reducer receives a
  * deep-frozen copy of the Event, as on acceptance, so nothing a reducer keeps can reach the stored

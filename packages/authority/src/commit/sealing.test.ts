@@ -48,7 +48,16 @@ const expected = (event: UnsignedEvent): Event => sign('event', event, cast.auth
 function sealOne(sealer: EventSealer, event: UnsignedEvent, commandHash?: CommandHashSource): Event {
   const sealed = sealer(event, commandHash)
   const transaction = { events: [sealed] }
-  sealer.commit(commandHash === undefined ? transaction : { ...transaction, get commandHash() { return commandHash.commandHash } })
+  sealer.commit(
+    commandHash === undefined
+      ? transaction
+      : {
+          ...transaction,
+          get commandHash() {
+            return commandHash.commandHash
+          },
+        },
+  )
   return sealed
 }
 
@@ -156,7 +165,11 @@ describe('the eager and the deferring sealer', () => {
     for (const deferSignatures of [false, true]) {
       let reads = 0
       const { key, signs } = countingKey()
-      const stored = sealOne(sealerOf(key, { deferSignatures }), unsigned(), { get commandHash() { return reads++, hash } })
+      const stored = sealOne(sealerOf(key, { deferSignatures }), unsigned(), {
+        get commandHash() {
+          return (reads++, hash)
+        },
+      })
       expect([reads, signs()]).toEqual(deferSignatures ? [0, 0] : [1, 1])
       expect(JSON.parse(JSON.stringify(stored))).toEqual(expected({ ...unsigned(), commandHash: hash }))
       expect(Object.keys(stored).slice(0, 3)).toEqual(['protocolVersion', 'eventId', 'kind'])
@@ -212,7 +225,6 @@ describe('signing input', () => {
     expect(stored.signature).toEqual(expected({ ...unsigned(), commandHash: hash } as UnsignedEvent).signature)
   })
 })
-
 
 describe('differential: both sealers and the codec', () => {
   it('property: for any JSON payload, the eager and the deferred Event are the codec-signed Event, byte for byte', () => {

@@ -20,7 +20,7 @@ describe('materialize', () => {
     const state = emptyState()
     // Only the head and the revisions matter to materialize.
     state.groups.set(GROUP_ID, { head: 4, revisions: new Map([['message:urn:weft:test:message:1', 2]]) } as unknown as GroupState)
-    const post = (messageId: string): AnyEventDraft => ({ kind: 'message.posted', payload: { messageId } } as unknown as AnyEventDraft)
+    const post = (messageId: string): AnyEventDraft => ({ kind: 'message.posted', payload: { messageId } }) as unknown as AnyEventDraft
     let n = 0
     const cause = { type: 'command' as const, id: 'urn:weft:test:action:1', actor: cast.worker1.actor as ActorRef, correlationId: 'urn:weft:test:correlation:1', groupId: GROUP_ID }
     const events = materialize(state, cause, [post('urn:weft:test:message:1'), post('urn:weft:test:message:2'), post('urn:weft:test:message:1')], {
@@ -41,7 +41,9 @@ describe('materialize', () => {
     const state = emptyState()
     state.groups.set(GROUP_ID, { head: 0, revisions: new Map() } as unknown as GroupState)
     const cause = { type: 'command' as const, id: 'urn:weft:test:action:1', actor: cast.worker1.actor as ActorRef, correlationId: 'urn:weft:test:correlation:1', groupId: GROUP_ID }
-    const drafts = [{ kind: 'message.posted', payload: { messageId: 'urn:weft:test:message:1', content: [{ type: 'text', text: 'hi' }] }, workItemId: 'urn:weft:test:work:1' }] as unknown as AnyEventDraft[]
+    const drafts = [
+      { kind: 'message.posted', payload: { messageId: 'urn:weft:test:message:1', content: [{ type: 'text', text: 'hi' }] }, workItemId: 'urn:weft:test:work:1' },
+    ] as unknown as AnyEventDraft[]
     const seal = createEagerSealer(cast.authority.key)
     const [event] = materialize(state, cause, drafts, { now: T0, newId: () => 'urn:weft:test:event:1', authority: cast.authority.actor as ActorRef, sign: (e) => seal(e) })
     const { signature: _signature, ...envelope } = event!
@@ -54,7 +56,6 @@ describe('materialize', () => {
     expect(event!.signature).toEqual(expected(envelope as UnsignedEvent).signature)
   })
 })
-
 
 describe('differential: the tuned steps and the reference steps', () => {
   const groups = ['urn:weft:test:group:one', 'urn:weft:test:group:two', 'urn:weft:test:group:new']
@@ -98,7 +99,12 @@ describe('differential: the tuned steps and the reference steps', () => {
     let n = 0
     const seal = (deferSignatures ? createDeferredSealer : createEagerSealer)(cast.authority.key)
     try {
-      const events = steps.materialize(stateOf(), cause, structuredClone(drafts), { now: T0, newId: () => `urn:weft:test:event:${++n}`, authority: Object.freeze({ ...cast.authority.actor }) as ActorRef, sign: (e) => seal(e) })
+      const events = steps.materialize(stateOf(), cause, structuredClone(drafts), {
+        now: T0,
+        newId: () => `urn:weft:test:event:${++n}`,
+        authority: Object.freeze({ ...cast.authority.actor }) as ActorRef,
+        sign: (e) => seal(e),
+      })
       seal.commit(cause.commandHash === undefined ? { events } : { events, commandHash: cause.commandHash })
       // Text keeps member order: byte-identical Events, signatures included.
       return JSON.stringify(events)

@@ -115,10 +115,7 @@ describe('buildContextPackage (§13.3)', () => {
     const h = history()
     const v1 = signContextPackage(buildContextPackage(input(h, { toSequence: 3, decisions: [] })), cast.coordinator.key)
     const v2 = signContextPackage(buildContextPackage(input(h, { previous: v1, packageId: 'urn:weft:test:context:2' })), cast.coordinator.key)
-    const v3 = signContextPackage(
-      buildContextPackage(input(h, { previous: v2, packageId: 'urn:weft:test:context:3', generatedAt: '2026-07-15T00:06:00Z' })),
-      cast.coordinator.key,
-    )
+    const v3 = signContextPackage(buildContextPackage(input(h, { previous: v2, packageId: 'urn:weft:test:context:3', generatedAt: '2026-07-15T00:06:00Z' })), cast.coordinator.key)
     expect([v1, v2, v3].map((p) => [p.version, p.previousContextPackageId])).toEqual([
       [1, undefined],
       [2, 'urn:weft:test:context:1'],

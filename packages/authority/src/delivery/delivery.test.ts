@@ -67,7 +67,7 @@ function fakeAuthority() {
             eventId: `urn:weft:test:event:${++ids}`,
             groupId,
             sequence: ++group.head,
-          } as Event),
+          }) as Event,
       )
       logs.get(groupId)!.push(...events)
       apply?.()
@@ -360,11 +360,7 @@ describe('authorization per Group (§8, §17.2)', () => {
     const id = a.membershipByMember.get(actorKey(worker))!
     const ended = { ...a.memberships.get(id)!, state: 'ended' as const, endedAt: T0 }
     // E.g. a Coordinator replaced: `mission.coordinator.assigned`, then the old seat's `membership.ended`.
-    fake.commit(
-      A,
-      [{}, { kind: 'membership.ended', payload: { membershipId: id, member: worker, membershipEpoch: 1, reason: 'replaced' } }, {}],
-      () => a.memberships.set(id, ended),
-    )
+    fake.commit(A, [{}, { kind: 'membership.ended', payload: { membershipId: id, member: worker, membershipEpoch: 1, reason: 'replaced' } }, {}], () => a.memberships.set(id, ended))
     expect(r.seq(A)).toEqual([1, 2])
     expect(r.errors).toEqual([{ code: 'GROUP_NOT_FOUND', groupId: A, details: undefined }])
   })

@@ -127,8 +127,16 @@ describe('artifact.publish (§13.1, §11.3)', () => {
       ['manifest of another Group', { artifact: ok('g', { groupId: 'urn:weft:test:group:two' }) }, 'INVALID_COMMAND'],
       ['manifest of another Mission', { artifact: ok('h', { missionId: 'urn:weft:test:mission:two' }) }, 'INVALID_COMMAND'],
       ['Agent Card version not the pinned one', { artifact: ok('i', { producer: { agentId: cast.worker1.actor.id, agentCardVersion: 2, capabilities: [capability] } }) }, 'INVALID_COMMAND'],
-      ['capability version not the pinned one', { artifact: ok('j', { producer: { agentId: cast.worker1.actor.id, agentCardVersion: 1, capabilities: [{ ...capability, version: '2.0.0' }] } }) }, 'INVALID_COMMAND'],
-      ['capability the assignment did not pin', { artifact: ok('k', { producer: { agentId: cast.worker1.actor.id, agentCardVersion: 1, capabilities: [capability, { id: 'weft.test.other', version: '1.0.0' }] } }) }, 'INVALID_COMMAND'],
+      [
+        'capability version not the pinned one',
+        { artifact: ok('j', { producer: { agentId: cast.worker1.actor.id, agentCardVersion: 1, capabilities: [{ ...capability, version: '2.0.0' }] } }) },
+        'INVALID_COMMAND',
+      ],
+      [
+        'capability the assignment did not pin',
+        { artifact: ok('k', { producer: { agentId: cast.worker1.actor.id, agentCardVersion: 1, capabilities: [capability, { id: 'weft.test.other', version: '1.0.0' }] } }) },
+        'INVALID_COMMAND',
+      ],
       ['source hash unknown to the Group', { artifact: ok('l', { sourceArtifactHashes: [published.contentHash, hashOf('elsewhere')] }) }, 'INVALID_COMMAND'],
       ['the same manifest again', { artifact: published }, 'INVALID_COMMAND'],
       ['another manifest reusing a published Artifact ID', { artifact: ok('m', { artifactId: published.artifactId }) }, 'INVALID_COMMAND'],

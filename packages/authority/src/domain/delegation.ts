@@ -114,10 +114,12 @@ export function checkDelegatedUse(ctx: HandlerContext, group: GroupState, actor:
     const allowed = grant.allowedCapabilities.some((c) => c.id === need.id && compareSemver(need.version, c.version) >= 0)
     if (!allowed) forbid(`capability ${need.id}@${need.version} is not allowed by Delegation Grant ${grantId}`, { grantId, capability: need })
   }
-  const others = [...record.workItemIds].filter((id) => id !== target.workItemId).flatMap((id) => {
-    const other = group.workItems.get(id)
-    return other === undefined ? [] : [other.doc.contract.budget]
-  })
+  const others = [...record.workItemIds]
+    .filter((id) => id !== target.workItemId)
+    .flatMap((id) => {
+      const other = group.workItems.get(id)
+      return other === undefined ? [] : [other.doc.contract.budget]
+    })
   requireAllocation(grant.budget, `Delegation Grant ${grantId}`, others, target.contract.budget)
   const parentId = target.use === 'authorize' ? target.parentWorkItemId : group.workItems.get(target.workItemId)?.parentWorkItemId
   requireInheritedWithinGrant(group, record, parentId, target.contract)

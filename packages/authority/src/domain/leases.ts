@@ -156,14 +156,7 @@ export function requireOwner(record: WorkItemRecord, actor: ActorRef, ownershipE
  * const lease = requireCurrentExecution(group, record, command.actor, payload.ownershipEpoch, payload.executionLeaseId, ctx.nowMs)
  * ```
  */
-export function requireCurrentExecution(
-  group: GroupState,
-  record: WorkItemRecord,
-  actor: ActorRef,
-  ownershipEpoch: number,
-  executionLeaseId: string,
-  nowMs: number,
-): Lease {
+export function requireCurrentExecution(group: GroupState, record: WorkItemRecord, actor: ActorRef, ownershipEpoch: number, executionLeaseId: string, nowMs: number): Lease {
   if (record.doc.groupId !== group.groupId) reject('INVALID_COMMAND', `WorkItem ${record.doc.workItemId} is not in Group ${group.groupId}`)
   requireOwner(record, actor, ownershipEpoch)
   if (record.doc.state !== 'active') reject('INVALID_STATE_TRANSITION', `WorkItem ${record.doc.workItemId} is ${record.doc.state}, not active`, { state: record.doc.state })

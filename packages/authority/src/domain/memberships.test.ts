@@ -128,7 +128,9 @@ describe('membership.end (§8)', () => {
   it('lets a member leave, but never ends the seats or another member’s Membership on its own authority', () => {
     const { state, group, change } = setup()
     change(active)
-    exec(state, 'membership.change', { membershipId: 'urn:weft:test:membership:w2', member: cast.worker2.actor, role: 'worker', state: 'active', scopes: ['group:read'] }, cast.coordinator, { envelope: inGroup(group) })
+    exec(state, 'membership.change', { membershipId: 'urn:weft:test:membership:w2', member: cast.worker2.actor, role: 'worker', state: 'active', scopes: ['group:read'] }, cast.coordinator, {
+      envelope: inGroup(group),
+    })
     const end = (membershipId: string, by = cast.coordinator) => exec(state, 'membership.end', { membershipId, reason: 'Done.' }, by, { envelope: inGroup(group) })
     expect(codeOf(() => end(WORKER_MEMBERSHIP, cast.worker2))).toBe('AUTH_FORBIDDEN')
     expect(codeOf(() => end(group.membershipByMember.get(actorKey(cast.coordinator.actor))!, cast.owner))).toBe('INVALID_COMMAND')
@@ -193,7 +195,9 @@ describe('membership.grant_delegation (§9.1 issuance)', () => {
 
   it('refuses a grantee whose Membership is not work_delegate', () => {
     const { state, group, grant } = delegate()
-    exec(state, 'membership.change', { membershipId: WORKER_MEMBERSHIP, member: cast.worker1.actor, role: 'worker', state: 'active', scopes: ['group:read'] }, cast.coordinator, { envelope: inGroup(group) })
+    exec(state, 'membership.change', { membershipId: WORKER_MEMBERSHIP, member: cast.worker1.actor, role: 'worker', state: 'active', scopes: ['group:read'] }, cast.coordinator, {
+      envelope: inGroup(group),
+    })
     expect(codeOf(() => grant({ granteeMembershipEpoch: 2 }))).toBe('MEMBERSHIP_REQUIRED')
   })
 })

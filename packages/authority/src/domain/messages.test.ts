@@ -57,8 +57,12 @@ describe('message.post (§9)', () => {
     const { state, group, post } = setup()
     const restricted = addRestricted(group)
     // The reviewer is listed but must still be a current member of the Group.
-    exec(state, 'membership.change', { membershipId: 'urn:weft:test:m:rev', member: cast.reviewer.actor, role: 'reviewer', state: 'active', scopes: ['group:read'] }, cast.coordinator, { envelope: inGroup(group) })
-    exec(state, 'membership.change', { membershipId: 'urn:weft:test:m:w2', member: cast.worker2.actor, role: 'worker', state: 'active', scopes: ['group:read'] }, cast.coordinator, { envelope: inGroup(group) })
+    exec(state, 'membership.change', { membershipId: 'urn:weft:test:m:rev', member: cast.reviewer.actor, role: 'reviewer', state: 'active', scopes: ['group:read'] }, cast.coordinator, {
+      envelope: inGroup(group),
+    })
+    exec(state, 'membership.change', { membershipId: 'urn:weft:test:m:w2', member: cast.worker2.actor, role: 'worker', state: 'active', scopes: ['group:read'] }, cast.coordinator, {
+      envelope: inGroup(group),
+    })
     expect(post(cast.reviewer, 'urn:weft:test:message:r1', restricted)).toHaveLength(1)
     expect(post(cast.owner, 'urn:weft:test:message:r2', restricted)).toHaveLength(1)
     expect(post(cast.coordinator, 'urn:weft:test:message:r3', restricted)).toHaveLength(1)
@@ -115,7 +119,9 @@ describe('corrections, retractions and redactions are new Messages (§9.1, §4 i
   it('lets the control plane redact but not an ordinary member, and never amends an unknown Message', () => {
     const { state, group, post } = setup()
     post()
-    exec(state, 'membership.change', { membershipId: 'urn:weft:test:m:w1', member: cast.worker1.actor, role: 'worker', state: 'active', scopes: ['group:read'] }, cast.coordinator, { envelope: inGroup(group) })
+    exec(state, 'membership.change', { membershipId: 'urn:weft:test:m:w1', member: cast.worker1.actor, role: 'worker', state: 'active', scopes: ['group:read'] }, cast.coordinator, {
+      envelope: inGroup(group),
+    })
     const payload = (messageId: string, targetMessageId = 'urn:weft:test:message:1') => ({ messageId, targetMessageId, content: text('[redacted]'), reason: 'Security policy 7.' })
     expect(codeOf(() => exec(state, 'message.redact', payload('urn:weft:test:message:2'), cast.worker1, { envelope: inGroup(group) }))).toBe('AUTH_FORBIDDEN')
     expect(codeOf(() => exec(state, 'message.redact', payload('urn:weft:test:message:2', 'urn:weft:test:message:none'), cast.owner, { envelope: inGroup(group) }))).toBe('INVALID_COMMAND')

@@ -20,10 +20,7 @@ function missionTarget(from: string, event: MissionEventType, flags: MissionGuar
 
 /** The Mission state after `event` from `from` (`'none'` before the Mission exists), or `INVALID_STATE_TRANSITION`. */
 export function requireMissionTransition(from: Mission['state'] | 'none', event: MissionEventType, flags: MissionGuardFlags = {}): string {
-  return (
-    missionTarget(from, event, flags) ??
-    reject('INVALID_STATE_TRANSITION', `mission is ${from}; ${event} is not permitted`, { state: from, allowedFrom: MISSION_STATES_WITH_EVENT[event] ?? [] })
-  )
+  return missionTarget(from, event, flags) ?? reject('INVALID_STATE_TRANSITION', `mission is ${from}; ${event} is not permitted`, { state: from, allowedFrom: MISSION_STATES_WITH_EVENT[event] ?? [] })
 }
 
 /** Whether the Mission machine has a row from `state` on `event` whose guard holds. */

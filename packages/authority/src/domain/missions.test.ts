@@ -99,7 +99,12 @@ const rows: Record<string, { perform(): void; refuse(): void }> = {
       const events = exec(state, 'mission.create', missionPayload('urn:weft:test:mission:new'), cast.owner, { envelope: { groupId: 'urn:weft:test:group:new' } })
       const group = state.groups.get('urn:weft:test:group:new')!
       expect(events.map((e) => [e.kind, e.sequence, e.aggregateRevision])).toEqual([['mission.created', 1, 1]])
-      expect(group.mission).toMatchObject({ state: 'active', revision: 1, missionOwner: cast.owner.actor, coordinator: { agentId: cast.coordinator.actor.id, coordinatorEpoch: 1, agentCardVersion: 1 } })
+      expect(group.mission).toMatchObject({
+        state: 'active',
+        revision: 1,
+        missionOwner: cast.owner.actor,
+        coordinator: { agentId: cast.coordinator.actor.id, coordinatorEpoch: 1, agentCardVersion: 1 },
+      })
       expect(group.coordinatorLease).toMatchObject({ leaseType: 'coordinator', coordinatorEpoch: 1, sessionEpoch: 1, expiresAt: '2026-07-16T00:00:00.000Z', state: 'active' })
       expect([...group.memberships.values()].map((m) => [m.member.id, m.role, m.membershipEpoch, m.visibilityStartSequence])).toEqual([
         [cast.owner.actor.id, 'mission_owner', 1, 0],
@@ -369,7 +374,9 @@ const rows: Record<string, { perform(): void; refuse(): void }> = {
     perform() {
       const { state, group } = active()
       const pkg = contextPackage(group)
-      const events = exec(state, 'mission.assign_coordinator', { coordinatorAgentId: cast.worker3.actor.id, leaseSeconds: 3600, contextPackage: pkg, reason: 'Lease lapsed.' }, cast.owner, { envelope: inGroup(group) })
+      const events = exec(state, 'mission.assign_coordinator', { coordinatorAgentId: cast.worker3.actor.id, leaseSeconds: 3600, contextPackage: pkg, reason: 'Lease lapsed.' }, cast.owner, {
+        envelope: inGroup(group),
+      })
       expect(kinds(events)).toEqual(['mission.coordinator.assigned@root', 'membership.changed@root', 'membership.ended@root'])
       expect(group.mission).toMatchObject({ state: 'active', revision: 2, coordinator: { agentId: cast.worker3.actor.id, coordinatorEpoch: 2, leaseId: group.coordinatorLease.leaseId } })
       expect(group.coordinatorLease).toMatchObject({ holderAgentId: cast.worker3.actor.id, coordinatorEpoch: 2, state: 'active' })
@@ -395,15 +402,19 @@ const rows: Record<string, { perform(): void; refuse(): void }> = {
   'awaiting_approval --mission.assign_coordinator--> awaiting_approval': {
     perform() {
       const { state, group } = awaiting()
-      exec(state, 'mission.assign_coordinator', { coordinatorAgentId: cast.worker3.actor.id, leaseSeconds: 3600, contextPackage: contextPackage(group) }, cast.controlPlane, { envelope: inGroup(group) })
+      exec(state, 'mission.assign_coordinator', { coordinatorAgentId: cast.worker3.actor.id, leaseSeconds: 3600, contextPackage: contextPackage(group) }, cast.controlPlane, {
+        envelope: inGroup(group),
+      })
       expect(group.mission).toMatchObject({ state: 'awaiting_approval', coordinator: { coordinatorEpoch: 2 } })
     },
     refuse() {
       const { state, group } = awaiting()
       decide(state, group, 'approved')
-      expect(codeOf(() => exec(state, 'mission.assign_coordinator', { coordinatorAgentId: cast.worker3.actor.id, leaseSeconds: 3600, contextPackage: contextPackage(group) }, cast.owner, { envelope: inGroup(group) }))).toBe(
-        'INVALID_STATE_TRANSITION',
-      )
+      expect(
+        codeOf(() =>
+          exec(state, 'mission.assign_coordinator', { coordinatorAgentId: cast.worker3.actor.id, leaseSeconds: 3600, contextPackage: contextPackage(group) }, cast.owner, { envelope: inGroup(group) }),
+        ),
+      ).toBe('INVALID_STATE_TRANSITION')
     },
   },
   'active --mission.renew_coordinator--> active': {
@@ -487,7 +498,8 @@ describe('submission and decision (§7.3)', () => {
 
   it('binds the decision to exactly the submitted revision and Artifact set', () => {
     const { state, group } = awaiting()
-    const approve = (overrides: Parameters<typeof decision>[3]) => exec(state, 'mission.approve', { approval: decision(group, cast.owner, 'approved', overrides) }, cast.owner, { envelope: inGroup(group) })
+    const approve = (overrides: Parameters<typeof decision>[3]) =>
+      exec(state, 'mission.approve', { approval: decision(group, cast.owner, 'approved', overrides) }, cast.owner, { envelope: inGroup(group) })
     expect(codeOf(() => approve({ artifactHashes: [`sha256:${'f'.repeat(64)}`] }))).toBe('INVALID_COMMAND')
     expect(codeOf(() => approve({ missionRevision: 2 }))).toBe('INVALID_COMMAND')
     expect(codeOf(() => approve({ kind: 'child_mission' }))).toBe('INVALID_COMMAND')
@@ -519,7 +531,8 @@ describe('child Missions (§14)', () => {
   it('keeps child budgets, deadlines and depth within the parent', () => {
     const { state, group } = active()
     const item = seedItem(group, 'big', 'queued')
-    const create = (overrides: Partial<CommandPayload<'mission.create_child'>>) => exec(state, 'mission.create_child', childPayload(item.doc.workItemId, 'child', cast.worker2, overrides), cast.coordinator, { envelope: inGroup(group) })
+    const create = (overrides: Partial<CommandPayload<'mission.create_child'>>) =>
+      exec(state, 'mission.create_child', childPayload(item.doc.workItemId, 'child', cast.worker2, overrides), cast.coordinator, { envelope: inGroup(group) })
     expect(codeOf(() => create({ budget: { currency: 'USD', financialLimit: 11, modelTokenLimit: 1, toolCallLimit: 1 } }))).toBe('BUDGET_EXCEEDED')
     expect(codeOf(() => create({ budget: { modelTokenLimit: 10_001 } }))).toBe('BUDGET_EXCEEDED')
     expect(codeOf(() => create({ deadline: '2026-08-02T00:00:00Z' }))).toBe('INVALID_COMMAND')

@@ -13,15 +13,7 @@ import type { Approval, Conversation, EventPayload, Group, Lease, Membership, Mi
 import { TERMINAL_MISSION_STATES, TERMINAL_WORK_ITEM_STATES } from '@weft/spec/machines'
 import { draft, reject, requireGroup, type AnyEventDraft, type CommandOf, type EventOf, type HandlerContext, type HandlerFor, type ReducerFor } from '../commit/handler.js'
 import { aggregateKey, emptyGroupState, type ActorRef, type AgentRecord, type AuthorityState, type GroupState } from '../model.js'
-import {
-  isControlPlane,
-  isMissionOwner,
-  membershipOf,
-  putMembership,
-  requireRole,
-  sameActor,
-  seatMembership,
-} from './memberships.js'
+import { isControlPlane, isMissionOwner, membershipOf, putMembership, requireRole, sameActor, seatMembership } from './memberships.js'
 import { committedBudget, inheritanceOf, linkChildGroup, requireAllocation, settleParentOf } from './work-budget.js'
 import { retireLease } from './leases.js'
 import { parseInstant } from '@weft/codec/time'
@@ -130,7 +122,10 @@ function genesis(ctx: HandlerContext, spec: GenesisSpec): EventPayload<'mission.
     definitionOfDone: p.definitionOfDone,
     missionOwner: owner,
     coordinator: { agentId: p.coordinatorAgentId, agentCardVersion: agent.card.cardVersion, coordinatorEpoch: 1, leaseId: lease.leaseId },
-    state: requireMissionTransition('none', spec.parent !== undefined ? 'mission.create_child' : spec.followUpToMissionId !== undefined ? 'mission.create_follow_up' : 'mission.create') as Mission['state'],
+    state: requireMissionTransition(
+      'none',
+      spec.parent !== undefined ? 'mission.create_child' : spec.followUpToMissionId !== undefined ? 'mission.create_follow_up' : 'mission.create',
+    ) as Mission['state'],
     budget: p.budget,
     deadline: p.deadline,
     approvalPolicy: p.approvalPolicy,
@@ -251,9 +246,7 @@ function submitForApproval(command: CommandOf<'mission.submit_for_approval'>, ct
   const submitted = command.payload.missionRevision ?? command.expectedRevision ?? current
   if (submitted !== current) reject('REVISION_CONFLICT', `mission is at revision ${current}`, { expectedRevision: submitted, currentRevision: current })
   // §7.3: every WorkItem result is reviewed first: each must be verified or cancelled.
-  const open = [...group.workItems.values()]
-    .filter((r) => !(TERMINAL_WORK_ITEM_STATES as readonly string[]).includes(r.doc.state))
-    .map((r) => ({ workItemId: r.doc.workItemId, state: r.doc.state }))
+  const open = [...group.workItems.values()].filter((r) => !(TERMINAL_WORK_ITEM_STATES as readonly string[]).includes(r.doc.state)).map((r) => ({ workItemId: r.doc.workItemId, state: r.doc.state }))
   if (open.length > 0) reject('INVALID_STATE_TRANSITION', 'every work item must be verified or cancelled before submission', { workItems: open })
   const published = new Set([...group.artifacts.values()].map((a) => a.manifest.contentHash))
   const unknown = command.payload.artifactHashes.filter((h) => !published.has(h))
@@ -311,7 +304,6 @@ function requestChanges(command: CommandOf<'mission.request_changes'>, ctx: Hand
   return [draft('mission.changes_requested', { approval: command.payload.approval })]
 }
 
-
 /** The Missions above `group`, nearest first (§14). */
 function ancestors(state: AuthorityState, group: GroupState): GroupState[] {
   const chain: GroupState[] = []
@@ -333,7 +325,9 @@ function createChild(command: CommandOf<'mission.create_child'>, ctx: HandlerCon
   // selection basis in `blocked`; an item never accepted cannot be represented there, so it must be
   // accepted (or replaced) before promotion. Listed as a divergence in the package README.
   if (record.doc.owner === undefined) {
-    reject('INVALID_STATE_TRANSITION', `work item is ${record.doc.state} with no owner; a blocked work item needs one (work-item.schema.json), so accept it before promoting it`, { state: record.doc.state })
+    reject('INVALID_STATE_TRANSITION', `work item is ${record.doc.state} with no owner; a blocked work item needs one (work-item.schema.json), so accept it before promoting it`, {
+      state: record.doc.state,
+    })
   }
   const running = record.childGroupId === undefined ? undefined : ctx.state.groups.get(record.childGroupId)
   if (running !== undefined && missionAllows(running.mission.state, 'mission.cancel')) {

@@ -70,9 +70,7 @@ describe('offlineBindingOf (§11.5, §18)', () => {
     ])
     expect(offlineBindingIssues(Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`x${i}`, i])))).toHaveLength(8)
     expect(offlineBindingIssues([])).toEqual([{ path: '', message: 'must be an object' }])
-    expect(() => offlineBindingOf({ extensions: offlineExtensions({ ...valid, usageDelta: { modelTokens: 1 } }) })).toThrow(
-      expect.objectContaining({ code: 'SCHEMA_VALIDATION_FAILED' }),
-    )
+    expect(() => offlineBindingOf({ extensions: offlineExtensions({ ...valid, usageDelta: { modelTokens: 1 } }) })).toThrow(expect.objectContaining({ code: 'SCHEMA_VALIDATION_FAILED' }))
   })
 
   it('keeps only the noncritical entries to relay', () => {
@@ -100,7 +98,9 @@ describe('historicalState', () => {
 describe('work.checkpoint with the binding (§11.5)', () => {
   it('accepts a checkpoint buffered in the grace after the lease expired, with no charge for a zero delta', () => {
     const { w, id, r } = running(700)
-    const events = exec(w, 'work.checkpoint', checkpointPayload(w, id, r), cast.worker1, { extensions: offlineExtensions(bindingOf(w, id, { bufferedAt: later(item(w, id).executionLease!.expiresAt, 60) })) })
+    const events = exec(w, 'work.checkpoint', checkpointPayload(w, id, r), cast.worker1, {
+      extensions: offlineExtensions(bindingOf(w, id, { bufferedAt: later(item(w, id).executionLease!.expiresAt, 60) })),
+    })
     expect(events.map((e) => e.kind)).toEqual(['work.checkpointed'])
     expect(item(w, id).doc.state).toBe('queued')
   })

@@ -50,7 +50,6 @@ export const OFFLINE_BINDING_MAJOR = 1
  */
 export const MAX_OFFLINE_GRACE_SECONDS = 900
 
-
 type Extensions = NonNullable<Command['extensions']>
 
 const ID_FIELDS = ['agentId', 'groupId', 'workItemId', 'executionLeaseId'] as const
@@ -273,7 +272,8 @@ export function reconcileCheckpoint(ctx: HandlerContext, command: CommandOf<'wor
   const record = requireWorkItem(group, p.workItemId)
   const plan = reconcileOffline(ctx, group, record, offlineCommandOf(command), binding, p)
   nextState(historicalState(record, plan.lease), command.kind)
-  if (parseInstant(p.checkpoint.createdAt) > parseInstant(binding.bufferedAt)) reject('INVALID_COMMAND', 'a buffered checkpoint cannot be dated after it was buffered', { createdAt: p.checkpoint.createdAt })
+  if (parseInstant(p.checkpoint.createdAt) > parseInstant(binding.bufferedAt))
+    reject('INVALID_COMMAND', 'a buffered checkpoint cannot be dated after it was buffered', { createdAt: p.checkpoint.createdAt })
   return plan.charge
 }
 
@@ -284,7 +284,13 @@ export function reconcileCheckpoint(ctx: HandlerContext, command: CommandOf<'wor
  * emits only `work.progressed` (COMMAND_CATALOG), and §11.5 charges offline usage with the
  * checkpoint or Message it reconciles.
  */
-export function reconcileRenewal(ctx: HandlerContext, group: GroupState, record: WorkItemRecord, command: CommandOf<'ext.missionweaveprotocol.core.work_execution_lease_renew'>, binding: OfflineBinding): void {
+export function reconcileRenewal(
+  ctx: HandlerContext,
+  group: GroupState,
+  record: WorkItemRecord,
+  command: CommandOf<'ext.missionweaveprotocol.core.work_execution_lease_renew'>,
+  binding: OfflineBinding,
+): void {
   if (USAGE_DIMENSIONS.some((d) => binding.usageDelta[d] !== 0)) reject('INVALID_COMMAND', 'a buffered renewal carries no usage; charge it with the buffered checkpoint or Message')
   reconcileOffline(ctx, group, record, offlineCommandOf(command), binding, command.payload)
 }
@@ -298,7 +304,8 @@ export function reconcileRenewal(ctx: HandlerContext, group: GroupState, record:
 export function reconcileMessage(ctx: HandlerContext, group: GroupState, command: CommandOf<'message.post'>, binding: OfflineBinding): readonly AnyEventDraft[] {
   const record = group.workItems.get(binding.workItemId) ?? reject('INVALID_COMMAND', `the offline binding names unknown WorkItem ${binding.workItemId}`)
   // §11.5: buffered progress outside the bound WorkItem Conversation is refused.
-  if (command.payload.conversationId !== record.doc.conversationId) reject('INVALID_COMMAND', 'a buffered Message must go to the Conversation of its bound WorkItem', { conversationId: record.doc.conversationId })
+  if (command.payload.conversationId !== record.doc.conversationId)
+    reject('INVALID_COMMAND', 'a buffered Message must go to the Conversation of its bound WorkItem', { conversationId: record.doc.conversationId })
   const offline = offlineCommandOf(command)
   requireOfflineWindow(ctx, group, record, offline, binding)
   return offlineCharge(ctx, group, record, offline, binding)

@@ -111,7 +111,8 @@ export function requireRetryAllowed(ctx: HandlerContext, group: GroupState, reco
   const details = { workItemId, attemptsUsed: ledger.attemptsUsed, maxAttempts: policy.maxAttempts, failureCode: last.code }
   if (ledger.attemptsUsed >= policy.maxAttempts) reject('BUDGET_EXCEEDED', `WorkItem ${workItemId} used ${ledger.attemptsUsed} of ${policy.maxAttempts} attempts`, { ...details, limit: 'attempts' })
   if (last.permanent && !corrected) reject('INVALID_STATE_TRANSITION', `WorkItem ${workItemId} failed permanently (${last.code}); only a corrected contract may follow`, details)
-  if (ctx.nowMs >= parseInstant(contract.deadline)) reject('BUDGET_EXCEEDED', `the deadline of WorkItem ${workItemId} passed at ${contract.deadline}`, { ...details, limit: 'deadline', deadline: contract.deadline })
+  if (ctx.nowMs >= parseInstant(contract.deadline))
+    reject('BUDGET_EXCEEDED', `the deadline of WorkItem ${workItemId} passed at ${contract.deadline}`, { ...details, limit: 'deadline', deadline: contract.deadline })
   // §12: a corrected contract is how an exhausted WorkItem budget is escalated; its budget is checked as an allocation.
   if (!corrected) requireNotExhausted(group, record, ctx.state)
   const notBefore = parseInstant(last.failedAt) + backoffMs(policy, ledger.attemptsUsed)

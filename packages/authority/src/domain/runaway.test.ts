@@ -58,7 +58,11 @@ describe('rate ring (§20)', () => {
 describe('proposal rate (§20)', () => {
   const limited = (state: AuthorityState, clock = testClock()) => ({ ...context(state, GROUP, clock), policy: { ...DEFAULT_TEST_POLICY, maxProposalsPerMinute: 1 } })
   const propose = (actionId?: string, grantId?: string) =>
-    command('work.propose', { proposalId: 'urn:weft:test:proposal:p2', contract: contract() }, cast.coordinator, { ...inGroup(GROUP), ...(actionId === undefined ? {} : { actionId }), ...(grantId === undefined ? {} : { cooperationOverrideGrantId: grantId }) })
+    command('work.propose', { proposalId: 'urn:weft:test:proposal:p2', contract: contract() }, cast.coordinator, {
+      ...inGroup(GROUP),
+      ...(actionId === undefined ? {} : { actionId }),
+      ...(grantId === undefined ? {} : { cooperationOverrideGrantId: grantId }),
+    })
 
   it('[error RATE_LIMITED] refuses a proposal beyond the rate and admits the one a grant names', () => {
     const { state } = setup()

@@ -164,11 +164,18 @@ export function requireWithinCount(
   limit: number | undefined,
 ): void {
   const count = limit === undefined ? 0 : countOf()
-  within(command, ctx, group, policyName, count, limit, () =>
-    new ProtocolError('RATE_LIMITED', `${policyName}: ${count} reaches the limit of ${String(limit)}`, {
-      retryable: false,
-      details: { policyName, limit, count, remedy: 'cooperation_override' },
-    }),
+  within(
+    command,
+    ctx,
+    group,
+    policyName,
+    count,
+    limit,
+    () =>
+      new ProtocolError('RATE_LIMITED', `${policyName}: ${count} reaches the limit of ${String(limit)}`, {
+        retryable: false,
+        details: { policyName, limit, count, remedy: 'cooperation_override' },
+      }),
   )
 }
 

@@ -73,7 +73,10 @@ describe('exhaustion pauses the affected work (§12)', () => {
     expect(usageOf(item(w, wid('a'))).own).toMatchObject({ toolCalls: 5, modelTokens: 10 })
     // Pausing leaves the owner its checkpoint; the start that would resume is refused.
     checkpoint(w, wid('a'), r)
-    expect(rejection(w, 'work.start', { workItemId: wid('a'), ownershipEpoch: r.epoch, executionLeaseSeconds: 600 }, cast.worker1)).toMatchObject({ code: 'BUDGET_EXCEEDED', details: { exhausted: true } })
+    expect(rejection(w, 'work.start', { workItemId: wid('a'), ownershipEpoch: r.epoch, executionLeaseSeconds: 600 }, cast.worker1)).toMatchObject({
+      code: 'BUDGET_EXCEEDED',
+      details: { exhausted: true },
+    })
   })
 
   it('is escalated by work.offer with a corrected contract whose budget fits what the Mission has left; an unchanged budget stays paused', () => {
@@ -189,23 +192,22 @@ function twoGroups(childMissionCalls = 10): { state: AuthorityState; root: Group
 describe('the ledger over the complete ancestry (§12, §14)', () => {
   it('walks from a child Mission into the parent Group, nearest level first', () => {
     const { state, child, leaf } = twoGroups()
-    expect(budgetLevels(child, leaf, state).map((l) => l.scope)).toEqual([
-      `WorkItem ${wid('c')}`,
-      'Mission urn:weft:test:mission:child',
-      `WorkItem ${wid('w')}`,
-      'Mission urn:weft:test:mission:one',
-    ])
+    expect(budgetLevels(child, leaf, state).map((l) => l.scope)).toEqual([`WorkItem ${wid('c')}`, 'Mission urn:weft:test:mission:child', `WorkItem ${wid('w')}`, 'Mission urn:weft:test:mission:one'])
     expect(budgetLevels(child, leaf).map((l) => l.scope)).toHaveLength(2)
   })
 
   it('books a charge on every level across Groups, and refuses one that overflows a parent Group level with nothing booked', () => {
     const { state, root, child, parent, leaf } = twoGroups(30)
     recordUsage(child, leaf, { toolCalls: 7 }, state)
-    expect([usageOf(leaf).subtree.toolCalls, missionUsageOf(child).toolCalls, usageOf(parent).subtree.toolCalls, usageOf(parent).own.toolCalls, missionUsageOf(root).toolCalls]).toEqual([7, 7, 7, 0, 7])
+    expect([usageOf(leaf).subtree.toolCalls, missionUsageOf(child).toolCalls, usageOf(parent).subtree.toolCalls, usageOf(parent).own.toolCalls, missionUsageOf(root).toolCalls]).toEqual([
+      7, 7, 7, 0, 7,
+    ])
     const sibling = seedActiveItem(child, 'd').record
     recordUsage(child, sibling, { toolCalls: 13 }, state)
     // The child Mission (30) and the sibling's own budget (50) have room; the parent WorkItem (20) has none.
-    expect(() => requireUsageFits(child, sibling, { toolCalls: 1 }, state)).toThrow(expect.objectContaining({ code: 'BUDGET_EXCEEDED', details: expect.objectContaining({ scope: `WorkItem ${wid('w')}`, exhausted: true }) }))
+    expect(() => requireUsageFits(child, sibling, { toolCalls: 1 }, state)).toThrow(
+      expect.objectContaining({ code: 'BUDGET_EXCEEDED', details: expect.objectContaining({ scope: `WorkItem ${wid('w')}`, exhausted: true }) }),
+    )
     expect(() => requireNotExhausted(child, sibling)).not.toThrow()
     expect(remainingBudget(child, leaf, state).toolCalls).toBe(0)
     expect(remainingBudget(child, leaf).toolCalls).toBe(1)
@@ -214,7 +216,9 @@ describe('the ledger over the complete ancestry (§12, §14)', () => {
 
   it('refuses an overflow before anything is booked and reports the least any level has left', () => {
     const { state, root, child, parent, leaf } = twoGroups()
-    expect(() => requireUsageFits(child, leaf, { toolCalls: 9 }, state)).toThrow(expect.objectContaining({ code: 'BUDGET_EXCEEDED', details: expect.objectContaining({ scope: `WorkItem ${wid('c')}` }) }))
+    expect(() => requireUsageFits(child, leaf, { toolCalls: 9 }, state)).toThrow(
+      expect.objectContaining({ code: 'BUDGET_EXCEEDED', details: expect.objectContaining({ scope: `WorkItem ${wid('c')}` }) }),
+    )
     expect(() => requireUsageFits(child, leaf, { toolCalls: 0 }, state)).toThrow(expect.objectContaining({ code: 'INVALID_COMMAND' }))
     expect(requireUsageFits(child, leaf, { toolCalls: 2 }, state)).toMatchObject({ cumulativeUsage: { toolCalls: 2 }, remainingBudget: { toolCalls: 6 } })
     expect([usageOf(leaf).subtree, missionUsageOf(child), usageOf(parent).subtree, missionUsageOf(root)]).toEqual([zeroUsage(), zeroUsage(), zeroUsage(), zeroUsage()])

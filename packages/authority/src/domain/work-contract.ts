@@ -63,7 +63,13 @@ export function requireContractFits(group: GroupState, contract: WorkContract, p
   if (parent !== undefined) requireResourcesWithin(contract, parent.doc.contract)
   const parentId = parent?.doc.workItemId
   const ceiling = parent?.doc.contract.budget ?? group.mission.budget
-  requireAllocation(ceiling, parent === undefined ? 'Mission' : `parent WorkItem ${parentId}`, [reservedUnder(group, parentId, selfId, ceiling.currency)], contract.budget, inheritanceOf(group, parent, state, group.workItems.get(selfId)))
+  requireAllocation(
+    ceiling,
+    parent === undefined ? 'Mission' : `parent WorkItem ${parentId}`,
+    [reservedUnder(group, parentId, selfId, ceiling.currency)],
+    contract.budget,
+    inheritanceOf(group, parent, state, group.workItems.get(selfId)),
+  )
 }
 
 /**

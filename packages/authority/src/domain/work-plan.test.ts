@@ -73,7 +73,9 @@ describe('Work Contract completeness and narrowing (§10.1, §4.11)', () => {
     const twice = { criterionId: 'same', description: 'Twice.', evidenceRequired: ['deterministic_test' as const] }
     expect(refused(w, 'work.authorize', { workItemId: wid('a'), contract: contract({ acceptanceCriteria: [twice, twice] }) }, cast.coordinator)).toBe('INVALID_COMMAND')
     expect(refused(w, 'work.authorize', { workItemId: wid('a'), contract: contract({ deadline: '2026-12-01T00:00:00Z' }) }, cast.coordinator)).toBe('INVALID_COMMAND')
-    expect(refused(w, 'work.authorize', { workItemId: wid('a'), contract: contract({ budget: { currency: 'EUR', financialLimit: 1, modelTokenLimit: 1, toolCallLimit: 1 } }) }, cast.coordinator)).toBe('INVALID_COMMAND')
+    expect(refused(w, 'work.authorize', { workItemId: wid('a'), contract: contract({ budget: { currency: 'EUR', financialLimit: 1, modelTokenLimit: 1, toolCallLimit: 1 } }) }, cast.coordinator)).toBe(
+      'INVALID_COMMAND',
+    )
   })
 
   it('keeps the WorkItems of the Mission within its budget, and releases a cancelled one (§12)', () => {

@@ -119,7 +119,8 @@ export const offerWork: HandlerFor<'work.offer'> = (command, ctx) => {
   const drafts: AnyEventDraft[] = []
   if (p.contract !== undefined) drafts.push(contractCorrection(group, record, contract, ctx.state))
   // §12: a failed item kept only what it consumed; offered again it reserves its whole budget, which must still fit its parent.
-  else if (record.doc.state === 'failed') requireContractFits(group, contract, record.parentWorkItemId === undefined ? undefined : group.workItems.get(record.parentWorkItemId), p.workItemId, ctx.state)
+  else if (record.doc.state === 'failed')
+    requireContractFits(group, contract, record.parentWorkItemId === undefined ? undefined : group.workItems.get(record.parentWorkItemId), p.workItemId, ctx.state)
   // §11.4: a retry after a classified failure must fit the attempts, deadline, cost and back-off of its contract.
   if (from === 'failed') requireRetryAllowed(ctx, group, record, contract, p.contract !== undefined)
   const missing = contract.requiredCapabilities.filter((need) => !p.selectionBasis.requiredCapabilities.some((c) => c.id === need.id))

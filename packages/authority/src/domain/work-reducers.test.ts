@@ -57,7 +57,9 @@ describe('reducers of WorkItem Events other domains emit', () => {
       },
       cast.coordinator.key,
     ) as unknown as Approval
-    propagate(w, [draft('work.result.accepted', { workItemId: id, evidence: [], childMissionId: 'urn:weft:test:mission:child', childApproval: approval }, { workItemId: id, actor: cast.authority.actor })])
+    propagate(w, [
+      draft('work.result.accepted', { workItemId: id, evidence: [], childMissionId: 'urn:weft:test:mission:child', childApproval: approval }, { workItemId: id, actor: cast.authority.actor }),
+    ])
     expect(item(w, id).doc).toMatchObject({ state: 'verified', submission: { evidenceIds: [approval.approvalId], artifactHashes: approval.artifactHashes } })
   })
 

@@ -255,9 +255,7 @@ const resultAccepted: ReducerFor<'work.result.accepted'> = (state, event) => {
   // §14: an approved child Mission's Approval stands in for the submission of the parent WorkItem.
   const approval = p.childApproval
   const submission =
-    record.doc.submission === undefined && approval !== undefined
-      ? { submission: { artifactHashes: approval.artifactHashes, evidenceIds: [approval.approvalId], submittedAt: event.occurredAt } }
-      : {}
+    record.doc.submission === undefined && approval !== undefined ? { submission: { artifactHashes: approval.artifactHashes, evidenceIds: [approval.approvalId], submittedAt: event.occurredAt } } : {}
   endWork(state, group, record, event, 'verified', submission)
 }
 

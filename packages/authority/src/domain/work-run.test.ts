@@ -172,9 +172,14 @@ describe('Execution Lease fencing (§11.3, §11.5)', () => {
   it('an offer cannot fence a live owner', () => {
     const w = world()
     activate(w, wid('a'))
-    expect(refused(w, 'work.offer', { workItemId: wid('a'), candidateAgentIds: [cast.worker2.actor.id], selectionBasis: item(w, wid('a')).doc.selectionBasis!, offerExpiresInSeconds: 60 }, cast.coordinator)).toBe(
-      'INVALID_STATE_TRANSITION',
-    )
+    expect(
+      refused(
+        w,
+        'work.offer',
+        { workItemId: wid('a'), candidateAgentIds: [cast.worker2.actor.id], selectionBasis: item(w, wid('a')).doc.selectionBasis!, offerExpiresInSeconds: 60 },
+        cast.coordinator,
+      ),
+    ).toBe('INVALID_STATE_TRANSITION')
   })
 })
 
@@ -193,7 +198,9 @@ describe('checkpoint, block and unblock (§11.3, §11.4)', () => {
     const w = world()
     const r = activate(w, wid('a'))
     const future = { ...checkpointOf(w), createdAt: '2026-07-15T01:00:00.000Z' }
-    expect(refused(w, 'work.checkpoint', { workItemId: wid('a'), ownershipEpoch: r.epoch, executionLeaseId: r.leaseId, checkpoint: future, resumeWithinSeconds: 60 }, cast.worker1)).toBe('INVALID_COMMAND')
+    expect(refused(w, 'work.checkpoint', { workItemId: wid('a'), ownershipEpoch: r.epoch, executionLeaseId: r.leaseId, checkpoint: future, resumeWithinSeconds: 60 }, cast.worker1)).toBe(
+      'INVALID_COMMAND',
+    )
   })
 
   it('block records the blocker in progress; unblock clears it and re-queues the live owner', () => {
@@ -201,7 +208,12 @@ describe('checkpoint, block and unblock (§11.3, §11.4)', () => {
     const r = activate(w, wid('a'))
     const progress = { currentPhase: 'build', completedMilestones: [], nextCheckpoint: 'tests', blockers: [], updatedCompletionEstimate: '2026-07-20T00:00:00Z', evidenceIds: [] }
     exec(w, renew, { workItemId: wid('a'), ownershipEpoch: r.epoch, executionLeaseId: r.leaseId, leaseSeconds: 600, progress }, cast.worker1)
-    const [blocked] = exec(w, 'work.block', { workItemId: wid('a'), ownershipEpoch: r.epoch, executionLeaseId: r.leaseId, checkpoint: checkpointOf(w), reason: 'No access.', blockedLeaseSeconds: 300 }, cast.worker1)
+    const [blocked] = exec(
+      w,
+      'work.block',
+      { workItemId: wid('a'), ownershipEpoch: r.epoch, executionLeaseId: r.leaseId, checkpoint: checkpointOf(w), reason: 'No access.', blockedLeaseSeconds: 300 },
+      cast.worker1,
+    )
     expect(item(w, wid('a')).doc.progress?.blockers).toEqual(['No access.'])
     expect(item(w, wid('a')).ownershipLease?.expiresAt).toBe((blocked!.payload as { blockedLeaseExpiresAt: string }).blockedLeaseExpiresAt)
     const [unblocked] = exec(w, 'work.unblock', { workItemId: wid('a') }, cast.worker1)
@@ -232,7 +244,12 @@ describe('resource usage (§12)', () => {
     const w = world()
     const parent = activate(w, wid('parent'))
     exec(w, usage, { workItemId: wid('parent'), ownershipEpoch: parent.epoch, executionLeaseId: parent.leaseId, usageDelta: { toolCalls: 45 } }, cast.worker1)
-    exec(w, 'work.authorize', { workItemId: wid('child'), contract: contract({ budget: { currency: 'USD', financialLimit: 1, modelTokenLimit: 100, toolCallLimit: 10 } }), parentWorkItemId: wid('parent') }, cast.coordinator)
+    exec(
+      w,
+      'work.authorize',
+      { workItemId: wid('child'), contract: contract({ budget: { currency: 'USD', financialLimit: 1, modelTokenLimit: 100, toolCallLimit: 10 } }), parentWorkItemId: wid('parent') },
+      cast.coordinator,
+    )
     offer(w, wid('child'), [cast.worker2])
     accept(w, wid('child'), cast.worker2)
     const child = start(w, wid('child'), cast.worker2)
@@ -366,7 +383,12 @@ describe('work.accept_result (§13.2, §7.2)', () => {
     const w = world()
     const r = activate(w, wid('a'))
     const flaky = failure(w, wid('a'), cast.worker1)
-    exec(w, 'work.submit', { workItemId: wid('a'), ownershipEpoch: r.epoch, executionLeaseId: r.leaseId, artifactIds: [publish(w, wid('a'), r)], evidence: [evidence(w.group, wid('a'), cast.worker1), flaky] }, cast.worker1)
+    exec(
+      w,
+      'work.submit',
+      { workItemId: wid('a'), ownershipEpoch: r.epoch, executionLeaseId: r.leaseId, artifactIds: [publish(w, wid('a'), r)], evidence: [evidence(w.group, wid('a'), cast.worker1), flaky] },
+      cast.worker1,
+    )
     const error = rejection(w, 'work.accept_result', { workItemId: wid('a'), evidence: [evidence(w.group, wid('a'), cast.reviewer)] }, cast.coordinator)
     expect(error).toMatchObject({ code: 'INVALID_COMMAND', details: { uncoveredCriteria: [], failedEvidence: [flaky.evidenceId] } })
     expect(item(w, wid('a')).doc.state).toBe('submitted')
@@ -378,7 +400,18 @@ describe('work.accept_result (§13.2, §7.2)', () => {
     const r1 = activate(w, wid('a'), cast.worker1, { acceptanceCriteria: criteria })
     const rule = (by: Cast) => ({ ...evidence(w.group, wid('a'), by), type: 'business_rule' as const })
     // Epoch 1 submits both required types, then fails and is re-offered.
-    exec(w, 'work.submit', { workItemId: wid('a'), ownershipEpoch: r1.epoch, executionLeaseId: r1.leaseId, artifactIds: [publish(w, wid('a'), r1)], evidence: [evidence(w.group, wid('a'), cast.worker1), rule(cast.worker1)] }, cast.worker1)
+    exec(
+      w,
+      'work.submit',
+      {
+        workItemId: wid('a'),
+        ownershipEpoch: r1.epoch,
+        executionLeaseId: r1.leaseId,
+        artifactIds: [publish(w, wid('a'), r1)],
+        evidence: [evidence(w.group, wid('a'), cast.worker1), rule(cast.worker1)],
+      },
+      cast.worker1,
+    )
     exec(w, 'work.fail', { workItemId: wid('a'), reason: 'Rejected on review.', evidence: [failure(w, wid('a'))] }, cast.coordinator)
     offer(w, wid('a'), [cast.worker2])
     accept(w, wid('a'), cast.worker2)
@@ -417,7 +450,12 @@ describe('work.fail and work.cancel (§10.2, §11.4, §12)', () => {
   it('the owner fails its WorkItem under its current lease; the leases are revoked', () => {
     const w = world()
     const r = activate(w, wid('a'))
-    const [failed] = exec(w, 'work.fail', { workItemId: wid('a'), reason: 'Upstream API gone.', ownershipEpoch: r.epoch, executionLeaseId: r.leaseId, evidence: [failure(w, wid('a'), cast.worker1)] }, cast.worker1)
+    const [failed] = exec(
+      w,
+      'work.fail',
+      { workItemId: wid('a'), reason: 'Upstream API gone.', ownershipEpoch: r.epoch, executionLeaseId: r.leaseId, evidence: [failure(w, wid('a'), cast.worker1)] },
+      cast.worker1,
+    )
     expect(failed?.payload).toMatchObject({ ownershipEpoch: 1, executionLeaseId: r.leaseId })
     const record = item(w, wid('a'))
     expect(record.executionLease).toBeUndefined()

@@ -14,7 +14,18 @@ import { leaseLive, ownerLive, ownershipDeadlineMs, renewLease, requireCurrentEx
 import { offlineBindingOf, reconcileCheckpoint, reconcileRenewal } from './offline.js'
 import { limitsOf, requireNotExhausted, requireUsageFits } from './work-budget.js'
 import { nextState, requireRows } from './work-machine.js'
-import { childMissionRunning, executionRef, isCurrentCoordinator, isMissionOwner, isPolicyService, present, requireCoordinatorOr, requireMissionActive, requireWorkItem, workDraft } from './work-roles.js'
+import {
+  childMissionRunning,
+  executionRef,
+  isCurrentCoordinator,
+  isMissionOwner,
+  isPolicyService,
+  present,
+  requireCoordinatorOr,
+  requireMissionActive,
+  requireWorkItem,
+  workDraft,
+} from './work-roles.js'
 
 /**
  * The execution approval a WorkItem needs before start (§12): what its contract says, raised to
@@ -53,9 +64,7 @@ export const grantExecution: HandlerFor<'approval.grant_execution'> = (command, 
   const mode = executionApprovalMode(ctx, group, record)
   nextState(record.doc.state, command.kind, { executionApprovalRequired: mode !== 'not_required' })
   const allowed =
-    mode === 'human_required'
-      ? actor.type === 'human' && isMissionOwner(group, actor)
-      : isMissionOwner(group, actor) || isCurrentCoordinator(ctx, group, actor) || isPolicyService(ctx, actor)
+    mode === 'human_required' ? actor.type === 'human' && isMissionOwner(group, actor) : isMissionOwner(group, actor) || isCurrentCoordinator(ctx, group, actor) || isPolicyService(ctx, actor)
   if (!allowed) reject('AUTH_FORBIDDEN', `${mode} execution approval cannot come from ${actor.id}`)
   if (record.doc.owner?.ownershipEpoch !== p.ownershipEpoch) reject('WORK_STALE_OWNERSHIP', `Ownership Epoch ${p.ownershipEpoch} is not current`, { ownershipEpoch: p.ownershipEpoch })
   if (record.executionApprovals.some((a) => a.approvalId === p.approvalId) || group.approvals.has(p.approvalId)) reject('INVALID_COMMAND', `approval ${p.approvalId} already exists`)
@@ -237,5 +246,7 @@ export const submitWork: HandlerFor<'work.submit'> = (command, ctx) => {
   checkEvidenceCovers(ctx, group, record, p.evidence)
   // The distinct content hashes in submission order; one Artifact (the usual case) needs no set.
   const artifactHashes = manifests.length === 1 ? [manifests[0]!.contentHash] : [...new Set(manifests.map((m) => m.contentHash))]
-  return [workDraft('work.submitted', { workItemId: p.workItemId, ownershipEpoch: p.ownershipEpoch, executionLeaseId: p.executionLeaseId, artifactIds: p.artifactIds, artifactHashes, evidence: p.evidence })]
+  return [
+    workDraft('work.submitted', { workItemId: p.workItemId, ownershipEpoch: p.ownershipEpoch, executionLeaseId: p.executionLeaseId, artifactIds: p.artifactIds, artifactHashes, evidence: p.evidence }),
+  ]
 }

@@ -30,7 +30,15 @@ function block(w: World, id: string, running: Running | undefined) {
 }
 
 function approval(id: string) {
-  return { approvalId: 'urn:weft:test:approval:exec-1', workItemId: id, ownershipEpoch: 1, operations: ['write'], resources: ['urn:weft:test:resource:repo'], budget: { toolCallLimit: 10 }, expiresInSeconds: 600 }
+  return {
+    approvalId: 'urn:weft:test:approval:exec-1',
+    workItemId: id,
+    ownershipEpoch: 1,
+    operations: ['write'],
+    resources: ['urn:weft:test:resource:repo'],
+    budget: { toolCallLimit: 10 },
+    expiresInSeconds: 600,
+  }
 }
 
 /** Keyed `${event}|${guard ?? ''}`. */
@@ -94,7 +102,12 @@ const cases: Record<string, RowCase> = {
     },
     refusedWith: 'WORK_LEASE_EXPIRED',
     refuse: (w, id, running) =>
-      refused(w, 'work.checkpoint', { workItemId: id, ownershipEpoch: lease(running).epoch, executionLeaseId: 'urn:weft:test:lease:unknown', checkpoint: checkpointOf(w), resumeWithinSeconds: 900 }, cast.worker1),
+      refused(
+        w,
+        'work.checkpoint',
+        { workItemId: id, ownershipEpoch: lease(running).epoch, executionLeaseId: 'urn:weft:test:lease:unknown', checkpoint: checkpointOf(w), resumeWithinSeconds: 900 },
+        cast.worker1,
+      ),
   },
   'work.block|': {
     perform: (w, id, running) => void exec(w, 'work.block', block(w, id, running), cast.worker1),

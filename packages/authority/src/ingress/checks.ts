@@ -125,10 +125,7 @@ function checkExtensions(command: Command): void {
  * WorkItem Conversation Messages, whose handlers check it). Anywhere else it stays unknown.
  */
 export const INTERPRETED_CRITICAL_EXTENSIONS: ReadonlyMap<string, ReadonlySet<string>> = new Map([
-  [
-    BOUNDED_OFFLINE_EXECUTION,
-    new Set(['work.checkpoint', 'ext.missionweaveprotocol.core.work_execution_lease_renew', 'message.post']),
-  ],
+  [BOUNDED_OFFLINE_EXECUTION, new Set(['work.checkpoint', 'ext.missionweaveprotocol.core.work_execution_lease_renew', 'message.post'])],
 ])
 
 /** §6.4: a newly presented Command must fall within the bounded freshness window; failure is AUTH_INVALID_SIGNATURE (§19). */

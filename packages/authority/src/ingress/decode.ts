@@ -50,7 +50,8 @@ function checkSize(input: unknown, maxCommandBytes: number): asserts input is st
   if (typeof input !== 'string' && !(input instanceof Uint8Array)) refuse('PROTOCOL_VIOLATION', GENERIC_WIRE_MESSAGES.PROTOCOL_VIOLATION, 'size', 'not-text-or-bytes')
   // A UTF-16 code unit takes one to three UTF-8 bytes, so only a text in between needs a count: a
   // text longer than the limit is refused without one (counting megabytes is a refusal's main cost).
-  if (typeof input === 'string' && input.length > maxCommandBytes) refuse('PROTOCOL_VIOLATION', 'The Command exceeds the size limit.', 'size', 'command-too-large', { detail: `at least ${input.length} bytes` })
+  if (typeof input === 'string' && input.length > maxCommandBytes)
+    refuse('PROTOCOL_VIOLATION', 'The Command exceeds the size limit.', 'size', 'command-too-large', { detail: `at least ${input.length} bytes` })
   const size = typeof input !== 'string' ? input.byteLength : input.length * 3 <= maxCommandBytes ? 0 : Buffer.byteLength(input, 'utf8')
   if (size > maxCommandBytes) refuse('PROTOCOL_VIOLATION', 'The Command exceeds the size limit.', 'size', 'command-too-large', { detail: `${size} bytes` })
 }

@@ -11,7 +11,12 @@ describe('checkedWithPayload', () => {
     expect(checkedWithPayload(submit, 'evidence', evidence)).toBe(true)
     expect(checkedWithPayload(publish, 'artifact', (publish.payload as { artifact: object }).artifact)).toBe(true)
     for (const kind of ['approval', 'agent-card', 'context-package', 'group-snapshot']) {
-      const member = { approval: 'mission.approve', 'agent-card': 'ext.missionweaveprotocol.registry.agent_card_register', 'context-package': 'mission.assign_coordinator', 'group-snapshot': 'ext.missionweaveprotocol.core.group_archive' }[kind]!
+      const member = {
+        approval: 'mission.approve',
+        'agent-card': 'ext.missionweaveprotocol.registry.agent_card_register',
+        'context-package': 'mission.assign_coordinator',
+        'group-snapshot': 'ext.missionweaveprotocol.core.group_archive',
+      }[kind]!
       const name = { approval: 'approval', 'agent-card': 'card', 'context-package': 'contextPackage', 'group-snapshot': 'snapshot' }[kind]!
       const document = {}
       expect(checkedWithPayload({ kind: member, payload: { [name]: document } } as unknown as Command, kind, document), kind).toBe(true)

@@ -73,7 +73,8 @@ export function cardSuccessionFault(agent: AgentRecord, card: AgentCard): { read
     const end = keyEnd(agent, key.keyId)
     if (end === undefined) continue
     const stated = statedEnd(key)
-    if (stated === undefined || compareTimestamps(stated, end.at) > 0) return { code: 'INVALID_COMMAND', message: `the card clears or postpones the boundary ${end.at.text} of key ${key.keyId} (§6.4)` }
+    if (stated === undefined || compareTimestamps(stated, end.at) > 0)
+      return { code: 'INVALID_COMMAND', message: `the card clears or postpones the boundary ${end.at.text} of key ${key.keyId} (§6.4)` }
   }
   return undefined
 }

@@ -338,4 +338,3 @@ function entriesRefusal(entries: unknown): string | undefined {
   const ok = Array.isArray(entries) && entries.every((e) => Array.isArray(e) && TABLES_BY_NAME.has(e[0] as string) && typeof e[1] === 'object' && e[1] !== null)
   return ok ? undefined : 'the image ledger-table entries are malformed'
 }
-

@@ -45,7 +45,10 @@ function onlineSequences(authority: Authority, groupId: string, through: number)
 describe('restore from a state checkpoint (§7.4, §16)', () => {
   it('resumes from the verified image at its position, folding only what came after, to the state a full fold gives', async () => {
     const { w, store, record, checkpoint } = await checkpointed()
-    expect(checkpoint.manifest).toMatchObject({ position: historyPosition(w.authority.state) - 2, snapshots: [{ groupId: w.groupId, throughSequence: record.throughSequence, snapshotHash: record.snapshotHash }] })
+    expect(checkpoint.manifest).toMatchObject({
+      position: historyPosition(w.authority.state) - 2,
+      snapshots: [{ groupId: w.groupId, throughSequence: record.throughSequence, snapshotHash: record.snapshotHash }],
+    })
     const counted = countingFolds(store)
     const warnings: AuthorityWarning[] = []
     const restored = reopen(w, counted, warnings)
@@ -64,7 +67,9 @@ describe('restore from a state checkpoint (§7.4, §16)', () => {
     const { w, store, record } = await checkpointed()
     const restored = reopen(w, store)
     const head = restored.group(w.groupId)!.head
-    const receipt = await restored.submit(w.as.worker2.build('message.post', { messageId: 'urn:weft:test:message:after', conversationId: w.group().group.mainConversationId, content: [{ type: 'text', text: 'after' }] }).bytes)
+    const receipt = await restored.submit(
+      w.as.worker2.build('message.post', { messageId: 'urn:weft:test:message:after', conversationId: w.group().group.mainConversationId, content: [{ type: 'text', text: 'after' }] }).bytes,
+    )
     expect(receipt.events.map((e) => e.sequence)).toEqual([head + 1])
     expect(onlineSequences(restored, w.groupId, record.throughSequence)).toEqual(Array.from({ length: head + 1 - record.throughSequence }, (_, i) => record.throughSequence + 1 + i))
     // The fold tables came back too: the charged WorkItem's ledger continues from its restored usage.
@@ -137,17 +142,47 @@ describe('a state checkpoint that fails a check (§7.4)', () => {
   it('refuses a position beyond the retained history, or another Event there', async () => {
     const { w, store, checkpoint } = await checkpointed()
     const total = [...store.allEvents()].length
-    expectRefused(w, withCheckpoint(store, resigned(checkpoint, (m) => ({ ...m, position: total + 5 }))), /does not reach that position/)
-    expectRefused(w, withCheckpoint(store, resigned(checkpoint, (m) => ({ ...m, lastEventId: 'urn:uuid:00000000-0000-4000-8000-000000000000' }))), /the Event there is/)
+    expectRefused(
+      w,
+      withCheckpoint(
+        store,
+        resigned(checkpoint, (m) => ({ ...m, position: total + 5 })),
+      ),
+      /does not reach that position/,
+    )
+    expectRefused(
+      w,
+      withCheckpoint(
+        store,
+        resigned(checkpoint, (m) => ({ ...m, lastEventId: 'urn:uuid:00000000-0000-4000-8000-000000000000' })),
+      ),
+      /the Event there is/,
+    )
   })
 
   it('refuses snapshot records that are not the ones it signed, or do not verify', async () => {
     const { w, store, record } = await checkpointed()
     const change = (edit: (r: SnapshotRecord) => SnapshotRecord | undefined): AuthorityStore => ({ ...store, snapshot: (groupId) => (groupId === w.groupId ? edit(record) : store.snapshot!(groupId)) })
-    expectRefused(w, change(() => undefined), /snapshot record of Group .* does not match the state checkpoint: the store holds none/)
-    expectRefused(w, change((r) => ({ ...r, snapshotHash: `sha256:${'e'.repeat(64)}` })), /does not match the state checkpoint: the stored reference is/)
-    expectRefused(w, change((r) => ({ ...r, image: r.image.replace('"groupId"', '"groupId" ') })), /does not match the state checkpoint: the state image does not hash/)
-    expectRefused(w, change((r) => ({ ...r, snapshot: { ...r.snapshot, createdAt: '2026-07-15T00:00:01Z' } })), /does not match the state checkpoint: signature/)
+    expectRefused(
+      w,
+      change(() => undefined),
+      /snapshot record of Group .* does not match the state checkpoint: the store holds none/,
+    )
+    expectRefused(
+      w,
+      change((r) => ({ ...r, snapshotHash: `sha256:${'e'.repeat(64)}` })),
+      /does not match the state checkpoint: the stored reference is/,
+    )
+    expectRefused(
+      w,
+      change((r) => ({ ...r, image: r.image.replace('"groupId"', '"groupId" ') })),
+      /does not match the state checkpoint: the state image does not hash/,
+    )
+    expectRefused(
+      w,
+      change((r) => ({ ...r, snapshot: { ...r.snapshot, createdAt: '2026-07-15T00:00:01Z' } })),
+      /does not match the state checkpoint: signature/,
+    )
   })
 })
 
@@ -157,7 +192,12 @@ describe('an authentic state checkpoint that cannot be used', () => {
     const text = new TextDecoder().decode(checkpoint.image)
     for (const image of [text.replace('"weft-state-image/1"', '"weft-state-image/999"'), text.replace('"budget.itemUsage"', '"budget.elsewhere"')]) {
       const bytes = new TextEncoder().encode(image)
-      const counted = countingFolds(withCheckpoint(store, resigned(checkpoint, (m) => ({ ...m, imageHash: sha256Tagged(bytes), imageBytes: bytes.byteLength }), bytes)))
+      const counted = countingFolds(
+        withCheckpoint(
+          store,
+          resigned(checkpoint, (m) => ({ ...m, imageHash: sha256Tagged(bytes), imageBytes: bytes.byteLength }), bytes),
+        ),
+      )
       const warnings: AuthorityWarning[] = []
       const restored = reopen(w, counted, warnings)
       expect(warnings.map((x) => x.kind)).toEqual(['checkpoint-unreadable'])
@@ -233,7 +273,16 @@ describe('what a state image carries', () => {
     expect(files.some((file) => file.endsWith(join('domain', 'work-budget.ts')))).toBe(true)
     const hidden = files.flatMap((file) => [...readFileSync(file, 'utf8').matchAll(/new Weak(?:Map|Set)\b|defineProperty\((?![^,]*,[^,]*,\s*\{\s*value\b)/g)].map((m) => `${file}: ${m[0]}`))
     expect(hidden).toEqual([])
-    expect(STATE_IMAGE_TABLES.map((t) => t.name)).toEqual(['budget.itemUsage', 'budget.missionUsage', 'evidence.submissions', 'leases.closed', 'policy.snapshots', 'retry.ledgers', 'runaway.grantsByTarget', 'runaway.rings'])
+    expect(STATE_IMAGE_TABLES.map((t) => t.name)).toEqual([
+      'budget.itemUsage',
+      'budget.missionUsage',
+      'evidence.submissions',
+      'leases.closed',
+      'policy.snapshots',
+      'retry.ledgers',
+      'runaway.grantsByTarget',
+      'runaway.rings',
+    ])
   })
 
   it('refuses a state holding what it cannot carry, naming where', async () => {

@@ -214,7 +214,8 @@ export function resumeFromCheckpoint(store: AuthorityStore, reducers: EventReduc
       const stored = next.value
       applyEvents(state, [storedEvent(stored)], reducers)
     }
-    for (const groupId of state.groups.keys()) if (!known.has(groupId) && store.snapshot?.(groupId) !== undefined) return stale(options, `Group ${groupId} was created and compacted after the checkpoint`)
+    for (const groupId of state.groups.keys())
+      if (!known.has(groupId) && store.snapshot?.(groupId) !== undefined) return stale(options, `Group ${groupId} was created and compacted after the checkpoint`)
     return state
   } finally {
     tail.return?.()

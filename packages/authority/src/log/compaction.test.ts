@@ -154,7 +154,16 @@ describe('compaction behind a signed Group Snapshot (§7.4, §16)', () => {
     const { w } = kept
     const good = headSnapshot(kept, 'urn:weft:test:snapshot:good')
     const forge = (change: (s: ReturnType<typeof buildGroupSnapshot>) => ReturnType<typeof buildGroupSnapshot>) =>
-      signGroupSnapshot(change(buildGroupSnapshot(w.group(), retained(kept.store, w.groupId), { snapshotId: 'urn:weft:test:snapshot:forged', createdBy: { type: 'service', id: cast.controlPlane.actor.id }, createdAt: good.createdAt })), cast.controlPlane.key)
+      signGroupSnapshot(
+        change(
+          buildGroupSnapshot(w.group(), retained(kept.store, w.groupId), {
+            snapshotId: 'urn:weft:test:snapshot:forged',
+            createdBy: { type: 'service', id: cast.controlPlane.actor.id },
+            createdAt: good.createdAt,
+          }),
+        ),
+        cast.controlPlane.key,
+      )
     const cases: [string, unknown, string][] = [
       ['tampered bytes', { ...good, stateHash: `sha256:${'e'.repeat(64)}` }, 'AUTH_INVALID_SIGNATURE'],
       ['a state hash the Group never had', forge((s) => ({ ...s, stateHash: `sha256:${'e'.repeat(64)}` })), 'INVALID_COMMAND'],
@@ -226,7 +235,12 @@ describe('reads after a compaction (§7.4, §16)', () => {
     const live = w.authority.state
     for (let through = 1; through <= head; through++) {
       const snapshot = snapshotAt(kept, through)
-      expect(snapshot).toMatchObject({ throughSequence: through, eventIds: retained(kept.store, w.groupId).slice(0, through).map((e) => e.eventId) })
+      expect(snapshot).toMatchObject({
+        throughSequence: through,
+        eventIds: retained(kept.store, w.groupId)
+          .slice(0, through)
+          .map((e) => e.eventId),
+      })
       const record = w.authority.compact(w.groupId, snapshot)
       expect(JSON.parse(record.image)).toEqual(JSON.parse(JSON.stringify(snapshotContent(groupAt(kept, through)))))
       expectTooOld(() => w.authority.events(w.groupId, through - 1), record)
@@ -271,6 +285,14 @@ describe('reads after a compaction (§7.4, §16)', () => {
     const kept = await withMessages(1)
     const head = kept.w.group().head
     for (const bad of [0, head + 1, 1.5]) expect(() => snapshotAt(kept, bad)).toThrow(UsageError)
-    expect(thrown(() => kept.w.authority.buildSnapshot('urn:weft:test:group:nowhere', 1, { snapshotId: 'urn:weft:test:snapshot:x', createdBy: { type: 'service', id: cast.controlPlane.actor.id }, createdAt: '2026-07-15T00:00:00Z' })).code).toBe('GROUP_NOT_FOUND')
+    expect(
+      thrown(() =>
+        kept.w.authority.buildSnapshot('urn:weft:test:group:nowhere', 1, {
+          snapshotId: 'urn:weft:test:snapshot:x',
+          createdBy: { type: 'service', id: cast.controlPlane.actor.id },
+          createdAt: '2026-07-15T00:00:00Z',
+        }),
+      ).code,
+    ).toBe('GROUP_NOT_FOUND')
   })
 })

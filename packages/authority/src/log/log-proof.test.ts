@@ -51,7 +51,9 @@ describe('proveLog', () => {
     // An unsigned stand-in is accepted up to the anchor only because its chain is the one signed.
     const group = heads.find((h) => h.groupId === GROUP)!
     const wrong: LogHead[] = heads.map((h) => (h === group ? { ...h, chain: `sha256:${'0'.repeat(64)}` } : h))
-    expect(refusal(rows, { anchor: { position: cut, heads: wrong } })).toBe(`the log of group ${GROUP} fails its proof at sequence ${group.sequence}: the chain does not reach the head the state checkpoint signed`)
+    expect(refusal(rows, { anchor: { position: cut, heads: wrong } })).toBe(
+      `the log of group ${GROUP} fails its proof at sequence ${group.sequence}: the chain does not reach the head the state checkpoint signed`,
+    )
   })
 
   it('names the Organization log by its Event number, and refuses an Organization Event stored twice', () => {

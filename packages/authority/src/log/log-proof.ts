@@ -209,7 +209,11 @@ export function createLogProver(options: LogProofOptions): LogProver {
     const scope = event.groupId ?? ORGANIZATION
     const sequence = event.groupId === undefined ? expectedAt(ORGANIZATION) : (event.sequence as number)
     if (filed !== undefined && (filed !== scope || (scope !== ORGANIZATION && row.sequence !== sequence))) {
-      fail(filed, typeof row.sequence === 'number' ? row.sequence : expectedAt(filed), `the row holds Event ${event.eventId} of ${scope === ORGANIZATION ? 'the Organization log' : `group ${scope} at sequence ${sequence}`}`)
+      fail(
+        filed,
+        typeof row.sequence === 'number' ? row.sequence : expectedAt(filed),
+        `the row holds Event ${event.eventId} of ${scope === ORGANIZATION ? 'the Organization log' : `group ${scope} at sequence ${sequence}`}`,
+      )
     }
     // §6.4: an Event's expected signer is its `acceptedBy`, which must be this Authority.
     if (event.acceptedBy.type !== authority.type || event.acceptedBy.id !== authority.id) fail(scope, sequence, `the Event was accepted by ${event.acceptedBy.id}, not by this Authority`)
@@ -237,7 +241,8 @@ export function createLogProver(options: LogProofOptions): LogProver {
       const previous = chains.get(scope)
       const head = previous?.sequence ?? 0
       // §15.2: one contiguous sequence per Group, in acceptance order.
-      if (sequence !== head + 1) fail(scope, head + 1, sequence > head + 1 ? `the Event is missing (the next one stored is sequence ${sequence})` : `sequence ${sequence} is stored again after ${head}`)
+      if (sequence !== head + 1)
+        fail(scope, head + 1, sequence > head + 1 ? `the Event is missing (the next one stored is sequence ${sequence})` : `sequence ${sequence} is stored again after ${head}`)
       const chain = chainLink(previous?.chain ?? LOG_CHAIN_FORMAT, text)
       if (row.chain !== undefined && row.chain !== null && row.chain !== chain) fail(scope, sequence, "the Event's text does not match its stored chain hash: it was changed after it was stored")
       if (previous === undefined) chains.set(scope, { sequence, chain })

@@ -158,9 +158,7 @@ export interface SnapshotVerifyOptions {
 }
 
 /** The outcome of {@link verifyGroupSnapshot}: the sequence to resume after, or why the snapshot is refused. */
-export type SnapshotVerification =
-  | { readonly ok: true; readonly snapshot: GroupSnapshot; readonly resumeAfterSequence: number }
-  | SnapshotRefusal
+export type SnapshotVerification = { readonly ok: true; readonly snapshot: GroupSnapshot; readonly resumeAfterSequence: number } | SnapshotRefusal
 
 /**
  * Why a snapshot is refused, and at which check: its §6.4 signature, its Event IDs and Policy Log
@@ -202,9 +200,7 @@ export interface RestorePoint {
 }
 
 /** The outcome of {@link verifySnapshotImage}: the restored content and where to resume, or why not. */
-export type ImageVerification =
-  | { readonly ok: true; readonly snapshot: GroupSnapshot; readonly content: Record<string, unknown>; readonly resumeAfterSequence: number }
-  | SnapshotRefusal
+export type ImageVerification = { readonly ok: true; readonly snapshot: GroupSnapshot; readonly content: Record<string, unknown>; readonly resumeAfterSequence: number } | SnapshotRefusal
 
 /**
  * Verifies what a subscriber restores after `CURSOR_TOO_OLD` (§16), without the log it no longer
@@ -221,9 +217,11 @@ export function verifySnapshotImage(point: RestorePoint, registry: KeyResolver):
   const signed = signedSnapshot(point.snapshot, registry)
   if (!signed.ok) return signed
   const { snapshot } = signed
-  if (typeof point.image !== 'string' || sha256Tagged(utf8Encode(point.image)) !== snapshot.stateHash) return { ok: false, stage: 'state', reason: 'the state image does not hash to the snapshot state hash' }
+  if (typeof point.image !== 'string' || sha256Tagged(utf8Encode(point.image)) !== snapshot.stateHash)
+    return { ok: false, stage: 'state', reason: 'the state image does not hash to the snapshot state hash' }
   const content = JSON.parse(point.image) as Record<string, unknown>
-  if (content['groupId'] !== snapshot.groupId || content['throughSequence'] !== snapshot.throughSequence) return { ok: false, stage: 'state', reason: 'the state image is not of the snapshot Group and sequence' }
+  if (content['groupId'] !== snapshot.groupId || content['throughSequence'] !== snapshot.throughSequence)
+    return { ok: false, stage: 'state', reason: 'the state image is not of the snapshot Group and sequence' }
   return { ok: true, snapshot, content, resumeAfterSequence: snapshot.throughSequence }
 }
 

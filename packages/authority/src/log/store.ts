@@ -326,7 +326,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): AuthoritySt
     checkpoint: () => kept,
     saveCheckpoint(checkpoint) {
       const { position } = checkpoint.manifest
-      if (!Number.isSafeInteger(position) || position < 1 || position > all.length) throw new Error(`store: a checkpoint at position ${String(position)} is outside the retained history (${all.length} Events)`)
+      if (!Number.isSafeInteger(position) || position < 1 || position > all.length)
+        throw new Error(`store: a checkpoint at position ${String(position)} is outside the retained history (${all.length} Events)`)
       // A copy of the bytes: what was saved is what a restart reads, whatever the caller does with its buffer.
       kept = Object.freeze({ manifest: checkpoint.manifest, image: checkpoint.image.slice() })
     },

@@ -87,9 +87,12 @@ export function serveConnection(socket: WebSocket, ctx: ConnectionContext, id: s
    */
   const overflow = (reason: OverflowReason): void => {
     const details =
-      reason === 'outbound-queue-full' ? { reason, retryAfterMs: ctx.retryAfterMs, maxOutboundBytes: ctx.maxOutboundBytes } : { reason, retryAfterMs: ctx.retryAfterMs, sendTimeoutMs: ctx.sendTimeoutMs }
+      reason === 'outbound-queue-full'
+        ? { reason, retryAfterMs: ctx.retryAfterMs, maxOutboundBytes: ctx.maxOutboundBytes }
+        : { reason, retryAfterMs: ctx.retryAfterMs, sendTimeoutMs: ctx.sendTimeoutMs }
     ctx.outbound.backpressureCloses++
-    const message = reason === 'outbound-queue-full' ? `More than ${ctx.maxOutboundBytes} bytes wait for this connection, which is not reading them.` : `The connection took nothing for ${ctx.sendTimeoutMs} ms.`
+    const message =
+      reason === 'outbound-queue-full' ? `More than ${ctx.maxOutboundBytes} bytes wait for this connection, which is not reading them.` : `The connection took nothing for ${ctx.sendTimeoutMs} ms.`
     fatal(new ProtocolError('BACKPRESSURE', message, { retryAfterMs: ctx.retryAfterMs, details }), CLOSE_CODES.tryAgainLater)
     // A peer that does not read will not answer the close either: its socket is dropped after a
     // grace in which one that reads again still gets the close, rather than ws's 30 s.
@@ -119,9 +122,12 @@ export function serveConnection(socket: WebSocket, ctx: ConnectionContext, id: s
   // A person admitted at the upgrade has no handshake to time out.
   const handshakeTimer =
     human === undefined
-      ? setTimeout(() => {
-          if (state.phase !== 'open') fatal(new ProtocolError('AUTH_REQUIRED', 'The handshake did not complete in time.'), CLOSE_CODES.authenticationFailed)
-        }, ctx.handshakeTimeoutMs * (0.75 + ctx.random(1)[0]! / 1020))
+      ? setTimeout(
+          () => {
+            if (state.phase !== 'open') fatal(new ProtocolError('AUTH_REQUIRED', 'The handshake did not complete in time.'), CLOSE_CODES.authenticationFailed)
+          },
+          ctx.handshakeTimeoutMs * (0.75 + ctx.random(1)[0]! / 1020),
+        )
       : undefined
   handshakeTimer?.unref?.()
   /** Closes a person's session at its expiry, idle or not (the server's sweep also checks it, for clocks that jump). */
@@ -134,12 +140,15 @@ export function serveConnection(socket: WebSocket, ctx: ConnectionContext, id: s
     expiryTimer.unref?.()
   }
   // §17.3: liveness comes from the peer's frames (its PINGs); a silent peer is gone.
-  const idleTimer = setTimeout(() => {
-    if (state.phase === 'closed') return
-    log('info', 'closing an idle connection')
-    end()
-    socket.close(CLOSE_CODES.goingAway, 'idle')
-  }, ctx.idleTimeoutMs > 0 ? ctx.idleTimeoutMs : 2 ** 31 - 1)
+  const idleTimer = setTimeout(
+    () => {
+      if (state.phase === 'closed') return
+      log('info', 'closing an idle connection')
+      end()
+      socket.close(CLOSE_CODES.goingAway, 'idle')
+    },
+    ctx.idleTimeoutMs > 0 ? ctx.idleTimeoutMs : 2 ** 31 - 1,
+  )
   idleTimer.unref?.()
 
   /** The session's time is over: a fatal `AUTH_REQUIRED`, close 4408 (a new session may be opened). */
@@ -157,9 +166,13 @@ export function serveConnection(socket: WebSocket, ctx: ConnectionContext, id: s
     if (state.phase === 'closed') return
     idleTimer.refresh()
     // §17.1: binary messages carry no protocol objects; a peer sending one breaks the framing.
-    if (isBinary) return fatal(new ProtocolError('PROTOCOL_VIOLATION', 'Binary messages carry no MissionWeaveProtocol objects.', { details: { reason: 'binary-message' } }), CLOSE_CODES.unsupportedData)
+    if (isBinary)
+      return fatal(new ProtocolError('PROTOCOL_VIOLATION', 'Binary messages carry no MissionWeaveProtocol objects.', { details: { reason: 'binary-message' } }), CLOSE_CODES.unsupportedData)
     if (data.byteLength > ctx.maxFrameBytes) {
-      return fatal(new ProtocolError('PROTOCOL_VIOLATION', `The message exceeds ${ctx.maxFrameBytes} bytes.`, { details: { reason: 'too-large', maxFrameBytes: ctx.maxFrameBytes } }), CLOSE_CODES.tooLarge)
+      return fatal(
+        new ProtocolError('PROTOCOL_VIOLATION', `The message exceeds ${ctx.maxFrameBytes} bytes.`, { details: { reason: 'too-large', maxFrameBytes: ctx.maxFrameBytes } }),
+        CLOSE_CODES.tooLarge,
+      )
     }
     const reading = readFrame(data, ctx.maxFrameBytes)
     if (!reading.ok) {
@@ -225,7 +238,10 @@ export function serveConnection(socket: WebSocket, ctx: ConnectionContext, id: s
     fence(currentEpoch) {
       if (state.phase !== 'open' || state.session.kind !== 'agent' || state.session.sessionEpoch >= currentEpoch) return
       // §4.4, §6.3: two runtimes never operate one Agent; the older session ends here.
-      fatal(new ProtocolError('AUTH_STALE_SESSION', 'A newer session of this Agent fenced this one.', { details: { sessionEpoch: state.session.sessionEpoch, currentSessionEpoch: currentEpoch } }), CLOSE_CODES.sessionFenced)
+      fatal(
+        new ProtocolError('AUTH_STALE_SESSION', 'A newer session of this Agent fenced this one.', { details: { sessionEpoch: state.session.sessionEpoch, currentSessionEpoch: currentEpoch } }),
+        CLOSE_CODES.sessionFenced,
+      )
     },
     get keyId() {
       const session = sessionOf(state)

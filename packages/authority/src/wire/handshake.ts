@@ -31,7 +31,18 @@ export function createHandshake(link: ConnectionLink): (frame: WebSocketFrame) =
     const serverNonce = newNonce(ctx.random)
     const challenge = newNonce(ctx.random)
     link.advance({ on: 'client-init', init: hello, serverNonce, challenge })
-    link.send(JSON.stringify({ protocolVersion: PROTOCOL_VERSION, frameId: link.nextFrameId(), frameType: 'HELLO', phase: 'server_challenge', selectedVersion: PROTOCOL_VERSION, clientNonce: hello.clientNonce, serverNonce, challenge }))
+    link.send(
+      JSON.stringify({
+        protocolVersion: PROTOCOL_VERSION,
+        frameId: link.nextFrameId(),
+        frameType: 'HELLO',
+        phase: 'server_challenge',
+        selectedVersion: PROTOCOL_VERSION,
+        clientNonce: hello.clientNonce,
+        serverNonce,
+        challenge,
+      }),
+    )
   }
 
   const verifyResponse = async (state: Challenged, response: HelloClientResponseFrame): Promise<void> => {

@@ -70,7 +70,15 @@ export function admitHuman(gate: HumanSessionGate, request: IncomingMessage, now
     return { status, error }
   }
   const { principal, keyId, sessionId, expiresAtMs } = (admission ?? {}) as Partial<AdmittedHuman>
-  if (admission?.ok !== true || principal?.type !== 'human' || typeof principal.id !== 'string' || typeof keyId !== 'string' || typeof sessionId !== 'string' || typeof expiresAtMs !== 'number' || Number.isNaN(expiresAtMs)) {
+  if (
+    admission?.ok !== true ||
+    principal?.type !== 'human' ||
+    typeof principal.id !== 'string' ||
+    typeof keyId !== 'string' ||
+    typeof sessionId !== 'string' ||
+    typeof expiresAtMs !== 'number' ||
+    Number.isNaN(expiresAtMs)
+  ) {
     log('the human session gate admitted something that is not a human session')
     return { status: 500, error: new ProtocolError('INTERNAL_ERROR', 'The session could not be checked.') }
   }

@@ -59,7 +59,16 @@ describe('the connection lifecycle', () => {
   })
 
   it('ignores every input that does not apply to the phase: the same object comes back', () => {
-    const legal = new Set(['awaiting-init client-init', 'awaiting-init human-admitted', 'awaiting-response response-verified', 'opening session-opened', 'awaiting-init ended', 'awaiting-response ended', 'opening ended', 'open ended'])
+    const legal = new Set([
+      'awaiting-init client-init',
+      'awaiting-init human-admitted',
+      'awaiting-response response-verified',
+      'opening session-opened',
+      'awaiting-init ended',
+      'awaiting-response ended',
+      'opening ended',
+      'open ended',
+    ])
     let ignored = 0
     for (const [phase, state] of Object.entries(phases)) {
       for (const input of Object.values(inputs)) {

@@ -31,7 +31,6 @@ export interface SessionIssuer {
   readonly signingKey: SigningKey
 }
 
-
 /** Options of {@link createWireServer}. */
 export interface WireServerOptions {
   /** The Authority whose Commands and Events this server carries. */
@@ -446,7 +445,8 @@ function connectionCounter(o: WireServerOptions, clock: Clock, log: (entry: Wire
   const peerOf = (request: IncomingMessage): string => request.socket.remoteAddress ?? 'unknown'
   const refusal = (peer: string): { status: number; message: string } | undefined => {
     if (o.maxConnections !== undefined && open >= o.maxConnections) return { status: 503, message: `The server holds its limit of ${o.maxConnections} connections.` }
-    if (o.maxConnectionsPerPeer !== undefined && (perPeer.get(peer) ?? 0) >= o.maxConnectionsPerPeer) return { status: 429, message: `${peer} holds its limit of ${o.maxConnectionsPerPeer} connections.` }
+    if (o.maxConnectionsPerPeer !== undefined && (perPeer.get(peer) ?? 0) >= o.maxConnectionsPerPeer)
+      return { status: 429, message: `${peer} holds its limit of ${o.maxConnectionsPerPeer} connections.` }
     return undefined
   }
   return {
@@ -508,9 +508,11 @@ function checkOptions(options: WireServerOptions): WireServerOptions {
   if (options.clock !== undefined && typeof options.clock.now !== 'function') throw new UsageError('createWireServer: clock must be { now(): number }')
   const gate = options.humanSessions
   if (gate !== undefined) {
-    if (typeof gate.path !== 'string' || !gate.path.startsWith('/') || gate.path.includes('?')) throw new UsageError('createWireServer: humanSessions.path must be a request path such as "/console/ws"')
+    if (typeof gate.path !== 'string' || !gate.path.startsWith('/') || gate.path.includes('?'))
+      throw new UsageError('createWireServer: humanSessions.path must be a request path such as "/console/ws"')
     // RFC 6455 §4.1: a subprotocol is an HTTP token (no separators, no spaces).
-    if (typeof gate.protocol !== 'string' || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(gate.protocol)) throw new UsageError('createWireServer: humanSessions.protocol must be a WebSocket subprotocol token such as "weft-console.v1"')
+    if (typeof gate.protocol !== 'string' || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(gate.protocol))
+      throw new UsageError('createWireServer: humanSessions.protocol must be a WebSocket subprotocol token such as "weft-console.v1"')
     if (typeof gate.admit !== 'function') throw new UsageError('createWireServer: humanSessions.admit must be a function (request) => HumanAdmission')
   }
   if (options.http !== undefined && typeof options.http !== 'function') throw new UsageError('createWireServer: http must be a function (request, response) => void')

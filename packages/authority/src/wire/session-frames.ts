@@ -57,11 +57,15 @@ export function createSessionFrames(link: ConnectionLink, channels: Channels): (
     if (presence !== undefined) {
       const current = session()
       // §6.2: Presence is an Agent's (its execution slots, its capabilities); a person's session reports none.
-      if (current.kind !== 'agent') return link.sendError(new ProtocolError('AUTH_FORBIDDEN', "A Presence Record describes an Agent; a person's session carries none."), { relatedFrameId: frame.frameId })
+      if (current.kind !== 'agent')
+        return link.sendError(new ProtocolError('AUTH_FORBIDDEN', "A Presence Record describes an Agent; a person's session carries none."), { relatedFrameId: frame.frameId })
       // §6.2: a Presence Record rides on the authenticated session; it speaks for this Agent and session only.
-      if (presence.agentId !== current.actor.id) return link.sendError(new ProtocolError('AUTH_FORBIDDEN', 'A Presence Record may only describe the connected Agent.'), { relatedFrameId: frame.frameId })
+      if (presence.agentId !== current.actor.id)
+        return link.sendError(new ProtocolError('AUTH_FORBIDDEN', 'A Presence Record may only describe the connected Agent.'), { relatedFrameId: frame.frameId })
       if (presence.sessionEpoch !== current.sessionEpoch) {
-        return link.sendError(new ProtocolError('AUTH_STALE_SESSION', 'The Presence Record names another Session Epoch.', { details: { currentSessionEpoch: current.sessionEpoch } }), { relatedFrameId: frame.frameId })
+        return link.sendError(new ProtocolError('AUTH_STALE_SESSION', 'The Presence Record names another Session Epoch.', { details: { currentSessionEpoch: current.sessionEpoch } }), {
+          relatedFrameId: frame.frameId,
+        })
       }
       ctx.presence.set(current.actor.id, presence)
     }

@@ -120,7 +120,17 @@ async function unblock(ctx: CoordinatorContext, stage: StageSpec, w: TrackedWork
 }
 
 /** A signed Evidence record by this Coordinator about a WorkItem of `g` (§13.2). */
-function evidence(ctx: CoordinatorContext, g: GroupFacts, workItemId: string, type: EvidenceType, criterionIds: readonly string[], method: string, result: Evidence['result'], artifactHashes: readonly string[], details?: Record<string, unknown>): Evidence {
+function evidence(
+  ctx: CoordinatorContext,
+  g: GroupFacts,
+  workItemId: string,
+  type: EvidenceType,
+  criterionIds: readonly string[],
+  method: string,
+  result: Evidence['result'],
+  artifactHashes: readonly string[],
+  details?: Record<string, unknown>,
+): Evidence {
   return sign(
     'evidence',
     {
@@ -158,12 +168,23 @@ async function review(ctx: CoordinatorContext, g: GroupFacts, stage: StageSpec, 
   if (outcome.passed) {
     const records = outcome.evidence.map((p) => evidence(ctx, g, stage.workItemId, p.type, p.criterionIds, p.method, 'passed', p.artifactHashes))
     const ok = await attempt(ctx, 'work.accept_result', stage.workItemId, () => ctx.client.workAcceptResult({ workItemId: stage.workItemId, evidence: records }))
-    if (ok) decide(ctx, { kind: 'accept_result', workItemId: stage.workItemId, detail: `${stage.title}: ${records.length} review Evidence record(s) over ${submission.artifactHashes.length} Artifact(s)` })
+    if (ok)
+      decide(ctx, { kind: 'accept_result', workItemId: stage.workItemId, detail: `${stage.title}: ${records.length} review Evidence record(s) over ${submission.artifactHashes.length} Artifact(s)` })
     else ctx.reviewed.delete(submission.eventId)
     return
   }
   const reason = outcome.problems.join('; ').slice(0, 3900)
-  const failure = evidence(ctx, g, stage.workItemId, 'failure_report', outcome.failedCriteria.length > 0 ? outcome.failedCriteria : [stage.contract.acceptanceCriteria[0]!.criterionId], 'Coordinator review of the submission (§13.2).', 'failed', submission.artifactHashes, { problems: [...outcome.problems] })
+  const failure = evidence(
+    ctx,
+    g,
+    stage.workItemId,
+    'failure_report',
+    outcome.failedCriteria.length > 0 ? outcome.failedCriteria : [stage.contract.acceptanceCriteria[0]!.criterionId],
+    'Coordinator review of the submission (§13.2).',
+    'failed',
+    submission.artifactHashes,
+    { problems: [...outcome.problems] },
+  )
   const ok = await attempt(ctx, 'work.fail', stage.workItemId, () => ctx.client.workFail({ workItemId: stage.workItemId, reason: `Review rejected the submission: ${reason}`, evidence: [failure] }))
   if (ok) decide(ctx, { kind: 'reject_result', workItemId: stage.workItemId, detail: `${stage.title}: ${reason}` })
   else ctx.reviewed.delete(submission.eventId)
@@ -215,7 +236,9 @@ async function decideChild(ctx: CoordinatorContext, stage: StageSpec, childGroup
       artifactHashes: [...submission.artifactHashes],
       acceptancePolicyVersion: '1.0.0',
       approver: ctx.actor,
-      comments: approve ? `Every child WorkItem is verified and the ${submission.artifactHashes.length} Artifact(s) are published in the child Group.` : `Open: ${open.join(', ') || 'none'}; unpublished: ${missing.join(', ') || 'none'}.`,
+      comments: approve
+        ? `Every child WorkItem is verified and the ${submission.artifactHashes.length} Artifact(s) are published in the child Group.`
+        : `Open: ${open.join(', ') || 'none'}; unpublished: ${missing.join(', ') || 'none'}.`,
       conditions: [],
       occurredAt: iso(ctx.clock.now()),
     },
@@ -245,7 +268,9 @@ export async function acceptPromotion(ctx: CoordinatorContext, parent: { readonl
   if (!ctx.tracker.subscribe(parent.groupId)) return
   const w = ctx.tracker.work(parent.workItemId)
   if (w?.state !== 'offered' || !w.offeredTo.includes(ctx.actor.id) || w.offerExpiresAt === undefined || nowMs >= Date.parse(w.offerExpiresAt)) return
-  await attempt(ctx, 'work.accept_offer', parent.workItemId, () => ctx.client.withGroup(parent.groupId).workAcceptOffer({ workItemId: parent.workItemId, ownershipLeaseSeconds: ctx.ownershipLeaseSeconds }))
+  await attempt(ctx, 'work.accept_offer', parent.workItemId, () =>
+    ctx.client.withGroup(parent.groupId).workAcceptOffer({ workItemId: parent.workItemId, ownershipLeaseSeconds: ctx.ownershipLeaseSeconds }),
+  )
 }
 
 /** §7.2: renews the Coordinator lease once less than half of it is left. */

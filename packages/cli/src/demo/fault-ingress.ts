@@ -9,33 +9,38 @@ import { agentIdOf, instant, labelOf, outcomeCode, titleOf, workItems, worldOf, 
 
 /** §16, §4 invariant 8: Events a Worker already processed come again; its inbox drops them. */
 export function duplicateDelivery(s: Suite): Fault {
-  return instant('duplicate-event-delivery', 'The Worker deduplicates by Event ID: its projection, Cursor and ACKs do not change (§16).', 'a Worker that processed at least six Events of a Group', async () => {
-    for (const [name, worker] of worldOf(s).workers) {
-      const tap = s.taps.get(name)
-      const store = s.stores.get(name)
-      for (const [groupId, delivered] of tap?.delivered ?? []) {
-        const handlers = tap?.handlers.get(groupId)
-        const view = worker.projection.group(groupId)
-        if (tap === undefined || store === undefined || handlers === undefined || view === undefined || delivered.length < 6 || view.head < 6) continue
-        // The oldest and the three latest Events: a replay from far back and a redelivery around a reconnect.
-        const again = [delivered[0]!, ...delivered.slice(-3)]
-        const before = { view: structuredClone(view), acks: tap.acks, cursor: store.cursor(groupId) }
-        for (const event of again) handlers.onEvent(event)
-        const after = { view: worker.projection.group(groupId), acks: tap.acks, cursor: store.cursor(groupId) }
-        const held = isDeepStrictEqual(before, after)
-        return {
-          announce: `feeding ${name} ${again.length} ${labelOf(s, groupId)} Events it already processed (sequences ${again.map((e) => e.sequence).join(', ')})`,
-          outcome: {
-            held,
-            observed: held
-              ? `${name}'s inbox dropped all ${again.length}: projection unchanged at sequence ${view.head}, Cursor ${after.cursor}, no new ACK`
-              : `${name} changed: projection ${isDeepStrictEqual(before.view, after.view) ? 'unchanged' : 'changed'}, Cursor ${before.cursor} → ${after.cursor}, ACKs ${before.acks} → ${after.acks}`,
-          },
+  return instant(
+    'duplicate-event-delivery',
+    'The Worker deduplicates by Event ID: its projection, Cursor and ACKs do not change (§16).',
+    'a Worker that processed at least six Events of a Group',
+    async () => {
+      for (const [name, worker] of worldOf(s).workers) {
+        const tap = s.taps.get(name)
+        const store = s.stores.get(name)
+        for (const [groupId, delivered] of tap?.delivered ?? []) {
+          const handlers = tap?.handlers.get(groupId)
+          const view = worker.projection.group(groupId)
+          if (tap === undefined || store === undefined || handlers === undefined || view === undefined || delivered.length < 6 || view.head < 6) continue
+          // The oldest and the three latest Events: a replay from far back and a redelivery around a reconnect.
+          const again = [delivered[0]!, ...delivered.slice(-3)]
+          const before = { view: structuredClone(view), acks: tap.acks, cursor: store.cursor(groupId) }
+          for (const event of again) handlers.onEvent(event)
+          const after = { view: worker.projection.group(groupId), acks: tap.acks, cursor: store.cursor(groupId) }
+          const held = isDeepStrictEqual(before, after)
+          return {
+            announce: `feeding ${name} ${again.length} ${labelOf(s, groupId)} Events it already processed (sequences ${again.map((e) => e.sequence).join(', ')})`,
+            outcome: {
+              held,
+              observed: held
+                ? `${name}'s inbox dropped all ${again.length}: projection unchanged at sequence ${view.head}, Cursor ${after.cursor}, no new ACK`
+                : `${name} changed: projection ${isDeepStrictEqual(before.view, after.view) ? 'unchanged' : 'changed'}, Cursor ${before.cursor} → ${after.cursor}, ACKs ${before.acks} → ${after.acks}`,
+            },
+          }
         }
       }
-    }
-    return undefined
-  })
+      return undefined
+    },
+  )
 }
 
 /** §15.1: an accepted Action ID reused with other content is refused; the exact retry answers the original receipt. */
@@ -78,7 +83,11 @@ export function budgetOverflow(s: Suite): Fault {
         const before = structuredClone(w.authority.group(groupId))
         const usageDelta = { modelTokens: limit + 1 }
         const code = await outcomeCode(() =>
-          worker.client.send('ext.missionweaveprotocol.core.resource_usage_record', { workItemId, ownershipEpoch: owner.ownershipEpoch, executionLeaseId: lease.leaseId, usageDelta }, { groupId, workItemId }),
+          worker.client.send(
+            'ext.missionweaveprotocol.core.resource_usage_record',
+            { workItemId, ownershipEpoch: owner.ownershipEpoch, executionLeaseId: lease.leaseId, usageDelta },
+            { groupId, workItemId },
+          ),
         )
         const unchanged = isDeepStrictEqual(before, w.authority.group(groupId))
         return {

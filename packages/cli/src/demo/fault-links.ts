@@ -38,7 +38,8 @@ export function groupDisconnection(s: Suite): Fault {
   let st: Cut | undefined
   return {
     name: 'group-disconnection',
-    expected: 'Offline the Worker goes on only within its lease, starts nothing new, buffers a signed checkpoint with the bounded-offline binding; on reconnect the Authority accepts it and nothing buffered is refused (§11.5).',
+    expected:
+      'Offline the Worker goes on only within its lease, starts nothing new, buffers a signed checkpoint with the bounded-offline binding; on reconnect the Authority accepts it and nothing buffered is refused (§11.5).',
     waitsFor: 'a Worker running exactly one WorkItem under a freshly renewed Execution Lease',
     async inject() {
       const now = nowOf(s)
@@ -95,12 +96,17 @@ export function leaseExpiry(s: Suite): Fault {
   let st: Stall | undefined
   return {
     name: 'lease-expiry-reassignment',
-    expected: 'After the lease lapses the Coordinator reassigns under a higher Ownership Epoch; the stale owner’s late result is refused, kept in the audit log and never completes the WorkItem (§11.5, §4 invariant 5).',
+    expected:
+      'After the lease lapses the Coordinator reassigns under a higher Ownership Epoch; the stale owner’s late result is refused, kept in the audit log and never completes the WorkItem (§11.5, §4 invariant 5).',
     waitsFor: 'a Worker running exactly one WorkItem that another Worker of the fleet could take over',
     async inject() {
       const w = worldOf(s)
       // §10.3: only a stage the Coordinator may offer to any capable Agent can go to another Worker.
-      const canTakeOver = (name: string, stage: StageSpec): boolean => canTake(WORKER_SPECS[name]!.capabilities.map((c) => CAPABILITIES[c]), stage)
+      const canTakeOver = (name: string, stage: StageSpec): boolean =>
+        canTake(
+          WORKER_SPECS[name]!.capabilities.map((c) => CAPABILITIES[c]),
+          stage,
+        )
       const stalled = soleRuns(s).find(({ name, record }) => {
         const stage = stageOf(s, record.doc.workItemId)
         return stage !== undefined && stage.candidates === undefined && stage.promote === undefined && [...w.workers.keys()].some((n) => n !== name && canTakeOver(n, stage))
@@ -178,5 +184,9 @@ function lateSubmission(s: Suite, r: Stall): ReturnType<Client['build']> {
     key,
   ) as unknown as Evidence
   const artifactIds = published.length > 0 ? published.map((p) => p.artifact.artifactId) : [newUrnUuid(random)]
-  return r.worker.client.build('work.submit', { workItemId: r.workItemId, ownershipEpoch: r.epoch, executionLeaseId: r.leaseId, artifactIds, evidence: [evidence] }, { groupId: r.groupId, workItemId: r.workItemId })
+  return r.worker.client.build(
+    'work.submit',
+    { workItemId: r.workItemId, ownershipEpoch: r.epoch, executionLeaseId: r.leaseId, artifactIds, evidence: [evidence] },
+    { groupId: r.groupId, workItemId: r.workItemId },
+  )
 }

@@ -84,7 +84,10 @@ export function coordinatorReplacement(s: Suite): Fault {
       const submitted = w.authority.events(groupId).filter((e) => e.kind === 'mission.submitted_for_approval')
       const byReplacement = submitted.filter((e) => e.actor.id === replacement?.actor.id).length
       const done = w.authority.group(groupId)?.mission.state === 'approved' && byReplacement > 0
-      return { held: outcome.held && done, observed: `${outcome.observed}; the replacement took ${replacement?.decisions().length ?? 0} decision(s) and submitted ${byReplacement} revision(s), Mission ${w.authority.group(groupId)?.mission.state}` }
+      return {
+        held: outcome.held && done,
+        observed: `${outcome.observed}; the replacement took ${replacement?.decisions().length ?? 0} decision(s) and submitted ${byReplacement} revision(s), Mission ${w.authority.group(groupId)?.mission.state}`,
+      }
     },
   }
 }
@@ -95,7 +98,8 @@ export function workerRestart(s: Suite): Fault {
   let st: { atMs: number; sessionEpoch: number; running: string[]; revoked: string[]; checkpointed: Set<string>; groups: string[]; next: Worker; rebuilt?: string } | undefined
   return {
     name: 'worker-restart',
-    expected: 'Opening the new Session Epoch revokes the old runtime’s Execution Leases; the new runtime rebuilds its queues by replay from the Authority and resumes every revoked WorkItem from its checkpoint (§11.1, §11.3).',
+    expected:
+      'Opening the new Session Epoch revokes the old runtime’s Execution Leases; the new runtime rebuilds its queues by replay from the Authority and resumes every revoked WorkItem from its checkpoint (§11.1, §11.3).',
     waitsFor: `the urgent preemption done, and ${name} running checkpointed work with more work held`,
     async inject() {
       const w = worldOf(s)

@@ -10,7 +10,8 @@ import { clockText, titleOf, workItems, worldOf, type Suite } from './fault-cont
 import type { FaultRecord } from './faults.js'
 import type { DemoResult } from './run.js'
 
-const PREEMPTION_EXPECTED = 'The critical arrival makes the Worker preempt the lowest-urgency running WorkItem of its Group at its next safe checkpoint; the critical work starts and the preempted work resumes later from its checkpoint (§11.3).'
+const PREEMPTION_EXPECTED =
+  'The critical arrival makes the Worker preempt the lowest-urgency running WorkItem of its Group at its next safe checkpoint; the critical work starts and the preempted work resumes later from its checkpoint (§11.3).'
 const CHANGE_EXPECTED = 'The MissionOwner’s change request is answered by corrective WorkItems and a new submission of a later revision, which is approved (§7.3).'
 
 /** The record of the demo's high-priority arrival: a Worker preempted running work for it at a safe checkpoint (§11.3). */
@@ -20,7 +21,9 @@ export function preemptionRecord(s: Suite, result: DemoResult): FaultRecord {
   // The Worker's Scheduler announces each preemption it requests for queued urgent work (§11.3).
   for (const request of s.lines.filter((l) => l.kind === 'preempt')) {
     const agent = request.text.split(' ')[0]
-    const r = result.timeline.find((x) => x.ended === 'preempted' && x.endMs !== undefined && x.endMs >= request.atMs && x.agentId === (agent === undefined ? undefined : w.principals.agents.get(agent)?.actor.id))
+    const r = result.timeline.find(
+      (x) => x.ended === 'preempted' && x.endMs !== undefined && x.endMs >= request.atMs && x.agentId === (agent === undefined ? undefined : w.principals.agents.get(agent)?.actor.id),
+    )
     if (r?.endMs === undefined) continue
     const checkpoint = w.authority.events(r.groupId).find((e) => payloadOf(e, 'work.checkpointed')?.workItemId === r.workItemId && Date.parse(e.occurredAt) === r.endMs)
     const safe = payloadOf(checkpoint, 'work.checkpointed')?.checkpoint.phase === 'preempted'

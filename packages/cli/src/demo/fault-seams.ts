@@ -42,8 +42,25 @@ function tapped(s: Suite, name: string, feed: EventFeed): EventFeed {
 }
 
 /** Runs one side-effect attempt through the slot and records what became of it (§16). */
-async function attempt<T>(s: Suite, runtime: string, agentId: string, ctx: SlotContext, operationId: string, fn: (key: string) => T | Promise<T>, options: SideEffectOptions | undefined, probe?: 'stale' | 'duplicate'): Promise<T> {
-  const base = { worker: runtime, workItemId: ctx.item.workItemId, ownershipEpoch: ctx.item.ownershipEpoch, operationId, key: ctx.sideEffectKey(operationId), atMs: nowOf(s), ...(probe === undefined ? {} : { probe }) }
+async function attempt<T>(
+  s: Suite,
+  runtime: string,
+  agentId: string,
+  ctx: SlotContext,
+  operationId: string,
+  fn: (key: string) => T | Promise<T>,
+  options: SideEffectOptions | undefined,
+  probe?: 'stale' | 'duplicate',
+): Promise<T> {
+  const base = {
+    worker: runtime,
+    workItemId: ctx.item.workItemId,
+    ownershipEpoch: ctx.item.ownershipEpoch,
+    operationId,
+    key: ctx.sideEffectKey(operationId),
+    atMs: nowOf(s),
+    ...(probe === undefined ? {} : { probe }),
+  }
   let executed = false
   try {
     const value = await ctx.sideEffect(

@@ -185,6 +185,10 @@ export function checklistText(result: FaultSuiteResult): string {
   for (const c of result.verification.checks) lines.push(`  ${mark(c.held)} ${c.title}: ${c.detail}`)
   const faultsHeld = result.faults.filter((f) => f.held).length
   const checksHeld = result.verification.checks.filter((c) => c.held).length
-  lines.push('', `${faultsHeld} of ${result.faults.length} faults held, ${checksHeld} of ${result.verification.checks.length} checks passed: ${result.passed ? 'the run recovered from every fault.' : 'the suite FAILED.'}`, '')
+  lines.push(
+    '',
+    `${faultsHeld} of ${result.faults.length} faults held, ${checksHeld} of ${result.verification.checks.length} checks passed: ${result.passed ? 'the run recovered from every fault.' : 'the suite FAILED.'}`,
+    '',
+  )
   return lines.join('\n')
 }

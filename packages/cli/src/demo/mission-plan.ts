@@ -99,9 +99,10 @@ export function checkPlan(plan: MissionPlan): void {
     if (keys.has(s.key)) throw new UsageError(`createCoordinator: stage key ${s.key} repeats`)
     keys.add(s.key)
   }
-  for (const s of plan.stages) for (const d of [...(s.dependsOn ?? []), ...(s.arrival === undefined ? [] : [s.arrival.afterStarted])]) {
-    if (!keys.has(d)) throw new UsageError(`createCoordinator: stage ${s.key} names unknown stage ${d}`)
-  }
+  for (const s of plan.stages)
+    for (const d of [...(s.dependsOn ?? []), ...(s.arrival === undefined ? [] : [s.arrival.afterStarted])]) {
+      if (!keys.has(d)) throw new UsageError(`createCoordinator: stage ${s.key} names unknown stage ${d}`)
+    }
 }
 
 /** The plan's stages plus the corrective stages of every change round the log shows (§7.3). */

@@ -48,7 +48,10 @@ describe('deciders', () => {
   it('prompts until it gets an answer it understands', async () => {
     const answers = ['maybe', 'c', '', 'y']
     const out: string[] = []
-    const decide = promptDecider(async () => answers.shift() ?? 'y', (t) => out.push(t))
+    const decide = promptDecider(
+      async () => answers.shift() ?? 'y',
+      (t) => out.push(t),
+    )
     expect(await decide(view('urn:m:1'))).toEqual({ decision: 'changes_requested', comments: 'Changes requested at the terminal.', conditions: ['Changes requested at the terminal.'] })
     expect(await decide(view('urn:m:1'))).toMatchObject({ decision: 'approved' })
     expect(out.join('')).toContain('WorkItems: 4 verified; accepted review Evidence: 8')
@@ -56,7 +59,10 @@ describe('deciders', () => {
 
   it('shows each Artifact by deliverable, media type and Evidence per criterion beside its short hash', async () => {
     const out: string[] = []
-    const decide = promptDecider(async () => 'y', (t) => out.push(t))
+    const decide = promptDecider(
+      async () => 'y',
+      (t) => out.push(t),
+    )
     const other = `sha256:${'b'.repeat(64)}`
     await decide({
       ...view('urn:m:1'),
@@ -68,7 +74,13 @@ describe('deciders', () => {
           deliverableId: 'patch',
           mediaType: 'text/x-diff',
           criteria: [
-            { criterionId: 'tests', evidence: [{ type: 'deterministic_test', result: 'passed', source: 'submitted' }, { type: 'deterministic_test', result: 'passed', source: 'review' }] },
+            {
+              criterionId: 'tests',
+              evidence: [
+                { type: 'deterministic_test', result: 'passed', source: 'submitted' },
+                { type: 'deterministic_test', result: 'passed', source: 'review' },
+              ],
+            },
             { criterionId: 'reviewed', evidence: [] },
           ],
         },
@@ -86,8 +98,15 @@ describe('deciders', () => {
 
   it('prints protocol text without terminal control sequences', async () => {
     const out: string[] = []
-    const decide = promptDecider(async () => 'y', (t) => out.push(t))
-    await decide({ ...view('urn:m:1'), title: 'Evil\u001b[2J\u001b]0;pwned\u0007 title\u202e\n  Artifact sha256:fake', artifacts: [{ hash: HASH, deliverableId: 'x\u001b[31m', mediaType: 'text/plain', criteria: [] }] })
+    const decide = promptDecider(
+      async () => 'y',
+      (t) => out.push(t),
+    )
+    await decide({
+      ...view('urn:m:1'),
+      title: 'Evil\u001b[2J\u001b]0;pwned\u0007 title\u202e\n  Artifact sha256:fake',
+      artifacts: [{ hash: HASH, deliverableId: 'x\u001b[31m', mediaType: 'text/plain', criteria: [] }],
+    })
     const text = out.join('')
     expect(text).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/)
     expect(text).toContain('Evil')
@@ -131,8 +150,14 @@ describe('the MissionOwner in a demo run', () => {
         expect(a.criteria.length, a.hash).toBeGreaterThan(0)
         // Verified work: each criterion has passing Evidence from the Worker's submission and from the review.
         for (const c of a.criteria) {
-          expect(c.evidence.some((e) => e.source === 'submitted' && e.result === 'passed'), `${a.deliverableId} ${c.criterionId}`).toBe(true)
-          expect(c.evidence.some((e) => e.source === 'review' && e.result === 'passed'), `${a.deliverableId} ${c.criterionId}`).toBe(true)
+          expect(
+            c.evidence.some((e) => e.source === 'submitted' && e.result === 'passed'),
+            `${a.deliverableId} ${c.criterionId}`,
+          ).toBe(true)
+          expect(
+            c.evidence.some((e) => e.source === 'review' && e.result === 'passed'),
+            `${a.deliverableId} ${c.criterionId}`,
+          ).toBe(true)
         }
       }
     }

@@ -67,9 +67,7 @@ export interface SubmissionView {
 }
 
 /** A MissionOwner's decision: approve, or request changes with feedback. */
-export type OwnerDecision =
-  | { readonly decision: 'approved'; readonly comments: string }
-  | { readonly decision: 'changes_requested'; readonly comments: string; readonly conditions: readonly string[] }
+export type OwnerDecision = { readonly decision: 'approved'; readonly comments: string } | { readonly decision: 'changes_requested'; readonly comments: string; readonly conditions: readonly string[] }
 
 /** Decides on one submission. */
 export type Decider = (submission: SubmissionView) => OwnerDecision | Promise<OwnerDecision>
@@ -108,7 +106,8 @@ export function shortHash(hash: string): string {
 }
 
 function artifactLines(a: SubmittedArtifact): string {
-  const what = a.mediaType === undefined ? '(no manifest in this Group)' : `${a.deliverableId ?? '(no matching deliverable)'} (${a.mediaType})${a.workItemId === undefined ? '' : ` of ${a.workItemId}`}`
+  const what =
+    a.mediaType === undefined ? '(no manifest in this Group)' : `${a.deliverableId ?? '(no matching deliverable)'} (${a.mediaType})${a.workItemId === undefined ? '' : ` of ${a.workItemId}`}`
   const lines = [`  Artifact ${printable(shortHash(a.hash))} ${printable(what)}\n`]
   for (const c of a.criteria) {
     const evidence = c.evidence.length === 0 ? 'no Evidence cites this Artifact' : c.evidence.map((e) => `${e.type} ${e.result} (${e.source})`).join(', ')

@@ -167,7 +167,10 @@ export const STAGE_KINDS = {
   requirements: {
     capability: 'requirements',
     deliverables: [deliverable('requirements', 'Requirements with acceptance scenarios.')],
-    criteria: [criterion('scenarios', 'Every behaviour is an executable Given/When/Then scenario.', ['business_rule']), criterion('traceable', 'The document is published intact.', ['artifact_integrity'])],
+    criteria: [
+      criterion('scenarios', 'Every behaviour is an executable Given/When/Then scenario.', ['business_rule']),
+      criterion('traceable', 'The document is published intact.', ['artifact_integrity']),
+    ],
     urgency: 'normal',
     impact: 'Every later stage builds on these scenarios.',
     usd: 20,
@@ -176,7 +179,10 @@ export const STAGE_KINDS = {
   implement: {
     capability: 'implement',
     deliverables: [deliverable('patch', 'The change as a unified diff.'), deliverable('report', 'Unit test results.')],
-    criteria: [criterion('unit-tests-pass', 'The unit tests of the change pass.', ['deterministic_test']), criterion('patch-applies', 'The patch is intact and well-formed.', ['artifact_integrity', 'schema_validation'])],
+    criteria: [
+      criterion('unit-tests-pass', 'The unit tests of the change pass.', ['deterministic_test']),
+      criterion('patch-applies', 'The patch is intact and well-formed.', ['artifact_integrity', 'schema_validation']),
+    ],
     urgency: 'normal',
     impact: 'Part of the feature the Mission delivers.',
     usd: 40,
@@ -185,7 +191,10 @@ export const STAGE_KINDS = {
   test: {
     capability: 'test',
     deliverables: [deliverable('report', 'Test results.')],
-    criteria: [criterion('suite-green', 'The whole suite passes.', ['deterministic_test']), criterion('coverage', 'The scenarios of the requirements are covered.', ['business_rule', 'artifact_integrity'])],
+    criteria: [
+      criterion('suite-green', 'The whole suite passes.', ['deterministic_test']),
+      criterion('coverage', 'The scenarios of the requirements are covered.', ['business_rule', 'artifact_integrity']),
+    ],
     urgency: 'high',
     impact: 'Nothing integrates without a green suite.',
     usd: 30,
@@ -316,16 +325,26 @@ export function demoPlans(startMs: number, agents: PlanAgents): DemoPlans {
 
   const checkoutStages: StageSpec[] = [
     planStage(checkout, 'requirements', 'requirements', 'Payment retry requirements', 'Specify when and how failed card payments are retried without double charges.'),
-    planStage(checkout, 'implement', 'impl-api', 'Retry policy in the payment API', 'Add an idempotent retry policy with backoff to the payment API.', { dependsOn: ['requirements'], candidates: [agents.implementer] }),
-    planStage(checkout, 'implement', 'impl-worker', 'Idempotent retry worker', 'Move retries to a background worker keyed by payment intent.', { dependsOn: ['requirements'], candidates: [agents.implementer] }),
+    planStage(checkout, 'implement', 'impl-api', 'Retry policy in the payment API', 'Add an idempotent retry policy with backoff to the payment API.', {
+      dependsOn: ['requirements'],
+      candidates: [agents.implementer],
+    }),
+    planStage(checkout, 'implement', 'impl-worker', 'Idempotent retry worker', 'Move retries to a background worker keyed by payment intent.', {
+      dependsOn: ['requirements'],
+      candidates: [agents.implementer],
+    }),
     planStage(checkout, 'implement', 'security-fix', 'Patch CVE-2026-31337 in the HTTP client', 'Upgrade the HTTP client past the request-smuggling fix.', {
       urgency: 'critical',
       impact: 'A known vulnerability is exploitable in production until this ships.',
       arrival: { afterStarted: 'impl-worker' },
       candidates: [agents.implementer],
     }),
-    planStage(checkout, 'test', 'testing', 'Checkout integration tests', 'Run the checkout suite with retries, timeouts and duplicate webhooks.', { dependsOn: ['impl-api', 'impl-worker', 'security-fix'] }),
-    planStage(checkout, 'review', 'code-review', 'Code review of the retry change', 'Review the retry policy, the worker and the fix for correctness and safety.', { dependsOn: ['impl-api', 'impl-worker', 'security-fix'] }),
+    planStage(checkout, 'test', 'testing', 'Checkout integration tests', 'Run the checkout suite with retries, timeouts and duplicate webhooks.', {
+      dependsOn: ['impl-api', 'impl-worker', 'security-fix'],
+    }),
+    planStage(checkout, 'review', 'code-review', 'Code review of the retry change', 'Review the retry policy, the worker and the fix for correctness and safety.', {
+      dependsOn: ['impl-api', 'impl-worker', 'security-fix'],
+    }),
     planStage(checkout, 'integrate', 'integration', 'Integrate and roll out to staging', 'Merge the change and prove it on staging.', {
       usd: 120,
       dependsOn: ['testing', 'code-review'],
@@ -372,12 +391,26 @@ export function demoPlans(startMs: number, agents: PlanAgents): DemoPlans {
   return {
     checkout: {
       plan: checkoutPlan,
-      create: missionPayload(checkoutPlan, 'Card payments that fail transiently are retried safely, without double charges, and proven on staging.', [criterion('retries-shipped', 'Retries are live on staging with a green smoke suite.', ['human_review'])], checkout.deadlineMs, 1000, agents.checkoutCoordinator),
+      create: missionPayload(
+        checkoutPlan,
+        'Card payments that fail transiently are retried safely, without double charges, and proven on staging.',
+        [criterion('retries-shipped', 'Retries are live on staging with a green smoke suite.', ['human_review'])],
+        checkout.deadlineMs,
+        1000,
+        agents.checkoutCoordinator,
+      ),
       weight: 2,
     },
     search: {
       plan: searchPlan,
-      create: missionPayload(searchPlan, 'Documentation search finds pages despite typos, within 50 ms at p95.', [criterion('search-shipped', 'Typo-tolerant search is published.', ['human_review'])], search.deadlineMs, 600, agents.searchCoordinator),
+      create: missionPayload(
+        searchPlan,
+        'Documentation search finds pages despite typos, within 50 ms at p95.',
+        [criterion('search-shipped', 'Typo-tolerant search is published.', ['human_review'])],
+        search.deadlineMs,
+        600,
+        agents.searchCoordinator,
+      ),
       weight: 1,
     },
     staging: stagingPlan,

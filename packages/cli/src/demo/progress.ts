@@ -65,7 +65,11 @@ export function describe(event: Event, titles: ReadonlyMap<string, string>, name
  * §11.1: a function that emits each Worker's per-Group queues as a line when they change, at
  * most one line per Worker every {@link QUEUE_LINE_MS} of virtual time.
  */
-export function queueLines(plans: Iterable<MissionPlan>, now: () => number, emit: (atMs: number, worker: string, kind: 'queues', text: string) => void): (workers: ReadonlyMap<string, Worker>) => void {
+export function queueLines(
+  plans: Iterable<MissionPlan>,
+  now: () => number,
+  emit: (atMs: number, worker: string, kind: 'queues', text: string) => void,
+): (workers: ReadonlyMap<string, Worker>) => void {
   const shown = new Map<string, { readonly text: string; readonly atMs: number }>()
   const labelled = [...plans]
   return (workers) => {

@@ -15,7 +15,8 @@ const bytes = utf8Encode('diff --git a b\n')
 const hash = sha256Tagged(bytes)
 const manifest = { contentHash: hash, sizeBytes: bytes.byteLength, mediaType: 'text/x-diff', schemaUri: 'urn:s:patch' } as Artifact
 const blobs = (stored: Uint8Array = bytes): BlobSource => ({ get: async () => stored })
-const evidence = (type: EvidenceType, criterionIds: string[], result: Evidence['result'] = 'passed'): Evidence => ({ evidenceId: `urn:e:${type}:${criterionIds.join()}`, type, criterionIds, result, artifactHashes: [hash] }) as unknown as Evidence
+const evidence = (type: EvidenceType, criterionIds: string[], result: Evidence['result'] = 'passed'): Evidence =>
+  ({ evidenceId: `urn:e:${type}:${criterionIds.join()}`, type, criterionIds, result, artifactHashes: [hash] }) as unknown as Evidence
 const submission = (items: Evidence[]) => ({ eventId: 'urn:ev:1', ownershipEpoch: 1, artifactHashes: [hash], evidence: items })
 const passing = [evidence('deterministic_test', ['tests']), evidence('artifact_integrity', ['intact'])]
 const check: StageCheck = { type: 'deterministic_test', criterionIds: ['tests'], method: 'Re-ran the tests.', run: (artifacts) => (artifacts.length === 1 ? [] : ['no patch']) }
@@ -42,7 +43,12 @@ describe('reviewSubmission (§13.2)', () => {
     const other = { ...manifest, mediaType: 'text/plain' } as Artifact
     const missing = await reviewSubmission({ contract, submission: submission(passing), manifests: new Map([[hash, other]]) })
     expect(missing.problems).toEqual(['schema: no Artifact delivers patch (text/x-diff, urn:s:patch)'])
-    const failed = await reviewSubmission({ contract, submission: submission([evidence('deterministic_test', ['tests'], 'failed'), evidence('artifact_integrity', ['intact'])]), manifests: new Map([[hash, manifest]]), check })
+    const failed = await reviewSubmission({
+      contract,
+      submission: submission([evidence('deterministic_test', ['tests'], 'failed'), evidence('artifact_integrity', ['intact'])]),
+      manifests: new Map([[hash, manifest]]),
+      check,
+    })
     expect(failed.failedCriteria).toEqual(['tests'])
     const red = await reviewSubmission({ contract, submission: submission(passing), manifests: new Map([[hash, manifest]]), check: { ...check, run: () => ['2 tests failed'] } })
     expect(red.problems).toEqual(['test: 2 tests failed'])

@@ -75,7 +75,10 @@ const JSON_MEDIA = /^application\/(?:[a-z0-9.+-]+\+)?json$/
  * no deliverable ID of its own, so this is how the prompt and the report name an Artifact.
  * @returns `undefined` when no deliverable matches (e.g. a checkpoint's state Artifact).
  */
-export function deliverableOf(contract: Pick<WorkContract, 'requiredDeliverables'> | undefined, manifest: Pick<Artifact, 'mediaType' | 'schemaUri'>): WorkContract['requiredDeliverables'][number] | undefined {
+export function deliverableOf(
+  contract: Pick<WorkContract, 'requiredDeliverables'> | undefined,
+  manifest: Pick<Artifact, 'mediaType' | 'schemaUri'>,
+): WorkContract['requiredDeliverables'][number] | undefined {
   return contract?.requiredDeliverables.find((d) => d.mediaType === manifest.mediaType && d.schema === manifest.schemaUri)
 }
 
@@ -191,7 +194,9 @@ function chooseTypes(criterion: AcceptanceCriterion, submission: SubmissionFacts
 function methodOf(type: EvidenceType, check: StageCheck | undefined, bytes: boolean): string {
   switch (type) {
     case 'artifact_integrity':
-      return bytes ? 'Fetched every submitted Artifact from content-addressed storage and compared its SHA-256 and size with the signed manifest.' : 'Matched every submitted content hash with a manifest published under the WorkItem.'
+      return bytes
+        ? 'Fetched every submitted Artifact from content-addressed storage and compared its SHA-256 and size with the signed manifest.'
+        : 'Matched every submitted content hash with a manifest published under the WorkItem.'
     case 'schema_validation':
       return 'Checked that every required deliverable is present with its media type and output schema, and that JSON deliverables parse.'
     default:

@@ -29,7 +29,18 @@ import { reportFacts, type ReportFacts } from '../report/facts.js'
 import { createVirtualClock, seededRandom, type VirtualClock } from './clock.js'
 import { createCoordinator, type Coordinator, type CoordinatorLogEntry } from './coordinator.js'
 import type { DirectoryEntry, MissionPlan } from './mission-plan.js'
-import { agentCard, agentPrincipal, humanPrincipal, registryOf, servicePrincipal, type AgentPrincipal, type CardSpec, type HumanPrincipal, type Principal, type ServicePrincipal } from './organization.js'
+import {
+  agentCard,
+  agentPrincipal,
+  humanPrincipal,
+  registryOf,
+  servicePrincipal,
+  type AgentPrincipal,
+  type CardSpec,
+  type HumanPrincipal,
+  type Principal,
+  type ServicePrincipal,
+} from './organization.js'
 import { approveAll, createMissionOwner, requestChangesOnce, type Decider, type MissionOwner } from './owner.js'
 import { CAPABILITIES, demoExecutors, demoPlans, type CapabilityName, type DemoPlans, type ExecutorEnv } from './plans.js'
 import { countsOf, describe, outcomeOf, queueLines } from './progress.js'
@@ -48,7 +59,24 @@ export interface DemoLine {
   /** The Mission's short label (`checkout`, `search`, `staging`); for a `queues` line, the Worker's name. */
   readonly mission: string
   /** `queues`: a Worker's per-Group queue (§11.1), Groups by Mission label. */
-  readonly kind: 'queues' | 'offer' | 'reassign' | 'accept' | 'start' | 'checkpoint' | 'preempt' | 'block' | 'unblock' | 'submit' | 'verified' | 'failed' | 'promote' | 'awaiting' | 'approved' | 'changes' | 'coordinator'
+  readonly kind:
+    | 'queues'
+    | 'offer'
+    | 'reassign'
+    | 'accept'
+    | 'start'
+    | 'checkpoint'
+    | 'preempt'
+    | 'block'
+    | 'unblock'
+    | 'submit'
+    | 'verified'
+    | 'failed'
+    | 'promote'
+    | 'awaiting'
+    | 'approved'
+    | 'changes'
+    | 'coordinator'
   readonly text: string
 }
 
@@ -408,7 +436,15 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoRun> {
 
   // The MissionOwner creates both root Missions (§7.1).
   const decide = requestChangesOnce({ [plans.changeRequest.missionId]: plans.changeRequest }, options.decide ?? approveAll())
-  const missionOwner = createMissionOwner({ actor: owner.actor, signingKey: owner.key, transport: transportOf('priya'), feed: deliveryFeed(delivery, owner.actor), decide, clock: { now }, random: seededRandom(seed, 'priya') })
+  const missionOwner = createMissionOwner({
+    actor: owner.actor,
+    signingKey: owner.key,
+    transport: transportOf('priya'),
+    feed: deliveryFeed(delivery, owner.actor),
+    decide,
+    clock: { now },
+    random: seededRandom(seed, 'priya'),
+  })
   await missionOwner.createMission(plans.checkout.plan.groupId, plans.checkout.create)
   await missionOwner.createMission(plans.search.plan.groupId, plans.search.create)
 

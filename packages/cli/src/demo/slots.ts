@@ -99,7 +99,19 @@ export function slotAudit(sources: AuditSources): SlotAudit {
         while (busy.has(lane)) lane++
         busy.add(lane)
         const expected = sources.scopeOf(item.workItemId)
-        const record: OpenInvocation = { worker, agentId, lane, startMs: sources.now(), endMs: undefined, contextId, ownershipEpoch: item.ownershipEpoch, seen: [scopeOfItem(item), scopeOfItem(ctx.item)], expected, tokens: [], sideEffects: [] }
+        const record: OpenInvocation = {
+          worker,
+          agentId,
+          lane,
+          startMs: sources.now(),
+          endMs: undefined,
+          contextId,
+          ownershipEpoch: item.ownershipEpoch,
+          seen: [scopeOfItem(item), scopeOfItem(ctx.item)],
+          expected,
+          tokens: [],
+          sideEffects: [],
+        }
         records.push(record)
         const note = (token: unknown): void => {
           const c = sources.claimsOf(token)

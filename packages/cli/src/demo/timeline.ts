@@ -95,7 +95,14 @@ export function slotTimeline(events: readonly Event[], preempted: ReadonlySet<st
     switch (e.kind) {
       case 'work.started': {
         const s = e.payload
-        open.set(s.executionLease.leaseId, { agentId: s.executionLease.holderAgentId, groupId: event.groupId ?? '', workItemId: s.workItemId, ownershipEpoch: s.ownershipEpoch, executionLeaseId: s.executionLease.leaseId, startMs: atMs })
+        open.set(s.executionLease.leaseId, {
+          agentId: s.executionLease.holderAgentId,
+          groupId: event.groupId ?? '',
+          workItemId: s.workItemId,
+          ownershipEpoch: s.ownershipEpoch,
+          executionLeaseId: s.executionLease.leaseId,
+          startMs: atMs,
+        })
         break
       }
       case 'work.checkpointed':

@@ -168,7 +168,8 @@ export function createTracker(options: TrackerOptions): Tracker {
           decisions: [],
           members: new Map(),
         }
-        for (const ms of p.memberships) facts.members.set(memberKey(ms.member), { member: ms.member, membershipId: ms.membershipId, role: ms.role, state: ms.state, membershipEpoch: ms.membershipEpoch })
+        for (const ms of p.memberships)
+          facts.members.set(memberKey(ms.member), { member: ms.member, membershipId: ms.membershipId, role: ms.role, state: ms.state, membershipEpoch: ms.membershipEpoch })
         groups.set(m.groupId, facts)
         return
       }

@@ -94,7 +94,12 @@ describe('verifyRun', () => {
     const clean = [...world.sideEffects].map(([key, v]) => executed({ key, operationId: v.operationId }))
     expect(failed(world, clean)).toEqual([])
     expect(failed(world, [...clean, executed({ outcome: 'refused', code: 'WORK_LEASE_EXPIRED', probe: 'stale' }), executed({ outcome: 'replayed', probe: 'duplicate' })])).toEqual([])
-    expect(failed(world, clean.map((a, i) => (i === 0 ? { ...a, current: false } : a)))).toEqual(['stale-duplicate-refused'])
+    expect(
+      failed(
+        world,
+        clean.map((a, i) => (i === 0 ? { ...a, current: false } : a)),
+      ),
+    ).toEqual(['stale-duplicate-refused'])
     expect(failed(world, [...clean, clean[0]!])).toEqual(['stale-duplicate-refused'])
     expect(failed(world, clean.slice(1))).toEqual(['stale-duplicate-refused'])
   })

@@ -109,7 +109,8 @@ function ownScopeBreaches(run: SlotInvocation): string[] {
   for (const t of run.tokens) if (!sameScope(t, e)) found.push(`${who} held token ${t.tokenId} bound to ${t.workItemId}`)
   for (const k of run.sideEffects) {
     // §16: the key names this Mission, WorkItem and Ownership Epoch; any other is another run's key.
-    if (k.key !== sideEffectKey({ missionId: e.missionId, workItemId: e.workItemId, ownershipEpoch: run.ownershipEpoch, operationId: k.operationId })) found.push(`${who} used a side-effect key of another scope for ${k.operationId}`)
+    if (k.key !== sideEffectKey({ missionId: e.missionId, workItemId: e.workItemId, ownershipEpoch: run.ownershipEpoch, operationId: k.operationId }))
+      found.push(`${who} used a side-effect key of another scope for ${k.operationId}`)
   }
   return found
 }
@@ -202,7 +203,16 @@ export interface Verification {
 }
 
 /** The names of the checks, in the order {@link verifyRun} reports them. */
-export const CHECK_NAMES = ['state-equals-fold', 'contiguous-sequences', 'event-signatures', 'side-effects-once', 'stale-duplicate-refused', 'missions-approved', 'exact-artifact-sets', 'slot-isolation'] as const
+export const CHECK_NAMES = [
+  'state-equals-fold',
+  'contiguous-sequences',
+  'event-signatures',
+  'side-effects-once',
+  'stale-duplicate-refused',
+  'missions-approved',
+  'exact-artifact-sets',
+  'slot-isolation',
+] as const
 
 /**
  * Verifies a finished run (see the module comment for the checks). Reads only; a check that throws
@@ -258,7 +268,12 @@ function foldCheck(world: VerifySource): Finding {
     differing = [...new Set([...live.keys(), ...fresh.groups.keys()])].filter((g) => !isDeepStrictEqual(live.get(g), fresh.groups.get(g)))
   }
   const groups = world.authority.state.groups.size
-  return { held, detail: held ? `a fresh fold of ${groups} Group log(s) and the Organization log equals the live state` : `the fold differs${differing.length > 0 ? ` in ${differing.join(', ')}` : ' outside the Groups'}` }
+  return {
+    held,
+    detail: held
+      ? `a fresh fold of ${groups} Group log(s) and the Organization log equals the live state`
+      : `the fold differs${differing.length > 0 ? ` in ${differing.join(', ')}` : ' outside the Groups'}`,
+  }
 }
 
 /** §15.2: one monotonic sequence per Group, 1, 2, 3, … with the head at the last one. */
@@ -285,13 +300,19 @@ function signatureCheck(world: VerifySource): Finding {
     const result = verify('event', JSON.stringify(event), world.registry, { validate: () => true })
     if (!result.ok) bad.push(event.eventId)
   }
-  return { held: bad.length === 0 && log.length > 0, detail: bad.length === 0 ? `${log.length} Event signatures verified` : `${bad.length} of ${log.length} Events fail: ${bad.slice(0, 5).join(', ')}${bad.length > 5 ? ', …' : ''}` }
+  return {
+    held: bad.length === 0 && log.length > 0,
+    detail: bad.length === 0 ? `${log.length} Event signatures verified` : `${bad.length} of ${log.length} Events fail: ${bad.slice(0, 5).join(', ')}${bad.length > 5 ? ', …' : ''}`,
+  }
 }
 
 /** §16: the external systems saw each idempotency key once. */
 function onceCheck(world: VerifySource): Finding {
   const repeated = [...world.sideEffects].filter(([, v]) => v.calls !== 1)
-  const detail = repeated.length === 0 ? `${world.sideEffects.size} external operation(s), each called once` : `called more than once: ${repeated.map(([k, v]) => `${v.operationId} ${k.slice(0, 19)}… ×${v.calls}`).join(', ')}`
+  const detail =
+    repeated.length === 0
+      ? `${world.sideEffects.size} external operation(s), each called once`
+      : `called more than once: ${repeated.map(([k, v]) => `${v.operationId} ${k.slice(0, 19)}… ×${v.calls}`).join(', ')}`
   return { held: repeated.length === 0, detail }
 }
 

@@ -109,13 +109,26 @@ export function marker(style: MarkerStyle, x: number, y: number, cls: string, si
     case 'circle':
       return `<circle cx="${num(x)}" cy="${num(y)}" r="${s - 0.5}" ${paint}/>`
     case 'down':
-      return `<polygon points="${at([[-s, -s], [s, -s], [0, s]])}" ${paint}/>`
+      return `<polygon points="${at([
+        [-s, -s],
+        [s, -s],
+        [0, s],
+      ])}" ${paint}/>`
     case 'up':
-      return `<polygon points="${at([[-s, s], [s, s], [0, -s]])}" ${paint}/>`
+      return `<polygon points="${at([
+        [-s, s],
+        [s, s],
+        [0, -s],
+      ])}" ${paint}/>`
     case 'square':
       return `<rect x="${num(x - s + 1)}" y="${num(y - s + 1)}" width="${2 * s - 2}" height="${2 * s - 2}" ${paint}/>`
     case 'diamond':
-      return `<polygon points="${at([[0, -s], [s, 0], [0, s], [-s, 0]])}" ${paint}/>`
+      return `<polygon points="${at([
+        [0, -s],
+        [s, 0],
+        [0, s],
+        [-s, 0],
+      ])}" ${paint}/>`
     case 'cross':
       return `<path d="M${at([[-s, -s]])}L${at([[s, s]])}M${at([[s, -s]])}L${at([[-s, s]])}" fill="none" stroke="${style.color}" stroke-width="2.2" class="mk ${cls}"/>`
     case 'tick':
@@ -230,7 +243,9 @@ function barLabels(bars: readonly PlacedBar[], ax: Axis, ctx: GanttContext): str
       const x0 = ax.x(first.r.startMs)
       const text = fitText(ctx.title(first.r.workItemId), Math.max(ax.x(endMs), x0 + 2) - x0 - LABEL_INSET.left - LABEL_INSET.right, BAR_FONT)
       if (text !== '') {
-        out.push(`<text class="barlabel" x="${num(x0 + LABEL_INSET.left)}" y="${num(first.y + BAR / 2 + BAR_FONT * 0.36)}" fill="${BAR_TEXT}" stroke="${first.color}" data-bar="${first.color}">${esc(text)}</text>`)
+        out.push(
+          `<text class="barlabel" x="${num(x0 + LABEL_INSET.left)}" y="${num(first.y + BAR / 2 + BAR_FONT * 0.36)}" fill="${BAR_TEXT}" stroke="${first.color}" data-bar="${first.color}">${esc(text)}</text>`,
+        )
       }
       run = []
     }
@@ -279,7 +294,9 @@ const groupIndexOf = (ctx: GanttContext, groupId: string): number => ctx.groups.
  */
 export function renderSlotGantt(timeline: readonly SlotRecord[], ctx: GanttContext): string {
   const ax = axis(ctx)
-  const rows = [...new Map(timeline.map((r) => [`${r.agentId}#${r.slot}`, r] as const))].sort(([, a], [, b]) => ctx.agentName(a.agentId).localeCompare(ctx.agentName(b.agentId)) || a.agentId.localeCompare(b.agentId) || a.slot - b.slot)
+  const rows = [...new Map(timeline.map((r) => [`${r.agentId}#${r.slot}`, r] as const))].sort(
+    ([, a], [, b]) => ctx.agentName(a.agentId).localeCompare(ctx.agentName(b.agentId)) || a.agentId.localeCompare(b.agentId) || a.slot - b.slot,
+  )
   const rowOf = new Map(rows.map(([key], i) => [key, i]))
   const parts: string[] = []
   rows.forEach(([, r], i) => {
@@ -357,4 +374,3 @@ export function faultKey(): string {
     `<text class="fault-n" x="12" y="12" text-anchor="middle">F</text></svg>injected fault (number as in the failure table), with a line at its time</li>`
   )
 }
-

@@ -89,7 +89,13 @@ export function renderStatechart(id: string, caption: string, rows: readonly Any
   const nodes: GraphNode[] = states.map((s) => {
     const n = endedHere.get(s) ?? 0
     const lines = [...(n > 0 ? [`${n} ended here`] : []), ...(internal.get(s) ?? []).map((e) => `↻ ${e}`)]
-    return { id: s, label: s, lines, tooltip: `${s}${n > 0 ? `: ${n} ended here` : ''}${internal.has(s) ? `; stays ${s} on ${internal.get(s)!.join(', ')}` : ''}`, cls: `st-${token(s)}${n > 0 ? ' reached' : ''}` }
+    return {
+      id: s,
+      label: s,
+      lines,
+      tooltip: `${s}${n > 0 ? `: ${n} ended here` : ''}${internal.has(s) ? `; stays ${s} on ${internal.get(s)!.join(', ')}` : ''}`,
+      cls: `st-${token(s)}${n > 0 ? ' reached' : ''}`,
+    }
   })
   for (const [key, list] of anyOf) {
     const lines: string[] = []
@@ -120,7 +126,12 @@ function consumerNode(c: ArtifactConsumer, names: GraphNames, groupId: string): 
   switch (c.kind) {
     case 'review':
       // §14: a child Mission's Artifacts are accepted by the parent Group's review of the promoted WorkItem.
-      return { id: `review:${c.ref}`, label: `review of ${names.title(c.ref)}`, lines: [c.groupId === groupId ? 'result accepted (§13.2)' : `result accepted in ${names.groupLabel(c.groupId)} (§14)`], cls: 'consumer st-verified' }
+      return {
+        id: `review:${c.ref}`,
+        label: `review of ${names.title(c.ref)}`,
+        lines: [c.groupId === groupId ? 'result accepted (§13.2)' : `result accepted in ${names.groupLabel(c.groupId)} (§14)`],
+        cls: 'consumer st-verified',
+      }
     case 'rejection':
       return { id: `rejection:${c.ref}`, label: `review of ${names.title(c.ref)}`, lines: ['result rejected (§13.2)'], cls: 'consumer st-failed' }
     case 'mission':

@@ -12,7 +12,21 @@ import type { BudgetLedger, BudgetLedgerEntry } from '@weft/authority'
 import { USAGE_DIMENSIONS, type UsageDimension } from '@weft/spec'
 import { MISSION_TRANSITIONS, WORK_ITEM_TRANSITIONS } from '@weft/spec/machines'
 import type { DemoResult } from '../demo/run.js'
-import { AGENT_PALETTE, END_STYLES, faultKey, GROUP_PALETTE, legendItem, MARK_COLORS, MARK_STYLES, paletteColor, renderGroupGantt, renderSlotGantt, swatch, type GanttContext, type GanttFault } from './gantt.js'
+import {
+  AGENT_PALETTE,
+  END_STYLES,
+  faultKey,
+  GROUP_PALETTE,
+  legendItem,
+  MARK_COLORS,
+  MARK_STYLES,
+  paletteColor,
+  renderGroupGantt,
+  renderSlotGantt,
+  swatch,
+  type GanttContext,
+  type GanttFault,
+} from './gantt.js'
 import type { ReportBuild } from './facts.js'
 import { renderProvenance, renderStatechart, renderWorkGraph, type GraphNames } from './graphs.js'
 import { elapsedText, esc, token } from './svg.js'
@@ -143,7 +157,11 @@ function ledgerCells(dimension: UsageDimension, e: BudgetLedgerEntry): string {
   const cell = (col: string, value: number | null, text: string, cls: string): string =>
     `<td class="${cls}" data-dim="${dimension}" data-col="${col}"${value === null ? '' : ` data-value="${value}"`}>${esc(text)}</td>`
   const limit = e.limit !== null ? amount(dimension, e.limit) : e.source === 'inherited' ? 'inherited' : 'none'
-  return cell('limit', e.limit, limit, 'num limit') + cell('charged', e.used, amount(dimension, e.used), 'num') + cell('remaining', e.remaining, e.remaining === null ? '—' : amount(dimension, e.remaining), 'num')
+  return (
+    cell('limit', e.limit, limit, 'num limit') +
+    cell('charged', e.used, amount(dimension, e.used), 'num') +
+    cell('remaining', e.remaining, e.remaining === null ? '—' : amount(dimension, e.remaining), 'num')
+  )
 }
 
 /**
@@ -209,24 +227,45 @@ export function renderReport(result: DemoResult, extra: ReportExtra = {}): strin
   out.push(
     table(
       ['Mission', 'Title', 'Final state', 'Revision', 'Events', 'Change requests', 'Submitted Artifacts'],
-      result.missions.map((m) => [td(m.label), td(m.title), `<td class="mission-state st-${token(m.state)}">${esc(m.state)}</td>`, td(m.revision, 'num'), td(m.events, 'num'), td(m.changeRequests, 'num'), td(m.artifactHashes.length, 'num')]),
+      result.missions.map((m) => [
+        td(m.label),
+        td(m.title),
+        `<td class="mission-state st-${token(m.state)}">${esc(m.state)}</td>`,
+        td(m.revision, 'num'),
+        td(m.events, 'num'),
+        td(m.changeRequests, 'num'),
+        td(m.artifactHashes.length, 'num'),
+      ]),
     ),
   )
-  out.push(`<details><summary>Counts</summary>${table(['What', 'How many'], Object.entries(result.counts).map(([k, v]) => [td(k), td(v, 'num')]))}</details></section>`)
+  out.push(
+    `<details><summary>Counts</summary>${table(
+      ['What', 'How many'],
+      Object.entries(result.counts).map(([k, v]) => [td(k), td(v, 'num')]),
+    )}</details></section>`,
+  )
 
   // (1) Timelines: each with its own legend, since bar colours mean Groups in one and Agents in the other.
   const ends = Object.entries(END_STYLES).map(([k, s]) => legendItem(s, `end-${k}`))
   const marks = Object.entries(MARK_STYLES).map(([k, s]) => legendItem(s, `mark-${k}`))
   const faultItems = numbered.length === 0 ? [] : [faultKey()]
   out.push('<section id="timeline"><h2>Timeline</h2>')
-  out.push(`<p class="note">${result.timeline.length} Execution Leases; each bar runs from <code>work.started</code> to the Event that ended the lease (§11.3) and is labelled with its WorkItem. Hover a bar or marker for details.</p>`)
   out.push(
-    `<div class="view"><h3>By Worker slot</h3>${legend('gantt-slots', 'Bar colour: Group', ctx.groups.map((g, i) => swatch(paletteColor(GROUP_PALETTE, i), g.label)))}` +
-      `${legend('gantt-slots', 'Markers', [...ends, ...faultItems])}<div class="scroll">${renderSlotGantt(result.timeline, ctx)}</div></div>`,
+    `<p class="note">${result.timeline.length} Execution Leases; each bar runs from <code>work.started</code> to the Event that ended the lease (§11.3) and is labelled with its WorkItem. Hover a bar or marker for details.</p>`,
   )
   out.push(
-    `<div class="view"><h3>By Group</h3>${legend('gantt-groups', 'Bar colour: Agent', agents.map((a, i) => swatch(paletteColor(AGENT_PALETTE, i), names.agentName(a))))}` +
-      `${legend('gantt-groups', 'Markers', [...ends, ...marks, ...faultItems])}<div class="scroll">${renderGroupGantt(result.timeline, facts.marks, agents, ctx)}</div></div></section>`,
+    `<div class="view"><h3>By Worker slot</h3>${legend(
+      'gantt-slots',
+      'Bar colour: Group',
+      ctx.groups.map((g, i) => swatch(paletteColor(GROUP_PALETTE, i), g.label)),
+    )}` + `${legend('gantt-slots', 'Markers', [...ends, ...faultItems])}<div class="scroll">${renderSlotGantt(result.timeline, ctx)}</div></div>`,
+  )
+  out.push(
+    `<div class="view"><h3>By Group</h3>${legend(
+      'gantt-groups',
+      'Bar colour: Agent',
+      agents.map((a, i) => swatch(paletteColor(AGENT_PALETTE, i), names.agentName(a))),
+    )}` + `${legend('gantt-groups', 'Markers', [...ends, ...marks, ...faultItems])}<div class="scroll">${renderGroupGantt(result.timeline, facts.marks, agents, ctx)}</div></div></section>`,
   )
 
   // (2) WorkItem graphs, child Missions after their parent.
@@ -273,7 +312,13 @@ export function renderReport(result: DemoResult, extra: ReportExtra = {}): strin
   )
   const checks = extra.checks ?? resultChecks(result)
   out.push(`<h3>Checks${extra.checks === undefined ? ' answered by the result' : ''}</h3>`)
-  out.push(table(['Check', 'Outcome', 'Detail'], checks.map((c) => [td(c.name), heldCell(c.held), td(c.detail)]), 'checks'))
+  out.push(
+    table(
+      ['Check', 'Outcome', 'Detail'],
+      checks.map((c) => [td(c.name), heldCell(c.held), td(c.detail)]),
+      'checks',
+    ),
+  )
   out.push('</section>')
 
   // (5) The budget ledger.
@@ -282,7 +327,9 @@ export function renderReport(result: DemoResult, extra: ReportExtra = {}): strin
   out.push('</section>')
 
   // (6) Provenance, Group by Group.
-  out.push('<section id="provenance"><h2>Artifact provenance</h2><p class="note">WorkItem → Artifact (deliverable, media type, hash, producing Agent, Execution Lease, Ownership Epoch) → what consumed it (§13.1, §13.2).</p>')
+  out.push(
+    '<section id="provenance"><h2>Artifact provenance</h2><p class="note">WorkItem → Artifact (deliverable, media type, hash, producing Agent, Execution Lease, Ownership Epoch) → what consumed it (§13.1, §13.2).</p>',
+  )
   out.push(
     legend('provenance', 'Box colour: role', [
       nodeKey('producer', 'WorkItem'),

@@ -52,7 +52,7 @@ export function tip(text: string): string {
  * up from DejaVu Sans (the sans-serif of most Linux systems and one of the widest common ones), so
  * boxes sized from them hold the text in the fonts a reader is likely to have.
  */
-const WIDTHS = new Map<string, number>([...'iljI.,:;\'`|!'].map((c) => [c, 0.32] as const))
+const WIDTHS = new Map<string, number>([..."iljI.,:;'`|!"].map((c) => [c, 0.32] as const))
 for (const c of ' ftr-()[]/') WIDTHS.set(c, 0.42)
 for (const c of 'mwMW@%…') WIDTHS.set(c, 1)
 

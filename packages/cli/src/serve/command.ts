@@ -29,7 +29,11 @@ import { stopSignal, type SignalSource } from './shutdown.js'
  * 3 ({@link LOG_PROOF_EXIT}) when the stored log fails its proof (tampered with or damaged);
  * 4 ({@link DATA_DIR_IN_USE_EXIT}) when another running server holds the data directory.
  */
-export async function serveCommand(args: readonly string[], io: { readonly stdout: (text: string) => void; readonly stderr: (text: string) => void }, signals: SignalSource = process): Promise<number> {
+export async function serveCommand(
+  args: readonly string[],
+  io: { readonly stdout: (text: string) => void; readonly stderr: (text: string) => void },
+  signals: SignalSource = process,
+): Promise<number> {
   const { values } = parseArgs({
     args: [...args],
     strict: true,
@@ -76,7 +80,8 @@ export async function serveCommand(args: readonly string[], io: { readonly stdou
       return 0
     }
     for (const flag of ['human', 'no-human'] as const) if (values[flag] !== undefined) throw new UsageError(`--${flag} goes with --init`)
-    if (values['no-console'] === true && (values['console-origin'] !== undefined || values['console-app'] !== undefined)) throw new UsageError('--no-console excludes --console-origin and --console-app')
+    if (values['no-console'] === true && (values['console-origin'] !== undefined || values['console-app'] !== undefined))
+      throw new UsageError('--no-console excludes --console-origin and --console-app')
     const consoleOriginList = values['console-origin']?.map(consoleOrigin)
     const postgres = postgresTarget(values.postgres, values['pg-schema'])
     const config = values.config === undefined ? {} : await readConfig(values.config)

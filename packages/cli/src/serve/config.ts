@@ -33,7 +33,18 @@ export interface ConfigFile {
 }
 
 /** The limits a `--config` file sets at its top level; the rates of Messages and proposals are `policy` limits. */
-export const SERVER_LIMITS = ['maxHellosPerMinute', 'maxConnections', 'maxConnectionsPerPeer', 'maxAuditEntries', 'maxControlBodyBytes', 'maxControlRequests', 'maxOutboundBytes', 'sendTimeoutMs', 'maxFramesPerSecond', 'maxFrameBytes'] as const
+export const SERVER_LIMITS = [
+  'maxHellosPerMinute',
+  'maxConnections',
+  'maxConnectionsPerPeer',
+  'maxAuditEntries',
+  'maxControlBodyBytes',
+  'maxControlRequests',
+  'maxOutboundBytes',
+  'sendTimeoutMs',
+  'maxFramesPerSecond',
+  'maxFrameBytes',
+] as const
 
 /** `value` (a flag's text or a config member) as a positive integer. */
 export function positive(value: unknown, name: string): number {
@@ -43,7 +54,16 @@ export function positive(value: unknown, name: string): number {
 }
 
 /** The Authority policy limits a `--config` file may set under `policy` (§20). */
-const POLICY_LIMITS = ['freshnessSeconds', 'maxCommandBytes', 'maxMissionDepth', 'maxDelegationDepth', 'maxMessagesPerMinute', 'maxProposalsPerMinute', 'maxQueuedWorkItems', 'maxActiveWorkItems'] as const
+const POLICY_LIMITS = [
+  'freshnessSeconds',
+  'maxCommandBytes',
+  'maxMissionDepth',
+  'maxDelegationDepth',
+  'maxMessagesPerMinute',
+  'maxProposalsPerMinute',
+  'maxQueuedWorkItems',
+  'maxActiveWorkItems',
+] as const
 
 /** `value` (a flag's text or a config member) as a TCP port number; 0 picks a free one. */
 export function port(value: unknown, name: string): number {

@@ -101,7 +101,7 @@ export async function createControlEndpoint(options: ControlEndpointOptions): Pr
     const body = await readBody(request, options.maxBytes)
     if (body === undefined) return tooLarge(request, response)
     // §6.3, §17.1: an Agent's Commands go over its authenticated, fenced session.
-    if (peekEnvelope(body).actorType === 'agent') return refuse(response, 403, new ProtocolError('AUTH_FORBIDDEN', "Agents send Commands over their WebSocket session, not the control endpoint."))
+    if (peekEnvelope(body).actorType === 'agent') return refuse(response, 403, new ProtocolError('AUTH_FORBIDDEN', 'Agents send Commands over their WebSocket session, not the control endpoint.'))
     try {
       reply(response, 200, await options.submit(body))
     } catch (thrown) {

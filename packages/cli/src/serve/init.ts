@@ -31,13 +31,15 @@ async function exists(path: string): Promise<boolean> {
  * it: the person who signs in to the console first (§5) and owns the first Missions.
  */
 export async function initOrganization(dataDir: string, write: (text: string) => void, human: string | undefined): Promise<void> {
-  if (human !== undefined && !PRINCIPAL_NAME.test(human)) throw new UsageError(`--human must be 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit; got ${JSON.stringify(human)}`)
+  if (human !== undefined && !PRINCIPAL_NAME.test(human))
+    throw new UsageError(`--human must be 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit; got ${JSON.stringify(human)}`)
   await createPrivateDir(dataDir)
   const file = newOrganization()
   const path = join(dataDir, ORGANIZATION_FILE)
   const keyPath = human === undefined ? undefined : join(dataDir, `${human}.key.json`)
   // Refused before anything is written: a key file is never overwritten (nor an Organization, below).
-  if (keyPath !== undefined && !(await exists(path)) && (await exists(keyPath))) throw new UsageError(`${keyPath} exists already; a key file is never overwritten (move it away, or choose --human NAME or --no-human)`)
+  if (keyPath !== undefined && !(await exists(path)) && (await exists(keyPath)))
+    throw new UsageError(`${keyPath} exists already; a key file is never overwritten (move it away, or choose --human NAME or --no-human)`)
   await writeOrganization(path, file)
   const evidence = registryEvidence(file)
   let first: { readonly id: string; readonly keyId: string } | undefined
@@ -54,7 +56,7 @@ export async function initOrganization(dataDir: string, write: (text: string) =>
       `  control plane  ${file.controlPlane.id}  key ${file.controlPlane.keyId}\n` +
       (first === undefined ? '' : `  first human    ${first.id}  key ${first.keyId}\n`) +
       '\n' +
-      'Agents verify the Authority\'s Event signatures with these Registry bindings:\n' +
+      "Agents verify the Authority's Event signatures with these Registry bindings:\n" +
       `${JSON.stringify(evidence, null, 2)}\n\n` +
       `Next, register your ${first === undefined ? '' : 'other '}people and Agents, each with a key pair of its own (the private key goes to a\n` +
       'file of its own, mode 600, never into the organization file):\n' +
@@ -76,7 +78,7 @@ export async function initOrganization(dataDir: string, write: (text: string) =>
           '("console: http://127.0.0.1:PORT/console/" for the development command above). Sign in there as\n' +
           `${first.id} by loading the key file\n` +
           `  ${keyPath}\n` +
-          '(mode 600: that person\'s private key, and nowhere else). The page signs with it in the browser; the key\n' +
+          "(mode 600: that person's private key, and nowhere else). The page signs with it in the browser; the key\n" +
           'never leaves it. Behind a reverse proxy, name the address people open with --console-origin https://NAME.\n'),
   )
 }

@@ -12,7 +12,18 @@
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { budgetLedgerOf, LogProofError, reducers, restoreState, type AuthorityState, type AuthorityStore, type BudgetLedger, type BudgetLedgerEntry, type BudgetRef, type GroupState } from '@weft/authority'
+import {
+  budgetLedgerOf,
+  LogProofError,
+  reducers,
+  restoreState,
+  type AuthorityState,
+  type AuthorityStore,
+  type BudgetLedger,
+  type BudgetLedgerEntry,
+  type BudgetRef,
+  type GroupState,
+} from '@weft/authority'
 import { UsageError } from '@weft/codec'
 import { openSqliteAuthorityStore } from '@weft/store-sqlite'
 import { USAGE_DIMENSIONS, type Lease, type UsageDimension } from '@weft/spec'
@@ -267,12 +278,24 @@ function budgetName(ref: BudgetRef): string {
 
 function groupText(g: GroupReport): string {
   const out = [`Group ${g.groupId}`, `  Mission ${g.missionId} (${g.missionState}), ${g.head} Events: ${g.objective}`, '', `Events (${g.events.length} of ${g.head})`]
-  out.push(table(['seq', 'time', 'kind', 'actor'], g.events.map((e) => [String(e.sequence), e.occurredAt, e.kind, e.actor])))
+  out.push(
+    table(
+      ['seq', 'time', 'kind', 'actor'],
+      g.events.map((e) => [String(e.sequence), e.occurredAt, e.kind, e.actor]),
+    ),
+  )
   out.push('', `WorkItems (${g.workItems.length})`)
   out.push(
     table(
       ['workItem', 'state', 'owner', 'epoch', 'ownership until', 'execution until'],
-      g.workItems.map((w) => [w.workItemId, w.state, w.owner ?? '-', w.ownershipEpoch === undefined ? '-' : String(w.ownershipEpoch), w.ownershipLeaseExpiresAt ?? '-', w.executionLeaseExpiresAt ?? '-']),
+      g.workItems.map((w) => [
+        w.workItemId,
+        w.state,
+        w.owner ?? '-',
+        w.ownershipEpoch === undefined ? '-' : String(w.ownershipEpoch),
+        w.ownershipLeaseExpiresAt ?? '-',
+        w.executionLeaseExpiresAt ?? '-',
+      ]),
     ),
   )
   out.push('', `Leases (${g.leases.length})`)
@@ -287,7 +310,14 @@ function groupText(g: GroupReport): string {
     USAGE_DIMENSIONS.filter((d) => b.dimensions[d].source !== 'unlimited' || b.dimensions[d].used > 0).map((d) => {
       const c = b.dimensions[d]
       const allocated = c.inheritedFrom === undefined ? amount(d, c.allocated, b.currency) : `inherited from ${budgetName(c.inheritedFrom)}`
-      return [`${b.scope === 'mission' ? 'Mission' : 'WorkItem'} ${b.id}`, DIMENSION_LABEL[d], allocated, amount(d, c.reserved, b.currency), amount(d, c.used, b.currency), amount(d, c.remaining, b.currency)]
+      return [
+        `${b.scope === 'mission' ? 'Mission' : 'WorkItem'} ${b.id}`,
+        DIMENSION_LABEL[d],
+        allocated,
+        amount(d, c.reserved, b.currency),
+        amount(d, c.used, b.currency),
+        amount(d, c.remaining, b.currency),
+      ]
     }),
   )
   out.push(table(['budget', 'dimension', 'allocated', 'reserved', 'used', 'remaining'], rows))
@@ -296,7 +326,10 @@ function groupText(g: GroupReport): string {
 
 /** The human-readable form of an {@link Inspection}: one block of tables per Group. */
 export function inspectionText(inspection: Inspection): string {
-  const agents = table(['agent', 'card', 'status', 'session'], inspection.agents.map((a) => [a.agentId, `v${a.cardVersion}`, a.status, String(a.sessionEpoch)]))
+  const agents = table(
+    ['agent', 'card', 'status', 'session'],
+    inspection.agents.map((a) => [a.agentId, `v${a.cardVersion}`, a.status, String(a.sessionEpoch)]),
+  )
   const head = `Organization ${inspection.organizationId}: ${inspection.agents.length} Agents, ${inspection.groups.length} Groups\n${agents}`
   return `${[head, ...inspection.groups.map(groupText)].join('\n\n')}\n`
 }
@@ -312,7 +345,15 @@ export async function inspectCommand(args: readonly string[], io: { readonly std
     args: [...args],
     strict: true,
     allowPositionals: false,
-    options: { data: { type: 'string' }, group: { type: 'string' }, last: { type: 'string' }, json: { type: 'boolean' }, postgres: { type: 'string' }, 'pg-schema': { type: 'string' }, verify: { type: 'boolean' } },
+    options: {
+      data: { type: 'string' },
+      group: { type: 'string' },
+      last: { type: 'string' },
+      json: { type: 'boolean' },
+      postgres: { type: 'string' },
+      'pg-schema': { type: 'string' },
+      verify: { type: 'boolean' },
+    },
   })
   try {
     if (values.data === undefined) throw new UsageError('--data DIR is required (inspect reads the organization.json of a weft serve data directory)')

@@ -64,7 +64,13 @@ export function loggedDelivery(delivery: Delivery, log: ServeLog): Delivery {
       }
     },
     replay: (subscriber, groupId, afterSequence, limit) => guarded('replay', subscriber, [groupId], () => delivery.replay(subscriber, groupId, afterSequence, limit)),
-    ack: (subscriber, acks) => guarded('ack', subscriber, acks.map((a) => a.groupId), () => delivery.ack(subscriber, acks)),
+    ack: (subscriber, acks) =>
+      guarded(
+        'ack',
+        subscriber,
+        acks.map((a) => a.groupId),
+        () => delivery.ack(subscriber, acks),
+      ),
     cursor: (subscriber, groupId) => delivery.cursor(subscriber, groupId),
     snapshot: (subscriber, groupId) => guarded('snapshot', subscriber, [groupId], () => delivery.snapshot(subscriber, groupId)),
     close: () => delivery.close(),

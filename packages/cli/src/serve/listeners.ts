@@ -91,7 +91,8 @@ export async function openListeners(options: ListenerOptions, sources: ListenerS
         humanSessions: {
           path: CONSOLE_PATHS.socket,
           protocol: CONSOLE_PROTOCOL,
-          admit: (request: IncomingMessage): ConsoleAdmission => consoleServer?.gate.admit(request) ?? { ok: false, status: 503, error: new ProtocolError('RATE_LIMITED', 'The console is starting; retry shortly.', { retryAfterMs: 1000 }) },
+          admit: (request: IncomingMessage): ConsoleAdmission =>
+            consoleServer?.gate.admit(request) ?? { ok: false, status: 503, error: new ProtocolError('RATE_LIMITED', 'The console is starting; retry shortly.', { retryAfterMs: 1000 }) },
         },
       }
   const wire = await createWireServer({
@@ -115,7 +116,13 @@ export async function openListeners(options: ListenerOptions, sources: ListenerS
   })
   let control: ControlEndpoint | undefined
   if (options.controlPort !== undefined) {
-    control = await createControlEndpoint({ submit: logged.submit, port: options.controlPort, maxBytes: limits.maxControlBodyBytes, maxConcurrent: limits.maxControlRequests, now: () => timestampOf(clock.now()) }).catch(async (error: unknown) => {
+    control = await createControlEndpoint({
+      submit: logged.submit,
+      port: options.controlPort,
+      maxBytes: limits.maxControlBodyBytes,
+      maxConcurrent: limits.maxControlRequests,
+      now: () => timestampOf(clock.now()),
+    }).catch(async (error: unknown) => {
       await wire.close()
       throw error
     })
@@ -125,7 +132,11 @@ export async function openListeners(options: ListenerOptions, sources: ListenerS
     const host = options.host ?? '127.0.0.1'
     const allowedOrigins = options.consoleOrigins ?? consoleOrigins(host, wire.port, options.tls !== undefined)
     if (options.consoleOrigins === undefined && WILDCARD_HOSTS.has(host)) {
-      log({ level: 'warn', msg: 'console origin unknown', detail: `listening on every interface (${host}): browsers reach the console under a name this server does not know; give it with --console-origin https://NAME:PORT` })
+      log({
+        level: 'warn',
+        msg: 'console origin unknown',
+        detail: `listening on every interface (${host}): browsers reach the console under a name this server does not know; give it with --console-origin https://NAME:PORT`,
+      })
     }
     try {
       consoleServer = createConsoleServer({

@@ -11,18 +11,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto'
 import { readFile, stat } from 'node:fs/promises'
-import {
-  canonicalizeOrThrow,
-  decodeBase64url,
-  encodeBase64url,
-  isAbsoluteUri,
-  isProtocolTimestamp,
-  keyPairFromSeed,
-  Registry,
-  sign,
-  UsageError,
-  type SigningKey,
-} from '@weft/codec'
+import { canonicalizeOrThrow, decodeBase64url, encodeBase64url, isAbsoluteUri, isProtocolTimestamp, keyPairFromSeed, Registry, sign, UsageError, type SigningKey } from '@weft/codec'
 import type { Actor, AgentCard } from '@weft/spec'
 import { createPrivateFile } from './files.js'
 

@@ -197,7 +197,15 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   try {
     const { authority } = backend
     const heads = [...authority.state.groups.values()].map((g) => g.head)
-    log({ level: 'info', msg: 'store opened', ...backend.where, ...(lock === undefined ? {} : { lock: lock.path }), groups: heads.length, groupEvents: heads.reduce((a, b) => a + b, 0), organizationId: organization.organizationId })
+    log({
+      level: 'info',
+      msg: 'store opened',
+      ...backend.where,
+      ...(lock === undefined ? {} : { lock: lock.path }),
+      groups: heads.length,
+      groupEvents: heads.reduce((a, b) => a + b, 0),
+      organizationId: organization.organizationId,
+    })
     const logged = loggedAuthority(authority, log, options.policy?.maxCommandBytes ?? DEFAULT_POLICY.maxCommandBytes)
     await registerCards(authority, logged, organization, clock, orgPath, log)
     const delivery = loggedDelivery(createDelivery(authority, { cursorStore: backend.cursorStore, controlPlane }), log)

@@ -63,7 +63,15 @@ interface Fence {
 }
 
 /** Owner reports (§11.3): each cites an Ownership Epoch and, for these kinds, an Execution Lease. */
-const OWNER_REPORTS: ReadonlySet<string> = new Set(['work.started', 'work.progressed', 'work.checkpointed', 'work.blocked', 'work.submitted', 'artifact.published', 'ext.missionweaveprotocol.core.work_execution_lease_revoked'])
+const OWNER_REPORTS: ReadonlySet<string> = new Set([
+  'work.started',
+  'work.progressed',
+  'work.checkpointed',
+  'work.blocked',
+  'work.submitted',
+  'artifact.published',
+  'ext.missionweaveprotocol.core.work_execution_lease_revoked',
+])
 
 /** States in which a WorkItem has an owner (§10.2). */
 const OWNED: ReadonlySet<string> = new Set(['queued', 'active', 'blocked', 'submitted'])
@@ -98,7 +106,8 @@ function advance(fence: Fence, event: Event): InvariantBreach | undefined {
       const offer = fence.offer
       if (offer === undefined) breach = { invariant: 'one-current-epoch', detail: `${at} accepts an offer that is no longer open (epoch ${epoch}, current ${fence.current ?? 'none'})` }
       else if (!offer.candidates.includes(assigneeId)) breach = { invariant: 'one-current-epoch', detail: `${at} gives epoch ${epoch} to ${assigneeId}, whom the offer does not name` }
-      else if (Date.parse(event.occurredAt) >= offer.expiresAtMs) breach = { invariant: 'one-current-epoch', detail: `${at} accepts an offer that expired at ${new Date(offer.expiresAtMs).toISOString()}` }
+      else if (Date.parse(event.occurredAt) >= offer.expiresAtMs)
+        breach = { invariant: 'one-current-epoch', detail: `${at} accepts an offer that expired at ${new Date(offer.expiresAtMs).toISOString()}` }
       else if (epoch <= fence.highest) breach = { invariant: 'one-current-epoch', detail: `${at} begins epoch ${epoch}, not above the highest so far (${fence.highest})` }
       delete fence.offer
       fence.highest = Math.max(fence.highest, epoch)
@@ -217,7 +226,10 @@ export function createInvariantChecker(authority: Authority, reported?: Reported
       const epoch = record.doc.owner?.ownershipEpoch
       if (!OWNED.has(record.doc.state) || record.childGroupId !== undefined) continue
       if (epoch === undefined || epoch !== fence?.current || epoch !== record.lastOwnershipEpoch) {
-        return { invariant: 'one-current-epoch', detail: `${workItemId} is ${record.doc.state} under epoch ${epoch ?? 'none'}; the log's current epoch is ${fence?.current ?? 'none'}, the highest issued ${record.lastOwnershipEpoch}` }
+        return {
+          invariant: 'one-current-epoch',
+          detail: `${workItemId} is ${record.doc.state} under epoch ${epoch ?? 'none'}; the log's current epoch is ${fence?.current ?? 'none'}, the highest issued ${record.lastOwnershipEpoch}`,
+        }
       }
     }
     return undefined

@@ -167,7 +167,16 @@ export async function simulateSeed(seed: number, options: SeedOptions = {}): Pro
   await world.close()
   const events = world.authority.organizationEvents().length + [...world.authority.state.groups.values()].reduce((n, g) => n + g.head, 0)
   const approved = world.missions.filter((p) => world.authority.group(p.groupId)?.mission.state === 'approved').length
-  return { seed, steps: step, events, missions: world.missions.length, approved, faults: schedule.tally(), ...(violation === undefined ? {} : { violation }), ...(options.keepWorld === true ? { world } : {}) }
+  return {
+    seed,
+    steps: step,
+    events,
+    missions: world.missions.length,
+    approved,
+    faults: schedule.tally(),
+    ...(violation === undefined ? {} : { violation }),
+    ...(options.keepWorld === true ? { world } : {}),
+  }
 }
 
 /**

@@ -10,7 +10,19 @@ import type { Prng } from './prng.js'
 import { SIM_LEASES, SIM_OFFER_SECONDS, type SimWorld } from './world.js'
 
 /** The kinds of fault the schedule injects. */
-export const FAULT_KINDS = ['disconnect', 'reply-lost', 'duplicate-submit', 'crash', 'crash-state-lost', 'clock-jump-offer', 'clock-jump-lease', 'clock-jump-ownership', 'coordinator-replacement', 'concurrent-accept', 'feed-reconnect'] as const
+export const FAULT_KINDS = [
+  'disconnect',
+  'reply-lost',
+  'duplicate-submit',
+  'crash',
+  'crash-state-lost',
+  'clock-jump-offer',
+  'clock-jump-lease',
+  'clock-jump-ownership',
+  'coordinator-replacement',
+  'concurrent-accept',
+  'feed-reconnect',
+] as const
 
 /** A kind of injected fault. */
 export type FaultKind = (typeof FAULT_KINDS)[number]
@@ -34,7 +46,10 @@ const WEIGHTS: Readonly<Record<FaultKind, number>> = {
 const FAULT_RATE = 0.22
 
 /** Counts of faults injected (and of their effects) over one or more seeds. */
-export type FaultTally = Record<FaultKind | 'duplicate-submit-diverged' | 'concurrent-accept-won' | 'concurrent-accept-both-won' | 'delivery-dropped' | 'delivery-duplicated' | 'delivery-reordered', number>
+export type FaultTally = Record<
+  FaultKind | 'duplicate-submit-diverged' | 'concurrent-accept-won' | 'concurrent-accept-both-won' | 'delivery-dropped' | 'delivery-duplicated' | 'delivery-reordered',
+  number
+>
 
 /** An empty {@link FaultTally}. */
 export function emptyTally(): FaultTally {
@@ -141,7 +156,9 @@ export function createFaultSchedule(world: SimWorld, prng: Prng): FaultSchedule 
     // Candidates first: the race that matters is between two Agents the offer names.
     const racers = [...live.filter((s) => target.candidates.includes(s.agentId)), ...live.filter((s) => !target.candidates.includes(s.agentId))].slice(0, 2)
     if (racers.length < 2) return false
-    const outcomes = await Promise.allSettled(racers.map((s) => s.worker!.client.withGroup(target.groupId).workAcceptOffer({ workItemId: target.workItemId, ownershipLeaseSeconds: SIM_LEASES.ownershipLeaseSeconds })))
+    const outcomes = await Promise.allSettled(
+      racers.map((s) => s.worker!.client.withGroup(target.groupId).workAcceptOffer({ workItemId: target.workItemId, ownershipLeaseSeconds: SIM_LEASES.ownershipLeaseSeconds })),
+    )
     const winners = outcomes.filter((o) => o.status === 'fulfilled').length
     // Races with a winner, and races both won: the second must never happen (the invariant check sees it too).
     if (winners > 0) tally['concurrent-accept-won']++

@@ -264,7 +264,15 @@ export async function createSimWorld(seed: number): Promise<SimWorld> {
   const executors = Object.fromEntries(Object.entries(demoExecutors(env)).map(([id, spec]) => [id, metered(spec)]))
 
   const missions = simPlans(SIM_START)
-  const missionOwner = createMissionOwner({ actor: owner.actor, signingKey: owner.key, transport: trustedTransport(authority), feed: deliveryFeed(delivery, owner.actor), decide: approveAll(), clock: { now }, random: seededRandom(seed, 'olga') })
+  const missionOwner = createMissionOwner({
+    actor: owner.actor,
+    signingKey: owner.key,
+    transport: trustedTransport(authority),
+    feed: deliveryFeed(delivery, owner.actor),
+    decide: approveAll(),
+    clock: { now },
+    random: seededRandom(seed, 'olga'),
+  })
   for (const plan of missions) {
     await missionOwner.createMission(plan.groupId, {
       missionId: plan.missionId,

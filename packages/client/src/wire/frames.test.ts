@@ -27,7 +27,20 @@ describe('readFrame (§17.1, §17.4)', () => {
     const unknown = refusal(JSON.stringify({ ...ping, frameType: 'STREAM' }))
     expect([unknown.code, unknown.relatedFrameId, unknown.details?.['reason']]).toEqual(['PROTOCOL_VIOLATION', ping.frameId, 'unknown-frame-type'])
     expect(refusal(JSON.stringify({ ...ping, protocolVersion: '0.2' })).code).toBe('UNSUPPORTED_VERSION')
-    expect(refusal(JSON.stringify({ protocolVersion: '0.1', frameId: 'urn:x:1', frameType: 'HELLO', phase: 'client_init', agentId: 'urn:x:a', keyId: 'urn:x:k', clientNonce: 'bm9uY2U', supportedVersions: ['0.2'] })).code).toBe('UNSUPPORTED_VERSION')
+    expect(
+      refusal(
+        JSON.stringify({
+          protocolVersion: '0.1',
+          frameId: 'urn:x:1',
+          frameType: 'HELLO',
+          phase: 'client_init',
+          agentId: 'urn:x:a',
+          keyId: 'urn:x:k',
+          clientNonce: 'bm9uY2U',
+          supportedVersions: ['0.2'],
+        }),
+      ).code,
+    ).toBe('UNSUPPORTED_VERSION')
     expect(refusal(text.replace('"sentAt"', '"x":1e400,"sentAt"')).details).toMatchObject({ reason: 'non-finite-number', path: '/x' })
     const schema = refusal(JSON.stringify({ ...ping, nonce: 'not base64url!' }))
     expect([schema.code, schema.relatedFrameId]).toEqual(['SCHEMA_VALIDATION_FAILED', ping.frameId])
@@ -86,7 +99,16 @@ describe('ERROR frames (§19)', () => {
   it('carry code, retry safety, relations and retry guidance, and read back as the same ProtocolError', () => {
     const error = new ProtocolError('BACKPRESSURE', 'Slow down.', { details: { retryAfterMs: 250, afterSequence: 9 } })
     const frame = errorFrame(error, 'urn:weft:frame:x:1', '2026-07-15T00:00:00.000Z', { groupId: 'urn:x:group', relatedFrameId: 'not a uri', fatal: true })
-    expect(frame.error).toEqual({ code: 'BACKPRESSURE', message: 'Slow down.', retryable: true, occurredAt: '2026-07-15T00:00:00.000Z', fatal: true, groupId: 'urn:x:group', retryAfterMs: 250, details: { retryAfterMs: 250, afterSequence: 9 } })
+    expect(frame.error).toEqual({
+      code: 'BACKPRESSURE',
+      message: 'Slow down.',
+      retryable: true,
+      occurredAt: '2026-07-15T00:00:00.000Z',
+      fatal: true,
+      groupId: 'urn:x:group',
+      retryAfterMs: 250,
+      details: { retryAfterMs: 250, afterSequence: 9 },
+    })
     expect(readFrame(JSON.stringify(frame), 4096).ok).toBe(true)
     const back = errorOfFrame(frame)
     expect([back.code, back.retryable, back.groupId, back.fatal, back.retryAfterMs, back.details]).toEqual(['BACKPRESSURE', true, 'urn:x:group', true, 250, { retryAfterMs: 250, afterSequence: 9 }])

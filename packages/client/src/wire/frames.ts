@@ -45,9 +45,7 @@ export const CLOSE_CODES = Object.freeze({
 })
 
 /** A frame read from the wire, or why it was refused and which frame the refusal answers. */
-export type FrameReading =
-  | { readonly ok: true; readonly frame: WebSocketFrame }
-  | { readonly ok: false; readonly error: ProtocolError }
+export type FrameReading = { readonly ok: true; readonly frame: WebSocketFrame } | { readonly ok: false; readonly error: ProtocolError }
 
 /**
  * Reads one text message as a frame, checking in the order §17.4 asks: size, strict JSON (one

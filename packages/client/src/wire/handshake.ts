@@ -78,7 +78,17 @@ export async function openLink(settings: AttemptSettings, hooks: SessionHooks): 
         // The WebSocket upgrade succeeded: a close after it is the server's answer, not an unreachable server.
         if (stage === 'upgrading') stage = 'handshaking'
         // A pre-authenticated session waits for the server's first frame; an Agent starts the handshake.
-        if (session === undefined) sendFrame(l, { protocolVersion: PROTOCOL_VERSION, frameId: nextFrameId(), frameType: 'HELLO', phase: 'client_init', agentId, keyId: signingKey!.keyId, clientNonce, supportedVersions: [PROTOCOL_VERSION] })
+        if (session === undefined)
+          sendFrame(l, {
+            protocolVersion: PROTOCOL_VERSION,
+            frameId: nextFrameId(),
+            frameType: 'HELLO',
+            phase: 'client_init',
+            agentId,
+            keyId: signingKey!.keyId,
+            clientNonce,
+            supportedVersions: [PROTOCOL_VERSION],
+          })
       },
       message: (data: Uint8Array | string, isBinary: boolean) => {
         const reading = isBinary ? undefined : readFrame(data, settings.maxFrameBytes)
@@ -106,13 +116,17 @@ export async function openLink(settings: AttemptSettings, hooks: SessionHooks): 
         if (cause instanceof TransportUnavailableError) return reject(cause)
         const closedAs = `(${code}${reason.length > 0 ? ` ${reason}` : ''})`
         // The server accepted the socket and closed it without a frame: it did not take the session's credentials.
-        if (session !== undefined && upgraded) return reject(new ProtocolError('AUTH_REQUIRED', `the server closed the pre-authenticated session before opening it ${closedAs}`, { details: { closeCode: code } }))
+        if (session !== undefined && upgraded)
+          return reject(new ProtocolError('AUTH_REQUIRED', `the server closed the pre-authenticated session before opening it ${closedAs}`, { details: { closeCode: code } }))
         return reject(new TransportUnavailableError(`the connection closed during the handshake ${closedAs}`, { cause }))
       },
     }
     try {
       // A pre-authenticated session may be refused at the upgrade; where the platform shows how (Node), say so.
-      socket = openSocket({ url: settings.url, protocols, ca: settings.ca, maxPayload: settings.maxFrameBytes, handshakeTimeoutMs: settings.handshakeTimeoutMs, readRefusals: session !== undefined }, handlers)
+      socket = openSocket(
+        { url: settings.url, protocols, ca: settings.ca, maxPayload: settings.maxFrameBytes, handshakeTimeoutMs: settings.handshakeTimeoutMs, readRefusals: session !== undefined },
+        handlers,
+      )
     } catch (thrown) {
       // A subprotocol the platform refuses (RFC 6455 token rules), `ca` in a browser: the caller's mistake.
       reject(thrown instanceof Error && !(thrown instanceof UsageError) ? new UsageError(`connectWebSocket: the socket cannot be opened (${thrown.message})`) : thrown)
@@ -152,7 +166,17 @@ export async function openLink(settings: AttemptSettings, hooks: SessionHooks): 
       const reply = (signature: Uint8Array): void => {
         if (settled()) return
         const challengeSignature = encodeBase64url(signature)
-        sendFrame(l, { protocolVersion: PROTOCOL_VERSION, frameId: nextFrameId(), frameType: 'HELLO', phase: 'client_response', agentId, keyId: key.keyId, clientNonce, serverNonce: challenge.serverNonce, challengeSignature })
+        sendFrame(l, {
+          protocolVersion: PROTOCOL_VERSION,
+          frameId: nextFrameId(),
+          frameType: 'HELLO',
+          phase: 'client_response',
+          agentId,
+          keyId: key.keyId,
+          clientNonce,
+          serverNonce: challenge.serverNonce,
+          challengeSignature,
+        })
       }
       let signature: Uint8Array | PromiseLike<Uint8Array>
       try {
@@ -172,7 +196,8 @@ export async function openLink(settings: AttemptSettings, hooks: SessionHooks): 
     const first = (frame: WebSocketFrame): void => {
       if (settled()) return
       if (frame.frameType === 'ERROR') return fail(errorOfFrame(frame))
-      if (frame.frameType !== 'PING' || frame.replyToNonce !== undefined) return fail(new ProtocolError('PROTOCOL_VIOLATION', `the server sent ${frame.frameType} before opening the session with a PING`))
+      if (frame.frameType !== 'PING' || frame.replyToNonce !== undefined)
+        return fail(new ProtocolError('PROTOCOL_VIOLATION', `the server sent ${frame.frameType} before opening the session with a PING`))
       open(undefined)
       // The opening `PING` is the session's first frame: it is answered like any other.
       hooks.frame(l, frame)

@@ -109,7 +109,8 @@ export function terminalError(state: Lifecycle): Error | undefined {
  * server; `undefined` when reconnecting may help. `fatal` is the last fatal `ERROR` the server sent.
  */
 export function endingOf(code: number, fatal: ProtocolError | undefined, sessionEpoch: number): Error | undefined {
-  if (code === CLOSE_CODES.sessionFenced || fatal?.code === 'AUTH_STALE_SESSION') return fatal ?? new ProtocolError('AUTH_STALE_SESSION', 'a newer session of this Agent fenced this connection (§6.3)', { details: { sessionEpoch } })
+  if (code === CLOSE_CODES.sessionFenced || fatal?.code === 'AUTH_STALE_SESSION')
+    return fatal ?? new ProtocolError('AUTH_STALE_SESSION', 'a newer session of this Agent fenced this connection (§6.3)', { details: { sessionEpoch } })
   if (code === CLOSE_CODES.authenticationFailed) return fatal ?? new ProtocolError('AUTH_REQUIRED', 'the server ended the session')
   return undefined
 }

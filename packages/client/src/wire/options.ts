@@ -138,7 +138,8 @@ function checkOptions(options: WebSocketOptions): WebSocketOptions {
     throw new UsageError('connectWebSocket: actor must be an Agent { type: "agent", id } (§6.3: the HELLO handshake is an Agent\'s; a human connects with a pre-authenticated session)')
   }
   if (signingKey !== undefined || session === undefined) {
-    if (typeof signingKey?.keyId !== 'string' || typeof signingKey.pair?.sign !== 'function') throw new UsageError('connectWebSocket: signingKey must be { keyId, pair } with an Ed25519 key pair (synchronous, or asynchronous such as webCryptoKeyPair)')
+    if (typeof signingKey?.keyId !== 'string' || typeof signingKey.pair?.sign !== 'function')
+      throw new UsageError('connectWebSocket: signingKey must be { keyId, pair } with an Ed25519 key pair (synchronous, or asynchronous such as webCryptoKeyPair)')
   }
   if (clock !== undefined && typeof clock?.now !== 'function') throw new UsageError('connectWebSocket: clock must be { now(): number } returning epoch milliseconds')
   if (random !== undefined && typeof random !== 'function') throw new UsageError('connectWebSocket: random must be a function (size) => Uint8Array')

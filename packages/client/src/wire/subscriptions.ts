@@ -64,7 +64,11 @@ export function createWireFeed(link: FeedLink): WireFeed {
     const list: GroupSubscription[] = [...entry.groups.values()].map((g) => ({ groupId: g.groupId, afterSequence: g.position, ...(g.attention === undefined ? {} : { attention: g.attention }) }))
     if (list.length === 0) return
     const frameId = link.send((id) => ({ protocolVersion: '0.1', frameId: id, frameType: 'SUBSCRIBE', subscriptionId: entry.subscriptionId, groups: list }))
-    if (frameId !== undefined) sent.set(frameId, list.map((g) => g.groupId))
+    if (frameId !== undefined)
+      sent.set(
+        frameId,
+        list.map((g) => g.groupId),
+      )
   }
 
   const ackFrame = (groupIds: readonly string[]): void => {

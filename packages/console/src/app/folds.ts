@@ -84,7 +84,16 @@ function genesis(view: GroupView, p: Payload, event: Event): void {
   if (conversation !== undefined) view.conversations.set(conversation.conversationId, conversation.title ?? 'Group conversation')
   const lease = p['coordinatorLease'] as { leaseId: string; holderAgentId: string; coordinatorEpoch?: number; sessionEpoch: number; startsAt: string; expiresAt: string } | undefined
   if (lease !== undefined) {
-    openLease(view, { kind: 'coordinator', leaseId: lease.leaseId, holderId: lease.holderAgentId, workItemId: undefined, epoch: lease.coordinatorEpoch, sessionEpoch: lease.sessionEpoch, startedAt: lease.startsAt ?? event.occurredAt, expiresAt: lease.expiresAt })
+    openLease(view, {
+      kind: 'coordinator',
+      leaseId: lease.leaseId,
+      holderId: lease.holderAgentId,
+      workItemId: undefined,
+      epoch: lease.coordinatorEpoch,
+      sessionEpoch: lease.sessionEpoch,
+      startedAt: lease.startsAt ?? event.occurredAt,
+      expiresAt: lease.expiresAt,
+    })
   }
 }
 
@@ -106,7 +115,16 @@ const FOLDS: Readonly<Record<string, Fold>> = {
     const c = p['coordinator'] as Mission['coordinator']
     const lease = p['coordinatorLease'] as { leaseId: string; holderAgentId: string; sessionEpoch: number; startsAt: string; expiresAt: string }
     if (view.mission !== undefined) view.mission = { ...view.mission, coordinator: c }
-    openLease(view, { kind: 'coordinator', leaseId: lease.leaseId, holderId: lease.holderAgentId, workItemId: undefined, epoch: c.coordinatorEpoch, sessionEpoch: lease.sessionEpoch, startedAt: lease.startsAt ?? event.occurredAt, expiresAt: lease.expiresAt })
+    openLease(view, {
+      kind: 'coordinator',
+      leaseId: lease.leaseId,
+      holderId: lease.holderAgentId,
+      workItemId: undefined,
+      epoch: c.coordinatorEpoch,
+      sessionEpoch: lease.sessionEpoch,
+      startedAt: lease.startsAt ?? event.occurredAt,
+      expiresAt: lease.expiresAt,
+    })
   },
   'mission.coordinator.renewed': (view, p) => {
     for (const l of openLeases(view, undefined, ['coordinator'])) {
@@ -117,7 +135,13 @@ const FOLDS: Readonly<Record<string, Fold>> = {
   },
   'mission.submitted_for_approval': (view, p, event) => {
     view.missionState = 'awaiting_approval'
-    view.submission = { eventId: event.eventId, sequence: event.sequence as number, missionRevision: num(p['missionRevision']) ?? 0, artifactHashes: (p['artifactHashes'] as string[]) ?? [], submittedAt: event.occurredAt }
+    view.submission = {
+      eventId: event.eventId,
+      sequence: event.sequence as number,
+      missionRevision: num(p['missionRevision']) ?? 0,
+      artifactHashes: (p['artifactHashes'] as string[]) ?? [],
+      submittedAt: event.occurredAt,
+    }
   },
   'mission.approved': (view, p, event) => {
     view.missionState = 'approved'
@@ -178,7 +202,16 @@ const FOLDS: Readonly<Record<string, Fold>> = {
     w.ownerId = str(p['assigneeId'])
     w.ownershipEpoch = num(p['ownershipEpoch'])
     w.reason = undefined
-    openLease(view, { kind: 'ownership', leaseId: str(p['ownershipLeaseId']), holderId: w.ownerId ?? '?', workItemId: w.workItemId, epoch: w.ownershipEpoch, sessionEpoch: num(p['sessionEpoch']), startedAt: event.occurredAt, expiresAt: str(p['ownershipLeaseExpiresAt']) ?? event.occurredAt })
+    openLease(view, {
+      kind: 'ownership',
+      leaseId: str(p['ownershipLeaseId']),
+      holderId: w.ownerId ?? '?',
+      workItemId: w.workItemId,
+      epoch: w.ownershipEpoch,
+      sessionEpoch: num(p['sessionEpoch']),
+      startedAt: event.occurredAt,
+      expiresAt: str(p['ownershipLeaseExpiresAt']) ?? event.occurredAt,
+    })
   },
   'work.contract.revised': (view, p) => {
     const w = workItem(view, p['workItemId'])
@@ -192,7 +225,16 @@ const FOLDS: Readonly<Record<string, Fold>> = {
     if (w === undefined) return
     const lease = p['executionLease'] as { leaseId: string; holderAgentId: string; sessionEpoch: number; ownershipEpoch?: number; startsAt: string }
     closeLeases(view, w.workItemId, ['blocked'], event.occurredAt, 'released')
-    openLease(view, { kind: 'execution', leaseId: lease.leaseId, holderId: lease.holderAgentId, workItemId: w.workItemId, epoch: lease.ownershipEpoch ?? num(p['ownershipEpoch']), sessionEpoch: lease.sessionEpoch, startedAt: lease.startsAt ?? event.occurredAt, expiresAt: str(p['executionLeaseExpiresAt']) ?? event.occurredAt })
+    openLease(view, {
+      kind: 'execution',
+      leaseId: lease.leaseId,
+      holderId: lease.holderAgentId,
+      workItemId: w.workItemId,
+      epoch: lease.ownershipEpoch ?? num(p['ownershipEpoch']),
+      sessionEpoch: lease.sessionEpoch,
+      startedAt: lease.startsAt ?? event.occurredAt,
+      expiresAt: str(p['executionLeaseExpiresAt']) ?? event.occurredAt,
+    })
   },
   'work.progressed': (view, p) => {
     const lease = p['executionLease'] as { leaseId: string; renewalCount?: number }
@@ -212,7 +254,16 @@ const FOLDS: Readonly<Record<string, Fold>> = {
     if (w === undefined) return
     w.reason = str(p['reason'])
     closeLeases(view, w.workItemId, ['execution'], event.occurredAt, 'released', str(p['executionLeaseId']))
-    openLease(view, { kind: 'blocked', leaseId: undefined, holderId: w.ownerId ?? '?', workItemId: w.workItemId, epoch: num(p['ownershipEpoch']), sessionEpoch: undefined, startedAt: event.occurredAt, expiresAt: str(p['blockedLeaseExpiresAt']) ?? event.occurredAt })
+    openLease(view, {
+      kind: 'blocked',
+      leaseId: undefined,
+      holderId: w.ownerId ?? '?',
+      workItemId: w.workItemId,
+      epoch: num(p['ownershipEpoch']),
+      sessionEpoch: undefined,
+      startedAt: event.occurredAt,
+      expiresAt: str(p['blockedLeaseExpiresAt']) ?? event.occurredAt,
+    })
   },
   'work.unblocked': (view, p, event) => {
     const next = str(p['nextState']) ?? 'queued'
@@ -266,7 +317,16 @@ const FOLDS: Readonly<Record<string, Fold>> = {
       w.cumulativeUsage = { ...cumulative }
       w.remainingBudget = { ...remaining }
     }
-    view.ledger.push({ sequence: event.sequence as number, at: event.occurredAt, workItemId: str(p['workItemId']) ?? '?', delta, cumulative, remaining, missionTotal: { ...view.usage }, offline: p['offlineReconciliation'] !== undefined })
+    view.ledger.push({
+      sequence: event.sequence as number,
+      at: event.occurredAt,
+      workItemId: str(p['workItemId']) ?? '?',
+      delta,
+      cumulative,
+      remaining,
+      missionTotal: { ...view.usage },
+      offline: p['offlineReconciliation'] !== undefined,
+    })
   },
   'ext.missionweaveprotocol.core.work_execution_lease_revoked': (view, p, event) => {
     setState(view, p['workItemId'], 'queued')

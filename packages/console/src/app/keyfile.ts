@@ -28,7 +28,8 @@ export function readKeyFile(text: string): KeyFileResult {
   let file: Record<string, unknown>
   try {
     const parsed: unknown = JSON.parse(text)
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return { ok: false, problem: 'This is not a key file: it must be the JSON file that `weft principal add human NAME` wrote.' }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+      return { ok: false, problem: 'This is not a key file: it must be the JSON file that `weft principal add human NAME` wrote.' }
     file = parsed as Record<string, unknown>
   } catch {
     return { ok: false, problem: 'This is not a key file: it is not valid JSON.' }
@@ -36,7 +37,8 @@ export function readKeyFile(text: string): KeyFileResult {
   if (file['format'] !== KEY_FILE_FORMAT) return { ok: false, problem: `This is not a key file of format ${KEY_FILE_FORMAT}.` }
   const principal = file['principal'] as { type?: unknown; id?: unknown } | undefined
   if (principal?.type !== 'human') return { ok: false, problem: 'This key belongs to an Agent or a service, not a person. Only a human Principal’s key can sign in to the console.' }
-  if (typeof principal.id !== 'string' || typeof file['keyId'] !== 'string' || typeof file['organizationId'] !== 'string') return { ok: false, problem: 'The key file is incomplete: it needs the Organization, the Principal and the key ID.' }
+  if (typeof principal.id !== 'string' || typeof file['keyId'] !== 'string' || typeof file['organizationId'] !== 'string')
+    return { ok: false, problem: 'The key file is incomplete: it needs the Organization, the Principal and the key ID.' }
   const seed = typeof file['seed'] === 'string' ? decodeBase64url(file['seed']) : undefined
   const publicKey = typeof file['publicKey'] === 'string' ? decodeBase64url(file['publicKey']) : undefined
   if (seed?.length !== 32 || publicKey?.length !== 32) return { ok: false, problem: 'The key file is damaged: its key must be 32 bytes in base64url.' }

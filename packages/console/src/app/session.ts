@@ -81,7 +81,14 @@ export async function signIn(key: PersonKey): Promise<SignedIn> {
   return signedIn(key.organizationId, person, signingKey, token, connection, client)
 }
 
-function signedIn(organizationId: string, person: { readonly type: 'human'; readonly id: string }, signingKey: AsyncSigningKey, token: string, connection: WebSocketConnection, client: Client): SignedIn {
+function signedIn(
+  organizationId: string,
+  person: { readonly type: 'human'; readonly id: string },
+  signingKey: AsyncSigningKey,
+  token: string,
+  connection: WebSocketConnection,
+  client: Client,
+): SignedIn {
   const listeners = new Set<() => void>()
   const endListeners = new Set<(reason: string | undefined) => void>()
   const opened = new Map<string, OpenedGroup>()

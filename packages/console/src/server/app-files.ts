@@ -92,13 +92,21 @@ const MEDIA_TYPE = /^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+(?:\s*;\s*[a-z0-9!#$&
 function entriesOf(manifest: unknown): ManifestEntry[] {
   const files = Array.isArray(manifest) ? manifest : typeof manifest === 'object' && manifest !== null ? (manifest as Record<string, unknown>)['files'] : undefined
   const raw: [unknown, unknown][] = Array.isArray(files)
-    ? files.map((entry: unknown) => [typeof entry === 'string' ? entry : typeof entry === 'object' && entry !== null ? ['path', 'name', 'file'].map((k) => (entry as Record<string, unknown>)[k]).find((v) => typeof v === 'string') : undefined, entry])
+    ? files.map((entry: unknown) => [
+        typeof entry === 'string'
+          ? entry
+          : typeof entry === 'object' && entry !== null
+            ? ['path', 'name', 'file'].map((k) => (entry as Record<string, unknown>)[k]).find((v) => typeof v === 'string')
+            : undefined,
+        entry,
+      ])
     : typeof files === 'object' && files !== null
       ? Object.entries(files)
       : []
   if (raw.length === 0) throw new AppUnavailableError('invalid', `${APP_MANIFEST} must list the app's files ("files": { NAME: { "type", "sha256" } })`)
   return raw.map(([name, about]) => {
-    if (typeof name !== 'string' || !SAFE_NAME.test(name) || name.split('/').includes('..')) throw new AppUnavailableError('invalid', `${APP_MANIFEST} lists ${JSON.stringify(name ?? about)}, which is not a plain relative file name`)
+    if (typeof name !== 'string' || !SAFE_NAME.test(name) || name.split('/').includes('..'))
+      throw new AppUnavailableError('invalid', `${APP_MANIFEST} lists ${JSON.stringify(name ?? about)}, which is not a plain relative file name`)
     const info = typeof about === 'object' && about !== null ? (about as Record<string, unknown>) : {}
     const type = info['type']
     const sha256 = info['sha256']

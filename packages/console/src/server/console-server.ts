@@ -214,9 +214,11 @@ export function createConsoleServer(options: ConsoleServerOptions): ConsoleServe
    */
   function originRefusal(request: IncomingMessage, required: boolean): ProtocolError | undefined {
     const origin = header(request, 'origin')
-    if (origin === undefined ? required : !allowed.has(origin)) return new ProtocolError('AUTH_FORBIDDEN', 'Requests to the console must come from its own pages (Origin).', { details: { reason: 'origin' } })
+    if (origin === undefined ? required : !allowed.has(origin))
+      return new ProtocolError('AUTH_FORBIDDEN', 'Requests to the console must come from its own pages (Origin).', { details: { reason: 'origin' } })
     // Fetch Metadata: a browser that says the request is cross-site is believed.
-    if (header(request, 'sec-fetch-site') === 'cross-site') return new ProtocolError('AUTH_FORBIDDEN', 'Requests to the console must come from its own pages (Sec-Fetch-Site).', { details: { reason: 'origin' } })
+    if (header(request, 'sec-fetch-site') === 'cross-site')
+      return new ProtocolError('AUTH_FORBIDDEN', 'Requests to the console must come from its own pages (Sec-Fetch-Site).', { details: { reason: 'origin' } })
     return undefined
   }
 
@@ -254,14 +256,23 @@ export function createConsoleServer(options: ConsoleServerOptions): ConsoleServe
       return refusal(405, new ProtocolError('PROTOCOL_VIOLATION', `${path} takes ${endpoint.method} only.`, { details: { reason: 'method', allow: endpoint.method } }), { allow: endpoint.method })
     }
     if (endpoint.method === 'GET') return endpoint.run(request, undefined)
-    const tooLarge = (): Answer => ({ ...refusal(413, new ProtocolError('PROTOCOL_VIOLATION', `The request body exceeds ${limits.maxBodyBytes} bytes.`, { details: { reason: 'body-too-large', maxBytes: limits.maxBodyBytes } })), close: true })
+    const tooLarge = (): Answer => ({
+      ...refusal(413, new ProtocolError('PROTOCOL_VIOLATION', `The request body exceeds ${limits.maxBodyBytes} bytes.`, { details: { reason: 'body-too-large', maxBytes: limits.maxBodyBytes } })),
+      close: true,
+    })
     if (declaresMore(request, limits.maxBodyBytes)) return tooLarge()
     if (path === CONSOLE_PATHS.signIn) {
       const type = header(request, 'content-type')?.split(';')[0]?.trim().toLowerCase()
-      if (type !== 'application/json') return { ...refusal(415, new ProtocolError('PROTOCOL_VIOLATION', 'A sign-in request is application/json.', { details: { reason: 'content-type' } })), close: true }
+      if (type !== 'application/json')
+        return { ...refusal(415, new ProtocolError('PROTOCOL_VIOLATION', 'A sign-in request is application/json.', { details: { reason: 'content-type' } })), close: true }
     }
     if (reading >= limits.maxConcurrentRequests) {
-      return { ...refusal(503, new ProtocolError('RATE_LIMITED', 'The console is busy; retry shortly.', { retryAfterMs: 1000, details: { maxConcurrentRequests: limits.maxConcurrentRequests } }), { 'retry-after': '1' }), close: true }
+      return {
+        ...refusal(503, new ProtocolError('RATE_LIMITED', 'The console is busy; retry shortly.', { retryAfterMs: 1000, details: { maxConcurrentRequests: limits.maxConcurrentRequests } }), {
+          'retry-after': '1',
+        }),
+        close: true,
+      }
     }
     reading++
     let body: Uint8Array | undefined
@@ -285,7 +296,8 @@ export function createConsoleServer(options: ConsoleServerOptions): ConsoleServe
       if (closed) return refusal(503, new ProtocolError('RATE_LIMITED', 'The server is shutting down.', { retryAfterMs: 1000 }), { 'retry-after': '1' })
       if (path === '/console') return { status: 308, headers: { location: CONSOLE_PATHS.app, 'content-type': 'text/plain; charset=utf-8' }, body: `See ${CONSOLE_PATHS.app}\n` }
       if (isApi) return answerApi(request, path)
-      if (path === CONSOLE_PATHS.socket) return { status: 426, headers: { upgrade: 'websocket', 'content-type': 'text/plain; charset=utf-8' }, body: `${CONSOLE_PATHS.socket} is the console's WebSocket (${CONSOLE_PROTOCOL}).\n` }
+      if (path === CONSOLE_PATHS.socket)
+        return { status: 426, headers: { upgrade: 'websocket', 'content-type': 'text/plain; charset=utf-8' }, body: `${CONSOLE_PATHS.socket} is the console's WebSocket (${CONSOLE_PROTOCOL}).\n` }
       // The name is only ever a key of the manifest's map, never a path.
       return answerApp(request, path === CONSOLE_PATHS.app ? APP_INDEX : path.slice(CONSOLE_PATHS.app.length))
     }
@@ -310,7 +322,12 @@ export function createConsoleServer(options: ConsoleServerOptions): ConsoleServe
       const offered = (header(request, 'sec-websocket-protocol') ?? '').split(',').map((p) => p.trim())
       const text = offered.find((p) => p.startsWith(SESSION_PROTOCOL_PREFIX))?.slice(SESSION_PROTOCOL_PREFIX.length)
       const session = offered.includes(CONSOLE_PROTOCOL) ? signIns.sessionOf(text) : undefined
-      if (session === undefined) return { ok: false, status: 401, error: new ProtocolError('AUTH_REQUIRED', `Sign in to the console first: open the WebSocket with the subprotocols ${CONSOLE_PROTOCOL} and ${SESSION_PROTOCOL_PREFIX}TOKEN.`) }
+      if (session === undefined)
+        return {
+          ok: false,
+          status: 401,
+          error: new ProtocolError('AUTH_REQUIRED', `Sign in to the console first: open the WebSocket with the subprotocols ${CONSOLE_PROTOCOL} and ${SESSION_PROTOCOL_PREFIX}TOKEN.`),
+        }
       return { ok: true, principal: session.principal, keyId: session.keyId, sessionId: session.sessionId, expiresAtMs: session.expiresAtMs }
     },
   }

@@ -8,7 +8,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { ProtocolError } from '@weft/codec'
 
 /** §5: the console's page may load its own scripts, styles and images, and talk to its own origin; nothing else. */
-export const CONSOLE_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+export const CONSOLE_CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
 /** The headers of every console answer, app files, API and errors alike. */
 const SECURITY_HEADERS: Readonly<Record<string, string>> = {

@@ -11,7 +11,19 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
 import type { RandomSource } from '@weft/authority'
-import { decodeBase64url, encodeBase64url, importPublicKey, keyPairFromSeed, parseStrictJson, parseTimestamp, ProtocolError, verifyEd25519, withinInterval, type KeyResolver, type VerifiedPublicKey } from '@weft/codec'
+import {
+  decodeBase64url,
+  encodeBase64url,
+  importPublicKey,
+  keyPairFromSeed,
+  parseStrictJson,
+  parseTimestamp,
+  ProtocolError,
+  verifyEd25519,
+  withinInterval,
+  type KeyResolver,
+  type VerifiedPublicKey,
+} from '@weft/codec'
 import { signInTranscriptBytes, type ConsoleSession, type SignInChallenge } from '../shared/sign-in.js'
 import type { ConsoleLimits, ConsoleLogEntry, HumanSessionHost } from './console-server.js'
 import { header, stamp, type Answer } from './http.js'
@@ -149,7 +161,9 @@ export function createSignIns(options: SignInOptions): SignIns {
       const oldest = Math.min(...[...pending.values()].map((p) => p.expiresAtMs))
       const retryAfterMs = Math.max(1000, oldest - now())
       log({ level: 'warn', msg: 'console challenge refused', reason: 'too many pending challenges', maxPendingChallenges: limits.maxPendingChallenges })
-      return refusal(503, new ProtocolError('RATE_LIMITED', 'Too many sign-ins are under way; retry shortly.', { retryAfterMs, details: { maxPendingChallenges: limits.maxPendingChallenges } }), { 'retry-after': String(Math.ceil(retryAfterMs / 1000)) })
+      return refusal(503, new ProtocolError('RATE_LIMITED', 'Too many sign-ins are under way; retry shortly.', { retryAfterMs, details: { maxPendingChallenges: limits.maxPendingChallenges } }), {
+        'retry-after': String(Math.ceil(retryAfterMs / 1000)),
+      })
     }
     const t = now()
     const challenge: SignInChallenge = { challenge: token(32), origin: header(request, 'origin')!, issuedAt: stamp(t), expiresAt: stamp(t + limits.challengeTtlMs) }
@@ -159,7 +173,8 @@ export function createSignIns(options: SignInOptions): SignIns {
 
   function signIn(request: IncomingMessage, body: Uint8Array): Answer {
     const parsed = parseStrictJson(body, { maxBytes: limits.maxBodyBytes })
-    if (!parsed.ok) return refusal(400, new ProtocolError('PROTOCOL_VIOLATION', `The sign-in request is not strict JSON: ${parsed.message}.`, { details: { reason: parsed.reason, offset: parsed.offset } }))
+    if (!parsed.ok)
+      return refusal(400, new ProtocolError('PROTOCOL_VIOLATION', `The sign-in request is not strict JSON: ${parsed.message}.`, { details: { reason: parsed.reason, offset: parsed.offset } }))
     const value = parsed.value
     const fields = ['principalId', 'keyId', 'challenge', 'signature'] as const
     const record = typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined
@@ -190,7 +205,9 @@ export function createSignIns(options: SignInOptions): SignIns {
     prune()
     if (sessions.size >= limits.maxSessions) {
       log({ level: 'warn', msg: 'console sign-in refused', reason: 'too many sessions', maxSessions: limits.maxSessions, principalId: request_.principalId })
-      return refusal(503, new ProtocolError('RATE_LIMITED', 'Too many people are signed in; retry later.', { retryAfterMs: 60_000, details: { maxSessions: limits.maxSessions } }), { 'retry-after': '60' })
+      return refusal(503, new ProtocolError('RATE_LIMITED', 'Too many people are signed in; retry later.', { retryAfterMs: 60_000, details: { maxSessions: limits.maxSessions } }), {
+        'retry-after': '60',
+      })
     }
     const secret = token(32)
     const session: Session = { sessionId: `urn:weft:console-session:${token(16)}`, principal: { type: 'human', id: request_.principalId }, keyId: request_.keyId, expiresAtMs: t + limits.sessionTtlMs }

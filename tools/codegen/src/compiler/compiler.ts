@@ -76,7 +76,10 @@ interface Scope {
 export class ValidatorCompiler {
   readonly #registry: SchemaRegistry
   readonly #options: CompilerOptions
-  readonly #modules = new Map<string, { readonly name: string; readonly imports: Map<string, Set<string>>; readonly constants: CompiledConstant[]; readonly functions: FunctionState[]; readonly exported: Set<string> }>()
+  readonly #modules = new Map<
+    string,
+    { readonly name: string; readonly imports: Map<string, Set<string>>; readonly constants: CompiledConstant[]; readonly functions: FunctionState[]; readonly exported: Set<string> }
+  >()
   readonly #functions = new Map<string, FunctionState>() // content key -> function
   readonly #names = new Set<string>()
   readonly #pending: FunctionState[] = []
@@ -253,13 +256,7 @@ export class ValidatorCompiler {
     if (values.every((x) => typeof x === 'string') && values.length > 6) {
       return `(typeof ${v} === 'string' && ${this.#set(module, values)}.has(${v}))`
     }
-    return (
-      '(' +
-      values
-        .map((x) => (isPrimitive(x) ? `${v} === ${str(x)}` : `${this.#runtime(module, 'equal')}(${v}, ${str(x)})`))
-        .join(' || ') +
-      ')'
-    )
+    return '(' + values.map((x) => (isPrimitive(x) ? `${v} === ${str(x)}` : `${this.#runtime(module, 'equal')}(${v}, ${str(x)})`)).join(' || ') + ')'
   }
 
   // ------------------------------------------------------------- calls and paths
@@ -361,9 +358,7 @@ export class ValidatorCompiler {
     const types = s['type'] === undefined ? undefined : ([] as string[]).concat(s['type'] as string | string[])
     if (types) {
       const test = `!(${types.map((t) => typeTest(t, v)).join(' || ')})`
-      out += scope.collecting
-        ? `if (${test}) { if (!x) return false; x.add(${p}, "type", ${str(`must be ${types.join(' or ')}`)}, ${at('type')}); break ${label} }\n`
-        : `if (${test}) return false\n`
+      out += scope.collecting ? `if (${test}) { if (!x) return false; x.add(${p}, "type", ${str(`must be ${types.join(' or ')}`)}, ${at('type')}); break ${label} }\n` : `if (${test}) return false\n`
     }
     if ('const' in s) out += report(`!${this.#oneOf(module, [s['const']], v)}`, 'const', `must be ${str(s['const'])}`)
     if (Array.isArray(s['enum'])) {
@@ -373,8 +368,10 @@ export class ValidatorCompiler {
     out += guarded(types, 'string', STRING_KEYWORDS, s, v, this.#string(s, loc, v, p, scope, report))
     let numCode = ''
     for (const [kw, op, words] of [
-      ['minimum', '<', 'at least'], ['maximum', '>', 'at most'],
-      ['exclusiveMinimum', '<=', 'more than'], ['exclusiveMaximum', '>=', 'less than'],
+      ['minimum', '<', 'at least'],
+      ['maximum', '>', 'at most'],
+      ['exclusiveMinimum', '<=', 'more than'],
+      ['exclusiveMaximum', '>=', 'less than'],
     ] as const) {
       if (typeof s[kw] === 'number') numCode += report(`${v} ${op} ${s[kw]}`, kw, `must be ${words} ${s[kw]}`)
     }

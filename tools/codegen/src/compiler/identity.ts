@@ -46,7 +46,9 @@ export class SchemaIdentity {
         let text: string
         if (keyword === '$ref') text = str(resolveUri(base, value as string).replace(/#$/, ''))
         else if (keyword === 'properties') {
-          text = `{${Object.entries(value as Record<string, SchemaNode>).map(([name, sub]) => `${str(name)}:${this.key(base, sub)}`).join(',')}}`
+          text = `{${Object.entries(value as Record<string, SchemaNode>)
+            .map(([name, sub]) => `${str(name)}:${this.key(base, sub)}`)
+            .join(',')}}`
         } else if (SUBSCHEMA.has(keyword)) text = this.key(base, value as SchemaNode)
         else if (SUBSCHEMA_LISTS.has(keyword) && Array.isArray(value)) text = `[${value.map((sub: SchemaNode) => this.key(base, sub)).join(',')}]`
         else text = str(value)

@@ -26,10 +26,37 @@ export function assertsNothing(node: SchemaNode): boolean {
 
 /** The assertion and applicator keywords the compiler implements; any other keyword is a compile error. */
 export const HANDLED = new Set([
-  '$ref', 'type', 'const', 'enum', 'minLength', 'maxLength', 'pattern', 'format', 'minimum', 'maximum',
-  'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf', 'required', 'properties', 'additionalProperties',
-  'propertyNames', 'minProperties', 'maxProperties', 'dependentRequired', 'items', 'minItems', 'maxItems',
-  'uniqueItems', 'allOf', 'anyOf', 'oneOf', 'not', 'if', 'then', 'else',
+  '$ref',
+  'type',
+  'const',
+  'enum',
+  'minLength',
+  'maxLength',
+  'pattern',
+  'format',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'multipleOf',
+  'required',
+  'properties',
+  'additionalProperties',
+  'propertyNames',
+  'minProperties',
+  'maxProperties',
+  'dependentRequired',
+  'items',
+  'minItems',
+  'maxItems',
+  'uniqueItems',
+  'allOf',
+  'anyOf',
+  'oneOf',
+  'not',
+  'if',
+  'then',
+  'else',
 ])
 /** The keywords that apply only to an object. */
 export const OBJECT_KEYWORDS = ['required', 'properties', 'additionalProperties', 'propertyNames', 'minProperties', 'maxProperties', 'dependentRequired']
@@ -54,20 +81,27 @@ export type Obj = { readonly [keyword: string]: unknown }
 /** A value as a JavaScript literal in generated code. */
 export const str = (value: unknown): string => JSON.stringify(value)
 /** The JSON Pointer of a schema below `pointer`. */
-export const child = (pointer: string, ...tokens: (string | number)[]): string =>
-  pointer + tokens.map((t) => '/' + escapePointerToken(String(t))).join('')
+export const child = (pointer: string, ...tokens: (string | number)[]): string => pointer + tokens.map((t) => '/' + escapePointerToken(String(t))).join('')
 
 /** The JavaScript test that the value in `v` has the JSON Schema type `type`. */
 export function typeTest(type: string, v: string): string {
   switch (type) {
-    case 'object': return `(typeof ${v} === 'object' && ${v} !== null && !Array.isArray(${v}))`
-    case 'array': return `Array.isArray(${v})`
-    case 'string': return `typeof ${v} === 'string'`
-    case 'integer': return `Number.isInteger(${v})`
-    case 'number': return `(typeof ${v} === 'number' && Number.isFinite(${v}))`
-    case 'boolean': return `typeof ${v} === 'boolean'`
-    case 'null': return `${v} === null`
-    default: throw new Error(`unknown JSON Schema type: ${type}`)
+    case 'object':
+      return `(typeof ${v} === 'object' && ${v} !== null && !Array.isArray(${v}))`
+    case 'array':
+      return `Array.isArray(${v})`
+    case 'string':
+      return `typeof ${v} === 'string'`
+    case 'integer':
+      return `Number.isInteger(${v})`
+    case 'number':
+      return `(typeof ${v} === 'number' && Number.isFinite(${v}))`
+    case 'boolean':
+      return `typeof ${v} === 'boolean'`
+    case 'null':
+      return `${v} === null`
+    default:
+      throw new Error(`unknown JSON Schema type: ${type}`)
   }
 }
 

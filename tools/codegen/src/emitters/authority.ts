@@ -83,7 +83,10 @@ function kindTableFile(ctx: EmitContext, m: KindTableModule): GeneratedOutput {
   const members = m.members.map(({ kind, doc }) => `${docBlock(doc, '  ')}\n  readonly ${quoted(kind)}: ${m.memberType}<${quoted(kind)}>`)
   file.statements([docBlock(m.interfaceDoc), `export interface ${m.interfaceName} {`, ...members, '}'].join('\n'))
   const d = m.dispatch
-  const args = d.parameters.filter((p) => p.name !== d.table).map((p) => p.name).join(', ')
+  const args = d.parameters
+    .filter((p) => p.name !== d.table)
+    .map((p) => p.name)
+    .join(', ')
   file.fn({
     name: d.name,
     exported: true,
@@ -149,9 +152,7 @@ function reducersFile(ctx: EmitContext): GeneratedOutput {
       ['../commit/handler.js', ['EventOf', 'ReducerFor']],
       ['../model.js', ['AuthorityState']],
     ],
-    prelude: [
-      `${docBlock(['Any catalogued Event (EVENT_CATALOG of @weft/spec, §15.2), discriminated by `kind`.'])}\nexport type AnyEvent = { [K in EventKind]: EventOf<K> }[EventKind]`,
-    ],
+    prelude: [`${docBlock(['Any catalogued Event (EVENT_CATALOG of @weft/spec, §15.2), discriminated by `kind`.'])}\nexport type AnyEvent = { [K in EventKind]: EventOf<K> }[EventKind]`],
     interfaceName: 'EventReducers',
     interfaceDoc: [
       'The reducer of every Event kind of the @weft/spec EVENT_CATALOG (§15.2), in catalog order.',
@@ -161,12 +162,7 @@ function reducersFile(ctx: EmitContext): GeneratedOutput {
     memberType: 'ReducerFor',
     members: EVENT_CATALOG.map((entry: EventInfo) => ({
       kind: entry.kind,
-      doc: [
-        `\`${entry.kind}\` (EVENT_CATALOG): ${entry.summary}`,
-        '',
-        `Scope: ${entry.scope}; aggregate: ${entry.aggregate}.`,
-        `@see PROTOCOL.md ${entry.section}`,
-      ],
+      doc: [`\`${entry.kind}\` (EVENT_CATALOG): ${entry.summary}`, '', `Scope: ${entry.scope}; aggregate: ${entry.aggregate}.`, `@see PROTOCOL.md ${entry.section}`],
     })),
     dispatch: {
       name: 'applyEvent',
@@ -180,10 +176,7 @@ function reducersFile(ctx: EmitContext): GeneratedOutput {
       returnType: 'void',
       code: 'PROTOCOL_VIOLATION',
       missing: 'reducer for Event kind',
-      doc: [
-        'Advances `state` by one Event with the reducer of `event.kind` (one `case` per EVENT_CATALOG kind, §15.2).',
-        '@throws ProtocolError `PROTOCOL_VIOLATION` for a kind outside the catalog.',
-      ],
+      doc: ['Advances `state` by one Event with the reducer of `event.kind` (one `case` per EVENT_CATALOG kind, §15.2).', '@throws ProtocolError `PROTOCOL_VIOLATION` for a kind outside the catalog.'],
     },
   })
 }
@@ -247,29 +240,17 @@ export interface TransitionTarget {
       'or a `timer.` / `system.` event); guarded targets come first, the unguarded fallback last.',
     ])}\nexport type TransitionLookup = { readonly [fromAndEvent: string]: readonly TransitionTarget[] }`,
   )
-  file.statements(
-    `${docBlock(['For each machine event, the states (or `none`) from which the table has a row.'])}\nexport type StatesWithEvent = { readonly [event: string]: readonly string[] }`,
-  )
+  file.statements(`${docBlock(['For each machine event, the states (or `none`) from which the table has a row.'])}\nexport type StatesWithEvent = { readonly [event: string]: readonly string[] }`)
   const machines = [
     { prefix: 'WORK_ITEM', source: 'WORK_ITEM_TRANSITIONS', section: '§10.2, §11.3–§11.5, §14', rows: WORK_ITEM_TRANSITIONS },
     { prefix: 'MISSION', source: 'MISSION_TRANSITIONS', section: '§7.1, §7.2, §14', rows: MISSION_TRANSITIONS },
   ]
   for (const m of machines) {
     file.statements(
-      frozenTable(
-        [`The rows of ${m.source} of @weft/spec/machines (${m.section}), flattened by (from, event).`],
-        `${m.prefix}_TRANSITION_LOOKUP`,
-        'TransitionLookup',
-        transitionLookup(m.rows),
-      ),
+      frozenTable([`The rows of ${m.source} of @weft/spec/machines (${m.section}), flattened by (from, event).`], `${m.prefix}_TRANSITION_LOOKUP`, 'TransitionLookup', transitionLookup(m.rows)),
     )
     file.statements(
-      frozenTable(
-        [`The states each event of ${m.source} (${m.section}) has a row from, for error messages.`],
-        `${m.prefix}_STATES_WITH_EVENT`,
-        'StatesWithEvent',
-        statesWithEvent(m.rows),
-      ),
+      frozenTable([`The states each event of ${m.source} (${m.section}) has a row from, for error messages.`], `${m.prefix}_STATES_WITH_EVENT`, 'StatesWithEvent', statesWithEvent(m.rows)),
     )
   }
   file.fn({

@@ -63,10 +63,7 @@ function buildersFile(ctx: EmitContext): GeneratedOutput {
   file.importNamed('../sender.js', ['CommandOptions', 'CommandSender', 'Receipt'], true)
   const names = new Map(builderNames())
   const name = (kind: string): string => names.get(kind) ?? builderName(kind)
-  const methods = COMMAND_CATALOG.map(
-    (entry) =>
-      `${builderDoc(entry)}\n  ${name(entry.kind)}(payload: CommandPayload<${quoted(entry.kind)}>, options?: CommandOptions): Promise<Receipt>`,
-  )
+  const methods = COMMAND_CATALOG.map((entry) => `${builderDoc(entry)}\n  ${name(entry.kind)}(payload: CommandPayload<${quoted(entry.kind)}>, options?: CommandOptions): Promise<Receipt>`)
   file.statements(
     [
       docBlock([
@@ -87,16 +84,12 @@ function buildersFile(ctx: EmitContext): GeneratedOutput {
     exported: true,
     parameters: [{ name: 'sender', type: 'CommandSender' }],
     returnType: 'CommandBuilders',
-    body: [
-      'return {',
-      ...COMMAND_CATALOG.map((e) => `${name(e.kind)}: (payload, options) => sender.send(${quoted(e.kind)}, payload, options),`),
-      '}',
-    ].join('\n'),
+    body: ['return {', ...COMMAND_CATALOG.map((e) => `${name(e.kind)}: (payload, options) => sender.send(${quoted(e.kind)}, payload, options),`), '}'].join('\n'),
     doc: [
       'Binds every builder of {@link CommandBuilders} to `sender`: each method sends its own kind.',
       '@example',
       '```ts',
-      "const receipt = await bindBuilders(sender).workAcceptOffer({ workItemId, ownershipLeaseSeconds: 600 }, { expectedRevision: 3 })",
+      'const receipt = await bindBuilders(sender).workAcceptOffer({ workItemId, ownershipLeaseSeconds: 600 }, { expectedRevision: 3 })',
       '```',
     ].join('\n'),
   })

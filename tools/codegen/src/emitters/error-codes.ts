@@ -16,9 +16,7 @@ export function emitErrorCodes(ctx: EmitContext): GeneratedOutput[] {
     exported: true,
     doc: 'Every §19 error code, in the order of the specification.',
   })
-  const rows = ERROR_CATALOG.map(
-    (e) => `  ${e.code}: { meaning: ${JSON.stringify(e.meaning)}, retryable: ${e.retryable} },`,
-  ).join('\n')
+  const rows = ERROR_CATALOG.map((e) => `  ${e.code}: { meaning: ${JSON.stringify(e.meaning)}, retryable: ${e.retryable} },`).join('\n')
   file.statements(
     `/** What each code means and whether an unchanged retry of the same Command is safe (§19). */\nexport const ERROR_CODE_INFO: { readonly [C in ErrorCode]: { readonly meaning: string; readonly retryable: boolean } } = {\n${rows}\n}`,
   )

@@ -6,10 +6,9 @@ import { PROTOCOL_FORMATS } from './validators.js'
 // The check path skips patterns that `uri` claims to decide. These properties are the proof.
 const uriChars = "ABCXYZabcxyz0189-._~:/?#[]@!$&'()*+,;=%"
 const noise = ' \n\t\u0000é😀"<>\\^`{|}'
-const arbitraryUriLike = fc.tuple(
-  fc.constantFrom('', 'a:', 'urn:', 'https://', 'x+y.z-1:', '1a:', ':'),
-  fc.string({ unit: fc.constantFrom(...(uriChars + noise).split('')), maxLength: 40 }),
-).map(([prefix, rest]) => prefix + rest)
+const arbitraryUriLike = fc
+  .tuple(fc.constantFrom('', 'a:', 'urn:', 'https://', 'x+y.z-1:', '1a:', ':'), fc.string({ unit: fc.constantFrom(...(uriChars + noise).split('')), maxLength: 40 }))
+  .map(([prefix, rest]) => prefix + rest)
 
 describe('format implications used by the generated check path', () => {
   const { patterns, excludes } = PROTOCOL_FORMATS.uri.implies

@@ -4,14 +4,7 @@
  * diagrams cannot drift from the machines (`weft-codegen --check`).
  * @module
  */
-import {
-  MISSION_TRANSITIONS,
-  NO_AGGREGATE,
-  TERMINAL_MISSION_STATES,
-  TERMINAL_WORK_ITEM_STATES,
-  WORK_ITEM_TRANSITIONS,
-  type AnyTransitionRow,
-} from '@weft/spec/machines'
+import { MISSION_TRANSITIONS, NO_AGGREGATE, TERMINAL_MISSION_STATES, TERMINAL_WORK_ITEM_STATES, WORK_ITEM_TRANSITIONS, type AnyTransitionRow } from '@weft/spec/machines'
 import type { EmitContext, GeneratedOutput } from './context.js'
 
 /** One diagram to emit. */

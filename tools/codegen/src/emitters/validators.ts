@@ -117,7 +117,11 @@ export function emitValidators(ctx: EmitContext, families: readonly PayloadFamil
 
   // Document functions, then the document table.
   const docs = emitModule(ctx, modules.get(DOCUMENTS_MODULE)!, sourceOf)
-  docs.importNamed('@weft/spec', documentEntries.map(({ guard }) => guard).filter((guard) => guard !== 'unknown'), true)
+  docs.importNamed(
+    '@weft/spec',
+    documentEntries.map(({ guard }) => guard).filter((guard) => guard !== 'unknown'),
+    true,
+  )
   docs.record({
     name: 'documentValidators',
     exported: true,
@@ -135,7 +139,11 @@ export function emitValidators(ctx: EmitContext, families: readonly PayloadFamil
   const payloadModule = modules.get(PAYLOADS_MODULE)
   if (payloadModule) {
     const payloads = emitModule(ctx, payloadModule, sourceOf)
-    payloads.importNamed('@weft/spec', families.flatMap((f) => [f.payloadType, f.kindType]), true)
+    payloads.importNamed(
+      '@weft/spec',
+      families.flatMap((f) => [f.payloadType, f.kindType]),
+      true,
+    )
     for (const { family, entries } of familyEntries) {
       payloads.record({
         name: family.table,
@@ -154,7 +162,10 @@ function emitModule(ctx: EmitContext, mod: CompiledModule, sourceOf: (location: 
   const file = new GeneratedFile(`${OUT}/${mod.name}.ts`, ctx.preamble)
   for (const [from, names] of [...mod.imports].sort(([a], [b]) => a.localeCompare(b))) {
     // `Collector` is only a parameter type; it is imported as a type below
-    file.importNamed(from, [...names].filter((n) => n !== 'Collector'))
+    file.importNamed(
+      from,
+      [...names].filter((n) => n !== 'Collector'),
+    )
   }
   file.importNamed('../runtime.js', ['Collector'], true)
   for (const constant of mod.constants) file.constant(constant.name, constant.initializer)
@@ -167,7 +178,12 @@ function emitModule(ctx: EmitContext, mod: CompiledModule, sourceOf: (location: 
       exported,
       parameters: [
         { name: 'v', type: 'any' },
-        ...(fn.mode === 'check' ? [] : [{ name: 'p', type: 'string', initializer: "''" }, { name: 'x', type: 'Collector', optional: true }]),
+        ...(fn.mode === 'check'
+          ? []
+          : [
+              { name: 'p', type: 'string', initializer: "''" },
+              { name: 'x', type: 'Collector', optional: true },
+            ]),
         // a shared part reports under the schema path of the location it validates
         ...(fn.schemaPathDefault === undefined ? [] : [{ name: 's', type: 'string', initializer: JSON.stringify(fn.schemaPathDefault) }]),
       ],

@@ -73,11 +73,9 @@ function reducersFile(ctx: EmitContext): GeneratedOutput {
 function indexFile(ctx: EmitContext): GeneratedOutput {
   const file = new GeneratedFile(`${OUT}/index.ts`, ctx.preamble)
   file.statements(
-    [
-      docBlock(['The generated surface of @weft/worker, from the Event catalog of @weft/spec.', '@module']),
-      '',
-      "export { applyWorkerEvent, type WorkerEventReducers } from './reducers.js'",
-    ].join('\n'),
+    [docBlock(['The generated surface of @weft/worker, from the Event catalog of @weft/spec.', '@module']), '', "export { applyWorkerEvent, type WorkerEventReducers } from './reducers.js'"].join(
+      '\n',
+    ),
   )
   return { path: file.path, content: file.print() }
 }

@@ -22,14 +22,26 @@ export function App() {
       setNotice(reason)
     })
   }, [session])
-  if (session === undefined) return <SignInScreen notice={notice} onSignedIn={(s) => { setNotice(undefined); setSession(s) }} />
+  if (session === undefined)
+    return (
+      <SignInScreen
+        notice={notice}
+        onSignedIn={(s) => {
+          setNotice(undefined)
+          setSession(s)
+        }}
+      />
+    )
   return <Console session={session} />
 }
 
 const CONNECTION_LABELS: Readonly<Record<string, string>> = { connecting: 'Connecting…', open: 'Connected', reconnecting: 'Reconnecting…', closed: 'Disconnected' }
 
 /** Which main panel shows: a Group, or the new-Mission form (optionally a follow-up). */
-type Selection = { readonly kind: 'group'; readonly groupId: string } | { readonly kind: 'new'; readonly followUpTo?: { readonly missionId: string; readonly title: string } } | { readonly kind: 'none' }
+type Selection =
+  | { readonly kind: 'group'; readonly groupId: string }
+  | { readonly kind: 'new'; readonly followUpTo?: { readonly missionId: string; readonly title: string } }
+  | { readonly kind: 'none' }
 
 function Console({ session }: { readonly session: SignedIn }) {
   const [, setTick] = useState(0)
@@ -124,7 +136,14 @@ function GroupEntry({ group, session, current, onOpen }: { readonly group: Conso
   const title = live?.title ?? group.title ?? shortId(group.missionId ?? group.groupId)
   return (
     <li>
-      <button type="button" class={`group-item${current ? ' current' : ''}`} aria-current={current ? 'page' : undefined} onClick={() => onOpen(group.groupId)} data-testid="group-item" data-group-id={group.groupId}>
+      <button
+        type="button"
+        class={`group-item${current ? ' current' : ''}`}
+        aria-current={current ? 'page' : undefined}
+        onClick={() => onOpen(group.groupId)}
+        data-testid="group-item"
+        data-group-id={group.groupId}
+      >
         <span class="group-title">{title}</span>
         <span class="group-meta">
           <StateBadge state={state} />

@@ -62,7 +62,8 @@ export function ApprovalPage({ view, session }: { readonly view: GroupView; read
         <ul class="plain" data-testid="decisions">
           {view.decisions.map(({ approval, sequence }) => (
             <li key={approval.approvalId}>
-              <StateBadge state={approval.decision} /> revision {approval.missionRevision} by {approval.approver.id} at {formatTime(approval.occurredAt)} (#{sequence}){approval.comments === '' ? '' : ` — ${approval.comments}`}
+              <StateBadge state={approval.decision} /> revision {approval.missionRevision} by {approval.approver.id} at {formatTime(approval.occurredAt)} (#{sequence})
+              {approval.comments === '' ? '' : ` — ${approval.comments}`}
               {approval.conditions.length === 0 ? null : (
                 <ul>
                   {approval.conditions.map((c, i) => (
@@ -190,7 +191,19 @@ function Submission({ view, submission }: { readonly view: GroupView; readonly s
   )
 }
 
-function Decision({ view, session, submission, onStale, onDecided }: { readonly view: GroupView; readonly session: SignedIn; readonly submission: SubmissionView; readonly onStale: (why: string) => void; readonly onDecided: (text: string) => void }) {
+function Decision({
+  view,
+  session,
+  submission,
+  onStale,
+  onDecided,
+}: {
+  readonly view: GroupView
+  readonly session: SignedIn
+  readonly submission: SubmissionView
+  readonly onStale: (why: string) => void
+  readonly onDecided: (text: string) => void
+}) {
   const [comments, setComments] = useState('')
   const [conditions, setConditions] = useState('')
   const action = useAction()
@@ -244,7 +257,8 @@ function Decision({ view, session, submission, onStale, onDecided }: { readonly 
         // The page may lag the Authority: a refusal because no submission is pending any more, or
         // because the decision names another revision or Artifact set, means it moved on (§7.3).
         const stale = view.submission?.eventId !== submission.eventId || view.missionState !== 'awaiting_approval'
-        if (stale || STALE_CODES.has(refusal.code ?? '')) onStale('The revision moved on while you were reviewing: the Mission is no longer awaiting a decision on what you saw. The page shows the current state.')
+        if (stale || STALE_CODES.has(refusal.code ?? ''))
+          onStale('The revision moved on while you were reviewing: the Mission is no longer awaiting a decision on what you saw. The page shows the current state.')
       },
     )
   }
@@ -260,7 +274,13 @@ function Decision({ view, session, submission, onStale, onDecided }: { readonly 
         <button type="button" class="primary" disabled={action.busy} onClick={() => decide('approved')} data-testid="approve">
           Approve revision {submission.missionRevision}
         </button>
-        <button type="button" class="secondary" disabled={action.busy || (conditions.trim() === '' && comments.trim() === '')} onClick={() => decide('changes_requested')} data-testid="request-changes">
+        <button
+          type="button"
+          class="secondary"
+          disabled={action.busy || (conditions.trim() === '' && comments.trim() === '')}
+          onClick={() => decide('changes_requested')}
+          data-testid="request-changes"
+        >
           Request changes
         </button>
         {action.busy ? <span class="muted">Signing…</span> : null}

@@ -34,7 +34,17 @@ function localInput(ms: number): string {
   return new Date(ms).toISOString().slice(0, 16)
 }
 
-export function MissionForm({ session, followUpTo, onCreated, onCancel }: { readonly session: SignedIn; readonly followUpTo?: { readonly missionId: string; readonly title: string }; readonly onCreated: (groupId: string) => void; readonly onCancel: () => void }) {
+export function MissionForm({
+  session,
+  followUpTo,
+  onCreated,
+  onCancel,
+}: {
+  readonly session: SignedIn
+  readonly followUpTo?: { readonly missionId: string; readonly title: string }
+  readonly onCreated: (groupId: string) => void
+  readonly onCancel: () => void
+}) {
   const [f, setF] = useState({
     title: followUpTo === undefined ? '' : `Follow-up: ${followUpTo.title}`.slice(0, 500),
     objective: '',
@@ -71,7 +81,8 @@ export function MissionForm({ session, followUpTo, onCreated, onCancel }: { read
     event.preventDefault()
     void action.run(async () => {
       const definitionOfDone = criteriaOf(f.done, f.evidence)
-      if (f.title.trim() === '' || f.objective.trim() === '' || definitionOfDone.length === 0 || f.coordinator.trim() === '') throw Object.assign(new Error('missing'), { name: 'UsageError', message: 'title, objective, at least one criterion and the Coordinator Agent are required' })
+      if (f.title.trim() === '' || f.objective.trim() === '' || definitionOfDone.length === 0 || f.coordinator.trim() === '')
+        throw Object.assign(new Error('missing'), { name: 'UsageError', message: 'title, objective, at least one criterion and the Coordinator Agent are required' })
       if (followUpTo !== undefined && f.reason.trim() === '') throw Object.assign(new Error('missing'), { name: 'UsageError', message: 'a follow-up needs a reason' })
       const budget: Record<string, unknown> = {}
       if (f.financial.trim() !== '') Object.assign(budget, { currency: f.currency.trim().toUpperCase(), financialLimit: Number(f.financial) })
@@ -93,7 +104,8 @@ export function MissionForm({ session, followUpTo, onCreated, onCancel }: { read
       const groupId = newUrnUuid(systemRandom)
       const issuedAt = await session.now()
       if (followUpTo === undefined) await session.client.missionCreate(base as CommandPayload<'mission.create'>, { groupId, issuedAt })
-      else await session.client.missionCreateFollowUp({ ...base, followUpToMissionId: followUpTo.missionId, reason: f.reason.trim() } as CommandPayload<'mission.create_follow_up'>, { groupId, issuedAt })
+      else
+        await session.client.missionCreateFollowUp({ ...base, followUpToMissionId: followUpTo.missionId, reason: f.reason.trim() } as CommandPayload<'mission.create_follow_up'>, { groupId, issuedAt })
       onCreated(groupId)
       return 'Mission created.'
     })
@@ -137,7 +149,16 @@ export function MissionForm({ session, followUpTo, onCreated, onCancel }: { read
           <input id="m-tools" type="number" min="0" value={f.toolCalls} onInput={set('toolCalls')} size={6} />
         </fieldset>
         <label for="m-coordinator">Coordinator Agent ID</label>
-        <input id="m-coordinator" list="m-coordinator-agents" value={f.coordinator} onInput={set('coordinator')} placeholder="urn:…:agent:coordinator" required autocomplete="off" data-testid="m-coordinator" />
+        <input
+          id="m-coordinator"
+          list="m-coordinator-agents"
+          value={f.coordinator}
+          onInput={set('coordinator')}
+          placeholder="urn:…:agent:coordinator"
+          required
+          autocomplete="off"
+          data-testid="m-coordinator"
+        />
         <datalist id="m-coordinator-agents" data-testid="m-coordinator-agents">
           {agents.map((a) => (
             <option key={a.agentId} value={a.agentId} label={`${a.displayName} (${a.capabilities.map((c) => c.id).join(', ')})`} />

@@ -193,9 +193,15 @@ function BudgetSummary({ view }: { readonly view: GroupView }) {
       <thead>
         <tr>
           <th scope="col">Dimension</th>
-          <th scope="col" class="num">Used</th>
-          <th scope="col" class="num">Limit</th>
-          <th scope="col" class="num">Left</th>
+          <th scope="col" class="num">
+            Used
+          </th>
+          <th scope="col" class="num">
+            Limit
+          </th>
+          <th scope="col" class="num">
+            Left
+          </th>
           <th scope="col">Use</th>
         </tr>
       </thead>
@@ -437,7 +443,9 @@ function LeaseTimeline({ view }: { readonly view: GroupView }) {
               <th scope="col">Kind</th>
               <th scope="col">Holder</th>
               <th scope="col">WorkItem</th>
-              <th scope="col" class="num">Epoch</th>
+              <th scope="col" class="num">
+                Epoch
+              </th>
               <th scope="col">Start</th>
               <th scope="col">End</th>
               <th scope="col">How</th>
@@ -510,7 +518,9 @@ function BudgetLedger({ view }: { readonly view: GroupView }) {
             <caption class="sr-only">Usage records, newest first</caption>
             <thead>
               <tr>
-                <th scope="col" class="num">Seq</th>
+                <th scope="col" class="num">
+                  Seq
+                </th>
                 <th scope="col">Time</th>
                 <th scope="col">WorkItem</th>
                 {dims.map((d) => (

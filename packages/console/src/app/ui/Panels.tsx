@@ -106,7 +106,9 @@ export function ArtifactsPanel({ view }: { readonly view: GroupView }) {
                 <th scope="col">Media type</th>
                 <th scope="col">WorkItem</th>
                 <th scope="col">Producer</th>
-                <th scope="col" class="num">Bytes</th>
+                <th scope="col" class="num">
+                  Bytes
+                </th>
                 <th scope="col">Class</th>
                 <th scope="col">Retrieval URI (not followed)</th>
               </tr>
@@ -134,7 +136,15 @@ export function ArtifactsPanel({ view }: { readonly view: GroupView }) {
         <p class="muted small">Source Artifact → Artifact → the WorkItem that produced it → Evidence about it; dashed: Evidence citing an Artifact.</p>
         {nodes.size === 0 ? null : (
           <div class="graph-scroll">
-            <svg class="graph" width={layout.width} height={layout.height} viewBox={`0 0 ${layout.width} ${layout.height}`} role="img" aria-label={`Provenance graph of ${view.artifacts.size} Artifacts and ${view.evidence.size} Evidence records`} data-testid="provenance-graph">
+            <svg
+              class="graph"
+              width={layout.width}
+              height={layout.height}
+              viewBox={`0 0 ${layout.width} ${layout.height}`}
+              role="img"
+              aria-label={`Provenance graph of ${view.artifacts.size} Artifacts and ${view.evidence.size} Evidence records`}
+              data-testid="provenance-graph"
+            >
               <defs>
                 <marker id="parrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
                   <path d="M 0 0 L 10 5 L 0 10 z" class="arrowhead" />
@@ -147,7 +157,11 @@ export function ArtifactsPanel({ view }: { readonly view: GroupView }) {
                 const type = nodes.get(n.id)?.type ?? 'work'
                 const result = type === 'evidence' ? view.evidence.get(nodes.get(n.id)!.ref)?.evidence.result : undefined
                 return (
-                  <g key={n.id} class={`pnode pnode-${type}${result === undefined ? '' : ` result-${result}`}`} transform={`translate(${n.x - PROVENANCE_NODE.width / 2},${n.y - PROVENANCE_NODE.height / 2})`}>
+                  <g
+                    key={n.id}
+                    class={`pnode pnode-${type}${result === undefined ? '' : ` result-${result}`}`}
+                    transform={`translate(${n.x - PROVENANCE_NODE.width / 2},${n.y - PROVENANCE_NODE.height / 2})`}
+                  >
                     <title>{nodes.get(n.id)?.ref ?? n.id}</title>
                     <rect class="node-box" width={PROVENANCE_NODE.width} height={PROVENANCE_NODE.height} rx={type === 'work' ? 6 : 14} />
                     <text x="10" y="18" class="node-kind">
@@ -213,7 +227,10 @@ export function EventLog({ view }: { readonly view: GroupView }) {
   const [filter, setFilter] = useState('')
   const [follow, setFollow] = useState(true)
   const needle = filter.trim().toLowerCase()
-  const rows = useMemo(() => (needle === '' ? view.events : view.events.filter((r) => r.kind.includes(needle) || r.summary.toLowerCase().includes(needle) || r.actor.toLowerCase().includes(needle))), [view.events.length, needle])
+  const rows = useMemo(
+    () => (needle === '' ? view.events : view.events.filter((r) => r.kind.includes(needle) || r.summary.toLowerCase().includes(needle) || r.actor.toLowerCase().includes(needle))),
+    [view.events.length, needle],
+  )
   // Following live, the window is the tail from the first render on: no frame shows the top of the
   // list first, and no layout is read to find the bottom (listWindow clamps to the last rows).
   const totalHeight = rows.length * EVENT_ROW_HEIGHT

@@ -60,7 +60,10 @@ export function SignInScreen({ onSignedIn, notice }: { readonly onSignedIn: (ses
     <main class="signin" aria-labelledby="signin-title">
       <div class="signin-card">
         <h1 id="signin-title">Weft console</h1>
-        <p class="muted">Sign in with the key file of your human Principal, written by <code>weft principal add human NAME</code>. The key stays in this browser: it is imported so it cannot be read back, and it signs a one-time challenge.</p>
+        <p class="muted">
+          Sign in with the key file of your human Principal, written by <code>weft principal add human NAME</code>. The key stays in this browser: it is imported so it cannot be read back, and it
+          signs a one-time challenge.
+        </p>
         {notice === undefined ? null : (
           <p class="notice" role="status" data-testid="signin-notice">
             {notice}
