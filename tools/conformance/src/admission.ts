@@ -36,7 +36,7 @@ import {
   type TrustedAcceptance,
 } from '@weft/codec'
 import { schemaCheckForKind } from '@weft/validators/signed'
-import { artifactEntries, checkArtifacts, checkManifestDigest, readBundleFile, readStrictJson, type ArtifactCheck, type DigestCheck } from './artifacts.js'
+import { artifactEntries, checkArtifacts, checkManifestDigest, countAgainstPin, readBundleFile, readStrictJson, type ArtifactCheck, type DigestCheck } from './artifacts.js'
 import { PINNED_CRYPTOGRAPHY, stageTable, type StageCount } from './cryptography.js'
 import { registryFixtureIssues } from './fixtures.js'
 import { renderTable, type TableColumn } from './report.js'
@@ -397,14 +397,7 @@ export async function runAdmission(bundleDir: string, options: AdmissionOptions 
   }
 
   for (const path of unbound) problems.push(`${path} is used by an evaluation but bound by neither manifest's artifacts`)
-  const complete = results.filter((r) => r.expectedStage === 'complete').length
-  const rejected = results.length - complete
-  if (cases !== pinned.cases || results.length !== pinned.evaluations || complete !== pinned.complete || rejected !== pinned.rejected) {
-    problems.push(
-      `manifest has ${cases} cases and ${results.length} evaluations (${complete} complete, ${rejected} rejected); ` +
-        `the pinned bundle has ${pinned.cases} and ${pinned.evaluations} (${pinned.complete}, ${pinned.rejected})`,
-    )
-  }
+  const { complete, rejected } = countAgainstPin(results, cases, pinned, problems)
   const count = (pick: (r: AdmissionEvaluationResult) => string | null) => {
     const out: Record<string, StageCount> = {}
     for (const r of results) {

@@ -103,3 +103,28 @@ export function checkArtifacts(bundleDir: string, entries: readonly ArtifactEntr
     return problems.length === 0 ? { ...base, ok: true } : { ...base, ok: false, problem: problems.join('; ') }
   })
 }
+
+/** The counts of a manifest's cases and evaluations at the pinned protocol commit. */
+export interface PinnedCounts {
+  readonly cases: number
+  readonly evaluations: number
+  readonly complete: number
+  readonly rejected: number
+}
+
+/**
+ * How many of `results` expect to complete and how many a rejection, adding a problem to `problems`
+ * when the manifest's counts are not the pinned bundle's: a changed bundle is reported, never run
+ * as if it were the pinned one.
+ */
+export function countAgainstPin(results: readonly { readonly expectedStage: string }[], cases: number, pinned: PinnedCounts, problems: string[]): { complete: number; rejected: number } {
+  const complete = results.filter((r) => r.expectedStage === 'complete').length
+  const rejected = results.length - complete
+  if (cases !== pinned.cases || results.length !== pinned.evaluations || complete !== pinned.complete || rejected !== pinned.rejected) {
+    problems.push(
+      `manifest has ${cases} cases and ${results.length} evaluations (${complete} complete, ${rejected} rejected); ` +
+        `the pinned bundle has ${pinned.cases} and ${pinned.evaluations} (${pinned.complete}, ${pinned.rejected})`,
+    )
+  }
+  return { complete, rejected }
+}

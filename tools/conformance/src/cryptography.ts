@@ -32,7 +32,7 @@ import {
   type VerifyResult,
 } from '@weft/codec'
 import { schemaCheckForKind } from '@weft/validators/signed'
-import { artifactEntries, checkArtifacts, checkManifestDigest, readBundleFile, readStrictJson, type ArtifactCheck, type DigestCheck } from './artifacts.js'
+import { artifactEntries, checkArtifacts, checkManifestDigest, countAgainstPin, readBundleFile, readStrictJson, type ArtifactCheck, type DigestCheck } from './artifacts.js'
 import { registryFixtureIssues, signingKeyFixtureIssues } from './fixtures.js'
 import { renderTable, type TableColumn } from './report.js'
 
@@ -412,14 +412,7 @@ export function runCryptography(bundleDir: string, options: CryptographyOptions 
   })
 
   for (const path of unbound) problems.push(`${path} is used by an evaluation but not bound by artifacts`)
-  const complete = results.filter((r) => r.expectedStage === 'complete').length
-  const rejected = results.length - complete
-  if (cases !== pinned.cases || results.length !== pinned.evaluations || complete !== pinned.complete || rejected !== pinned.rejected) {
-    problems.push(
-      `manifest has ${cases} cases and ${results.length} evaluations (${complete} complete, ${rejected} rejected); ` +
-        `the pinned bundle has ${pinned.cases} and ${pinned.evaluations} (${pinned.complete}, ${pinned.rejected})`,
-    )
-  }
+  const { complete, rejected } = countAgainstPin(results, cases, pinned, problems)
   const byStage = Object.fromEntries(
     OUTCOMES.map((stage) => {
       const of = results.filter((r) => r.expectedStage === stage)
