@@ -56,6 +56,9 @@ function workspace({ packages, codegenExit = 0 }) {
   const { packageManager } = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8'))
   write('package.json', JSON.stringify({ name: 'weft-fixture', private: true, type: 'module', packageManager, workspaces: Object.keys(packages) }))
   write('turbo.json', JSON.stringify({ tasks: { check: {}, test: { cache: false, env: ['CI', 'MWP_PROTOCOL_DIR'] } } }))
+  // Biome's defaults would also check the fixture's layout (tabs) and import order; the house's
+  // layout is the repository's business (biome.jsonc), not these small stand-in files'.
+  write('biome.json', JSON.stringify({ formatter: { enabled: false }, assist: { enabled: false } }))
   write('tools/codegen/src/run.ts', `import { writeFileSync } from 'node:fs'\nwriteFileSync('codegen-ran', '')\nprocess.exit(${codegenExit})\n`)
   for (const [pkg, tests] of Object.entries(packages)) {
     write(`${pkg}/package.json`, JSON.stringify({ name: `fixture-${pkg}`, private: true, type: 'module', scripts: { test: 'vitest run' } }))
