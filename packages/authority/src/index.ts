@@ -62,7 +62,7 @@ export type { UnsignedGroupSnapshot, SnapshotOptions, SnapshotVerifyOptions, Sna
 export { verifySnapshotImage, snapshotImage } from './log/snapshots.js'
 export type { RestorePoint, ImageVerification, SnapshotRefusal } from './log/snapshots.js'
 export { cursorTooOld } from './log/compaction.js'
-export type { EventPage } from './log/compaction.js'
+export type { EventPage, OnlineLog } from './log/compaction.js'
 export { restoreState } from './log/restore.js'
 // §12: the limit a Resource Budget sets on one usage dimension, money in microunits (what the ledger compares usage with).
 export { limitOf as budgetLimit } from './domain/work-budget.js'

@@ -5,7 +5,7 @@
  */
 import type { Receipt, Transport } from '@weft/client'
 import type { ErrorCode, KeyResolver, SigningKey } from '@weft/codec'
-import type { Event, GroupSnapshot } from '@weft/spec'
+import type { Event } from '@weft/spec'
 import type { Clock, RandomSource } from '@weft/codec/time'
 import type { CommandHandlers } from '../gen/handlers.js'
 import type { EventReducers } from '../gen/reducers.js'
@@ -14,9 +14,8 @@ import type { IngressStage } from '../ingress/refusal.js'
 import type { ActorRef, AuthorityState, GroupState } from '../model.js'
 import type { LeaseView } from '../domain/leases.js'
 import type { BudgetLedger } from '../domain/budget-ledger.js'
-import type { AuthorityStore, CheckpointManifest, SnapshotRecord, StoredReceipt } from '../log/store.js'
-import type { EventPage } from '../log/compaction.js'
-import type { SnapshotOptions, UnsignedGroupSnapshot } from '../log/snapshots.js'
+import type { AuthorityStore, CheckpointManifest, StoredReceipt } from '../log/store.js'
+import type { OnlineLog } from '../log/compaction.js'
 import type { AuthorityWarning } from '../log/checkpoint.js'
 
 /** The Authority's own identity: the service Principal that accepts Events (`acceptedBy`) and its signing key. */
@@ -118,7 +117,7 @@ export interface AuditEntry {
  * Command can change in between. Only the Ed25519 check of signed Commands submitted together
  * overlaps (see {@link Authority.submit}).
  */
-export interface Authority {
+export interface Authority extends OnlineLog {
   /**
    * Runs the full ingress on a Command's exact UTF-8 JSON bytes (or text): size, strict parse,
    * schema, §6.4 signature, freshness, idempotency, epochs, role, `expectedRevision`, then the
@@ -188,50 +187,6 @@ export interface Authority {
    * ```
    */
   budgetLedger(groupId: string, workItemId?: string): BudgetLedger | undefined
-  /**
-   * Every Event of a Group's online log after `afterSequence` (default 0), in sequence order. A
-   * Message that was redacted is served as its signed tombstone (`../delivery/redaction.ts`, §7.4).
-   * @throws ProtocolError `CURSOR_TOO_OLD` (with the snapshot reference in `details`) when the log
-   * was compacted past `afterSequence` (§16): nothing is left out silently.
-   */
-  events(groupId: string, afterSequence?: number): readonly Event[]
-  /**
-   * At most `limit` Events of a Group's online log after `afterSequence`, served as {@link events}
-   * serves them, with where the next page starts and whether there is one (§16: no silent cut).
-   * @throws ProtocolError `CURSOR_TOO_OLD` as for {@link events}; UsageError when `limit` is not a positive integer.
-   */
-  eventPage(groupId: string, afterSequence: number, limit: number): EventPage
-  /**
-   * At most `limit` Events of a Group's retained history after `afterSequence`, compacted ones
-   * included (§7.4: an active Group keeps its complete history), served as {@link events} serves
-   * them. Unlike {@link eventPage} it never answers `CURSOR_TOO_OLD`; it reads the store by
-   * position where the store has `groupHistory`, else its whole retained history from the start.
-   * An in-process operator read (audit, building snapshots): it checks no caller's Membership.
-   * @throws UsageError when `afterSequence` is not a non-negative integer or `limit` not a positive one.
-   */
-  history(groupId: string, afterSequence: number, limit: number): EventPage
-  /**
-   * The unsigned Group Snapshot at sequence `through`, 1 to the head (§7.4, §16): the Group's state
-   * at `through` (the live state at the head, otherwise a fold of the retained history up to that
-   * Event), its Event IDs 1..`through` and their Policy Log. An Organization service signs it
-   * (`signGroupSnapshot`) and passes it to {@link compact}.
-   * @throws ProtocolError `GROUP_NOT_FOUND` for an unknown Group; UsageError when `through` is not a sequence of its log.
-   */
-  buildSnapshot(groupId: string, through: number, options: SnapshotOptions): UnsignedGroupSnapshot
-  /** The Group's latest compaction: the signed snapshot, its reference hash and state image; `undefined` before any. */
-  snapshot(groupId: string): SnapshotRecord | undefined
-  /**
-   * Compacts a Group's online log behind a Signed Group Snapshot made by an Organization service
-   * (§7.4, §16): after checking it like a restore would (signature, Event IDs, Policy Log, state
-   * hash at its sequence), Events up to its sequence leave the online log; the store retains them
-   * and the state does not change. Replays from below then answer `CURSOR_TOO_OLD`.
-   * @returns The stored record.
-   * When the store keeps state checkpoints, a {@link checkpoint} follows; should it fail, the
-   * compaction stands and `onWarning` hears why.
-   * @throws ProtocolError `GROUP_NOT_FOUND`, `AUTH_INVALID_SIGNATURE` or `INVALID_COMMAND` for a snapshot
-   * that does not verify or does not advance the compaction point; UsageError when the store cannot compact.
-   */
-  compact(groupId: string, snapshot: GroupSnapshot | string): SnapshotRecord
   /**
    * Saves a state checkpoint in the store: an image of the whole state at the end of the retained
    * history, signed with the Authority's key together with its position and the compacted Groups'

@@ -60,19 +60,51 @@ export interface OnlineLogOptions {
   readonly now: () => string
 }
 
-/** The reading and compaction side of an Authority's log; `createPipeline` exposes it as `Authority` members. */
+/** The reading and compaction side of an Authority's log (§7.4, §16): the `Authority` members `createPipeline` takes from {@link createOnlineLog}. */
 export interface OnlineLog {
-  /** Every online Event after `afterSequence` (default 0). @throws ProtocolError `CURSOR_TOO_OLD`. */
+  /**
+   * Every Event of a Group's online log after `afterSequence` (default 0), in sequence order. A
+   * Message that was redacted is served as its signed tombstone (`../delivery/redaction.ts`, §7.4).
+   * @throws ProtocolError `CURSOR_TOO_OLD` (with the snapshot reference in `details`) when the log
+   * was compacted past `afterSequence` (§16): nothing is left out silently.
+   */
   events(groupId: string, afterSequence?: number): readonly Event[]
-  /** At most `limit` online Events after `afterSequence`. @throws ProtocolError `CURSOR_TOO_OLD`; UsageError for a bad limit. */
+  /**
+   * At most `limit` Events of a Group's online log after `afterSequence`, served as {@link OnlineLog.events}
+   * serves them, with where the next page starts and whether there is one (§16: no silent cut).
+   * @throws ProtocolError `CURSOR_TOO_OLD` as for {@link OnlineLog.events}; UsageError when `limit` is not a positive integer.
+   */
   eventPage(groupId: string, afterSequence: number, limit: number): EventPage
-  /** At most `limit` retained Events after `afterSequence`, compacted ones included. @throws UsageError for a bad position or limit. */
+  /**
+   * At most `limit` Events of a Group's retained history after `afterSequence`, compacted ones
+   * included (§7.4: an active Group keeps its complete history), served as {@link OnlineLog.events} serves
+   * them. Unlike {@link OnlineLog.eventPage} it never answers `CURSOR_TOO_OLD`; it reads the store by
+   * position where the store has `groupHistory`, else its whole retained history from the start.
+   * An in-process operator read (audit, building snapshots): it checks no caller's Membership.
+   * @throws UsageError when `afterSequence` is not a non-negative integer or `limit` not a positive one.
+   */
   history(groupId: string, afterSequence: number, limit: number): EventPage
-  /** The unsigned Group Snapshot at `through`, from the retained history (see {@link buildSnapshotAt}). */
+  /**
+   * The unsigned Group Snapshot at sequence `through`, 1 to the head (§7.4, §16): the Group's state
+   * at `through` (the live state at the head, otherwise a fold of the retained history up to that
+   * Event), its Event IDs 1..`through` and their Policy Log. An Organization service signs it
+   * (`signGroupSnapshot`) and passes it to {@link OnlineLog.compact}.
+   * @throws ProtocolError `GROUP_NOT_FOUND` for an unknown Group; UsageError when `through` is not a sequence of its log.
+   */
   buildSnapshot(groupId: string, through: number, options: SnapshotOptions): UnsignedGroupSnapshot
-  /** The Group's latest {@link SnapshotRecord}, or `undefined` before any compaction. */
+  /** The Group's latest compaction: the signed snapshot, its reference hash and state image; `undefined` before any. */
   snapshot(groupId: string): SnapshotRecord | undefined
-  /** Compacts the Group's online log behind `snapshot` (see {@link compactGroup}). */
+  /**
+   * Compacts a Group's online log behind a Signed Group Snapshot made by an Organization service
+   * (§7.4, §16): after checking it like a restore would (signature, Event IDs, Policy Log, state
+   * hash at its sequence), Events up to its sequence leave the online log; the store retains them
+   * and the state does not change. Replays from below then answer `CURSOR_TOO_OLD`.
+   * @returns The stored record.
+   * When the store keeps state checkpoints, a `checkpoint` follows; should it fail, the
+   * compaction stands and `onWarning` hears why.
+   * @throws ProtocolError `GROUP_NOT_FOUND`, `AUTH_INVALID_SIGNATURE` or `INVALID_COMMAND` for a snapshot
+   * that does not verify or does not advance the compaction point; UsageError when the store cannot compact.
+   */
   compact(groupId: string, snapshot: GroupSnapshot | string): SnapshotRecord
 }
 
