@@ -10,16 +10,9 @@
 import { createPublicKey, verify } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { Bench } from 'tinybench'
+import { bundleDir, throughput } from './measure.mjs'
 
 const SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex')
-
-async function bundleDir() {
-  const { locateBundle } = await import('@weft/spec/bundle')
-  const location = locateBundle()
-  if (!location.found) throw new Error(location.reason)
-  return location.dir
-}
 
 /** One (key, message, signature) sample per accepted signed-document evaluation of the manifest. */
 async function samples(codec) {
@@ -56,27 +49,33 @@ export async function measure() {
   let failures = 0
   const next = () => all[i++ % n]
 
-  const bench = new Bench({ time: 500, warmupTime: 150 })
-  bench.add('warm', () => {
-    const s = next()
-    if (!codec.verifyEd25519(s.verified, s.message, s.signature)) failures++
-  })
-  bench.add('cold', () => {
-    const s = next()
-    const key = codec.importPublicKey(s.publicKey)
-    if (!codec.isVerifiedPublicKey(key) || !codec.verifyEd25519(key, s.message, s.signature)) failures++
-  })
-  bench.add('bare', () => {
-    const s = next()
-    if (!verify(null, s.message, s.keyObject, s.signature)) failures++
-  })
-  await bench.run()
+  const rate = await throughput(
+    [
+      [
+        'warm',
+        () => {
+          const s = next()
+          if (!codec.verifyEd25519(s.verified, s.message, s.signature)) failures++
+        },
+      ],
+      [
+        'cold',
+        () => {
+          const s = next()
+          const key = codec.importPublicKey(s.publicKey)
+          if (!codec.isVerifiedPublicKey(key) || !codec.verifyEd25519(key, s.message, s.signature)) failures++
+        },
+      ],
+      [
+        'bare',
+        () => {
+          const s = next()
+          if (!verify(null, s.message, s.keyObject, s.signature)) failures++
+        },
+      ],
+    ],
+    { time: 500, warmupTime: 150 },
+  )
   if (failures) throw new Error(`${failures} verifications failed during the benchmark`)
-
-  const rate = (name) => {
-    const task = bench.tasks.find((t) => t.name === name)
-    if (task?.result.state !== 'completed') throw new Error(`${name}: ${task?.result.state} ${task?.result.error ?? ''}`)
-    return task.result.throughput.mean
-  }
-  return { warmVerifiesPerSec: rate('warm'), coldVerifiesPerSec: rate('cold'), bareNodeVerifiesPerSec: rate('bare') }
+  return { warmVerifiesPerSec: rate.warm, coldVerifiesPerSec: rate.cold, bareNodeVerifiesPerSec: rate.bare }
 }

@@ -4,16 +4,9 @@
 // golden one. Reads the built codec modules directly (`npx tsc -p packages/codec/tsconfig.build.json`).
 import { readFileSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { Bench } from 'tinybench'
+import { bundleDir, throughput } from './measure.mjs'
 
 const ROUNDS = 20 // parses per timed iteration of the small-document corpus, so timer overhead does not dominate
-
-async function loadBundle() {
-  const { locateBundle } = await import('@weft/spec/bundle')
-  const location = locateBundle()
-  if (!location.found) throw new Error(location.reason)
-  return location.dir
-}
 
 /** The golden Command with a payload of work items, about 100 KB once pretty-printed. */
 function largeCommand(golden) {
@@ -33,18 +26,6 @@ function largeCommand(golden) {
   return Buffer.from(JSON.stringify({ ...golden, payload: { items } }, null, 2))
 }
 
-async function throughput(tasks) {
-  const bench = new Bench({ time: 500, warmupTime: 200 })
-  for (const [name, fn] of tasks) bench.add(name, fn)
-  await bench.run()
-  const out = {}
-  for (const task of bench.tasks) {
-    if (task.result.state !== 'completed') throw new Error(`${task.name}: ${task.result.state} ${task.result.error ?? ''}`)
-    out[task.name] = task.result.throughput.mean
-  }
-  return out
-}
-
 async function corpus(docs, rounds, parseStrictJson, canonicalize) {
   const texts = docs.map((d) => d.toString('utf8'))
   const values = docs.map((d) => {
@@ -55,32 +36,35 @@ async function corpus(docs, rounds, parseStrictJson, canonicalize) {
   })
   const decoder = new TextDecoder('utf-8', { fatal: true })
   const bytes = docs.reduce((n, d) => n + d.length, 0)
-  const r = await throughput([
+  const r = await throughput(
     [
-      'strict',
-      () => {
-        for (let k = 0; k < rounds; k++) for (const d of docs) parseStrictJson(d)
-      },
+      [
+        'strict',
+        () => {
+          for (let k = 0; k < rounds; k++) for (const d of docs) parseStrictJson(d)
+        },
+      ],
+      [
+        'native',
+        () => {
+          for (let k = 0; k < rounds; k++) for (const t of texts) JSON.parse(t)
+        },
+      ],
+      [
+        'nativeFromBytes',
+        () => {
+          for (let k = 0; k < rounds; k++) for (const d of docs) JSON.parse(decoder.decode(d))
+        },
+      ],
+      [
+        'jcs',
+        () => {
+          for (let k = 0; k < rounds; k++) for (const v of values) canonicalize(v)
+        },
+      ],
     ],
-    [
-      'native',
-      () => {
-        for (let k = 0; k < rounds; k++) for (const t of texts) JSON.parse(t)
-      },
-    ],
-    [
-      'nativeFromBytes',
-      () => {
-        for (let k = 0; k < rounds; k++) for (const d of docs) JSON.parse(decoder.decode(d))
-      },
-    ],
-    [
-      'jcs',
-      () => {
-        for (let k = 0; k < rounds; k++) for (const v of values) canonicalize(v)
-      },
-    ],
-  ])
+    { time: 500, warmupTime: 200 },
+  )
   const mbps = (perSec) => +((perSec * rounds * bytes) / 1e6).toFixed(1)
   return {
     docs: docs.length,
@@ -105,7 +89,7 @@ async function corpus(docs, rounds, parseStrictJson, canonicalize) {
 export async function measure() {
   const { parseStrictJson } = await import('../packages/codec/dist/json.js')
   const { canonicalize } = await import('../packages/codec/dist/jcs.js')
-  const bundle = await loadBundle()
+  const bundle = await bundleDir()
   const dir = join(bundle, 'cryptography/vectors/signed-documents/valid')
   const vectors = readdirSync(dir)
     .filter((f) => f.endsWith('.json'))

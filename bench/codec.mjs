@@ -12,33 +12,13 @@
 // @weft/validators. Codec modules are read from packages/codec/dist/ (like the helpers
 // codec-json.mjs and codec-ed25519.mjs), so the suite does not depend on what index.ts exports.
 import { createPublicKey, verify as nodeVerify } from 'node:crypto'
-import { existsSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { Bench } from 'tinybench'
+import { bundleDir, throughput } from './measure.mjs'
 import { fmt, table } from './table.mjs'
 
 const here = import.meta.dirname
 const codecDist = (file) => import(join(here, '..', 'packages', 'codec', 'dist', file))
-
-async function loadBundle() {
-  const { locateBundle } = await import('@weft/spec/bundle')
-  const location = locateBundle()
-  if (!location.found) throw new Error(location.reason)
-  return location.dir
-}
-
-async function throughput(tasks, log) {
-  const bench = new Bench({ time: 600, warmupTime: 200 })
-  for (const [name, fn] of tasks) bench.add(name, fn)
-  await bench.run()
-  const out = {}
-  for (const task of bench.tasks) {
-    if (task.result.state !== 'completed') throw new Error(`${task.name}: ${task.result.state} ${task.result.error ?? ''}`)
-    out[task.name] = task.result.throughput.mean
-  }
-  log(`  measured ${Object.keys(out).length} tasks`)
-  return out
-}
 
 /** The accepted signed-document evaluations: kind, bytes, and what the ceiling needs. */
 function corpus(bundle, manifest) {
@@ -56,57 +36,8 @@ function corpus(bundle, manifest) {
   return docs
 }
 
-/** Strict parse and JCS, from person A's helper when present, else measured here. */
-async function jsonFigures(bundle, log) {
-  if (existsSync(join(here, 'codec-json.mjs'))) {
-    log('codec: strict JSON and JCS (bench/codec-json.mjs)')
-    return (await import('./codec-json.mjs')).measure()
-  }
-  log('codec: strict JSON and JCS (measured directly)')
-  const { parseStrictJson } = await codecDist('json.js')
-  const { canonicalize } = await codecDist('jcs.js')
-  const manifest = JSON.parse(readFileSync(join(bundle, 'cryptography/manifest.json'), 'utf8'))
-  const docs = corpus(bundle, manifest).map((d) => d.bytes)
-  const texts = docs.map((d) => d.toString('utf8'))
-  const values = texts.map((t) => JSON.parse(t))
-  const bytes = docs.reduce((n, d) => n + d.length, 0)
-  const r = await throughput(
-    [
-      [
-        'strict',
-        () => {
-          for (const d of docs) parseStrictJson(d)
-        },
-      ],
-      [
-        'native',
-        () => {
-          for (const t of texts) JSON.parse(t)
-        },
-      ],
-      [
-        'jcs',
-        () => {
-          for (const v of values) canonicalize(v)
-        },
-      ],
-    ],
-    log,
-  )
-  const strictParseMBps = +((r.strict * bytes) / 1e6).toFixed(1)
-  const jsonParseMBps = +((r.native * bytes) / 1e6).toFixed(1)
-  return { strictParseMBps, jsonParseMBps, jcsDocsPerSec: Math.round(r.jcs * docs.length), strictVsJsonParse: +(strictParseMBps / jsonParseMBps).toFixed(2) }
-}
-
-/** The Ed25519 primitive alone, from person B's helper when present. */
-async function ed25519Figures(log) {
-  if (!existsSync(join(here, 'codec-ed25519.mjs'))) return undefined
-  log('codec: Ed25519 primitive (bench/codec-ed25519.mjs)')
-  return (await import('./codec-ed25519.mjs')).measure()
-}
-
 export async function run({ log }) {
-  const bundle = await loadBundle()
+  const bundle = await bundleDir()
   const { verify } = await codecDist('signed.js')
   const { Registry } = await codecDist('registry.js')
   const { schemaCheckForKind } = await import('@weft/validators/signed')
@@ -157,7 +88,7 @@ export async function run({ log }) {
         },
       ],
     ],
-    log,
+    { time: 600, warmupTime: 200, log },
   )
   if (failures) throw new Error(`${failures} verifications failed during the benchmark`)
   const perSec = (name) => r[name] * n
@@ -165,8 +96,10 @@ export async function run({ log }) {
   const strictRatio = r.strict / r.ceiling
   const coldRatio = r.cold / r.ceiling
 
-  const json = await jsonFigures(bundle, log)
-  const ed = await ed25519Figures(log)
+  log('codec: strict JSON and JCS (bench/codec-json.mjs)')
+  const json = await (await import('./codec-json.mjs')).measure()
+  log('codec: Ed25519 primitive (bench/codec-ed25519.mjs)')
+  const ed = await (await import('./codec-ed25519.mjs')).measure()
   const parseRatio = json.strictParseMBps / json.jsonParseMBps
 
   const missed = []
@@ -181,11 +114,9 @@ export async function run({ log }) {
     ['bare node:crypto verify, ceiling (docs/s)', fmt(perSec('ceiling')), '', '', ''],
     ['strict parse vs JSON.parse (MB/s)', json.strictParseMBps.toFixed(1), json.jsonParseMBps.toFixed(1), `${parseRatio.toFixed(2)}x`, '>= 0.33x'],
     ['JCS (docs/s)', fmt(json.jcsDocsPerSec), '', '', ''],
+    ['Ed25519 primitive, warm key (verifies/s)', fmt(ed.warmVerifiesPerSec), fmt(ed.bareNodeVerifiesPerSec), pct(ed.warmVerifiesPerSec / ed.bareNodeVerifiesPerSec), ''],
+    ['Ed25519 primitive, cold key (verifies/s)', fmt(ed.coldVerifiesPerSec), fmt(ed.bareNodeVerifiesPerSec), pct(ed.coldVerifiesPerSec / ed.bareNodeVerifiesPerSec), ''],
   ]
-  if (ed !== undefined) {
-    rows.push(['Ed25519 primitive, warm key (verifies/s)', fmt(ed.warmVerifiesPerSec), fmt(ed.bareNodeVerifiesPerSec), pct(ed.warmVerifiesPerSec / ed.bareNodeVerifiesPerSec), ''])
-    rows.push(['Ed25519 primitive, cold key (verifies/s)', fmt(ed.coldVerifiesPerSec), fmt(ed.bareNodeVerifiesPerSec), pct(ed.coldVerifiesPerSec / ed.bareNodeVerifiesPerSec), ''])
-  }
   const summary = {
     documents: n,
     registry: 'cryptography/keys/registry-valid.json',
@@ -200,7 +131,7 @@ export async function run({ log }) {
     jsonParseMBps: json.jsonParseMBps,
     strictParseVsJsonParse: +parseRatio.toFixed(3),
     jcsDocsPerSec: json.jcsDocsPerSec,
-    ...(ed === undefined ? {} : { ed25519: ed }),
+    ed25519: ed,
     targetsMet: missed.length === 0,
     missed,
   }

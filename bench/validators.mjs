@@ -3,18 +3,11 @@
 import { spawnSync } from 'node:child_process'
 import { readFileSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { Bench } from 'tinybench'
+import { bundleDir, throughput } from './measure.mjs'
 import { fmt, median, table } from './table.mjs'
 
 const KINDS = ['command', 'event', 'websocket-frame', 'work-contract', 'work-item', 'lease', 'artifact', 'evidence', 'context-package']
 const BATCH = 200 // validations per timed iteration, so timer overhead does not dominate
-
-async function loadBundle() {
-  const { locateBundle } = await import('@weft/spec/bundle')
-  const location = locateBundle()
-  if (!location.found) throw new Error(location.reason)
-  return location.dir
-}
 
 function ajvFor(bundle, allErrors, Ajv2020, addFormats) {
   const ajv = new Ajv2020({ allErrors, strict: false })
@@ -22,19 +15,6 @@ function ajvFor(bundle, allErrors, Ajv2020, addFormats) {
   const dir = join(bundle, 'schemas')
   for (const f of readdirSync(dir).filter((f) => f.endsWith('.schema.json'))) ajv.addSchema(JSON.parse(readFileSync(join(dir, f), 'utf8')))
   return (file) => ajv.getSchema(`https://missionweaveprotocol.dev/schemas/0.1/${file}`)
-}
-
-async function throughput(tasks, log) {
-  const bench = new Bench({ time: 400, warmupTime: 150 })
-  for (const [name, fn] of tasks) bench.add(name, fn)
-  await bench.run()
-  const out = {}
-  for (const task of bench.tasks) {
-    if (task.result.state !== 'completed') throw new Error(`${task.name}: ${task.result.state} ${task.result.error ?? ''}`)
-    out[task.name] = task.result.throughput.mean
-  }
-  log(`  measured ${Object.keys(out).length} tasks`)
-  return out
 }
 
 /** A Command with thousands of invalid extensions, well over 100 KB. */
@@ -57,7 +37,7 @@ function coldStart(script, runs) {
 }
 
 export async function run({ log }) {
-  const bundle = await loadBundle()
+  const bundle = await bundleDir()
   const { validators, validatorForFile } = await import('@weft/validators')
   const { default: Ajv2020 } = await import('ajv/dist/2020.js')
   const { default: addFormats } = await import('ajv-formats')
@@ -103,7 +83,7 @@ export async function run({ log }) {
           },
         ],
       ],
-      log,
+      { time: 400, warmupTime: 150, log },
     )
     const w = r.weft * BATCH
     const vsAll = r.weft / r.ajvAll
@@ -150,7 +130,7 @@ export async function run({ log }) {
         },
       ],
     ],
-    log,
+    { time: 400, warmupTime: 150, log },
   )
   const n = invalid.length
   rows.push([
@@ -192,7 +172,7 @@ export async function run({ log }) {
         },
       ],
     ],
-    log,
+    { time: 400, warmupTime: 150, log },
   )
   const hostileRatio = rHostile.weft / rHostile.ajvAll
   const hostileErrorsRatio = rHostile.weftErrors / rHostile.ajvAll
