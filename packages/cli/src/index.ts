@@ -26,8 +26,9 @@ export type { MissionPlan, StageSpec, Promotion, DirectoryEntry } from './demo/m
 export { ownerLive } from './demo/stage-step.js'
 export { createMissionOwner, approveAll, requestChangesOnce, promptDecider } from './demo/owner.js'
 export type { MissionOwner, MissionOwnerOptions, Decider, OwnerDecision, SubmissionView, OwnerRecord } from './demo/owner.js'
-export { demoPlans, demoExecutors, planStage, greenReport, CAPABILITIES, STAGE_KINDS } from './demo/plans.js'
-export type { DemoPlans, RootMission, PlanAgents, ExecutorEnv, CapabilityName, MissionFrame, StageOptions, StageKindName } from './demo/plans.js'
+export { demoPlans, planStage, greenReport, CAPABILITIES, STAGE_KINDS } from './demo/plans.js'
+export type { DemoPlans, RootMission, PlanAgents, CapabilityName, MissionFrame, StageOptions, StageKindName } from './demo/plans.js'
+export { demoExecutors, type ExecutorEnv } from './demo/executors.js'
 export { reviewSubmission } from './demo/review.js'
 export type { ReviewInput, ReviewOutcome, ReviewEvidencePlan, ReviewedArtifact, StageCheck, BlobSource } from './demo/review.js'
 

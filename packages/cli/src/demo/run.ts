@@ -42,7 +42,8 @@ import {
   type ServicePrincipal,
 } from './organization.js'
 import { approveAll, createMissionOwner, requestChangesOnce, type Decider, type MissionOwner } from './owner.js'
-import { CAPABILITIES, demoExecutors, demoPlans, type CapabilityName, type DemoPlans, type ExecutorEnv } from './plans.js'
+import { demoExecutors, type ExecutorEnv } from './executors.js'
+import { CAPABILITIES, demoPlans, type CapabilityName, type DemoPlans } from './plans.js'
 import { countsOf, describe, outcomeOf, queueLines } from './progress.js'
 import { groupOfItem, slotAudit, slotTokens } from './slots.js'
 import { mergeLogs, preemptionLog, slotTimeline, type SlotRecord } from './timeline.js'
