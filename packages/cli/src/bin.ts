@@ -25,12 +25,11 @@ import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { UsageError } from '@weft/codec'
-import { approveAll, promptDecider, terminalQuestion, type Decider } from './demo/owner.js'
-import { runDemo, type DemoLine, type DemoResult } from './demo/run.js'
-import { checklistText, noticeText, runFaultSuite, type FaultNotice, type FaultSuiteRun } from './demo/faults.js'
-import { renderReport } from './report/report.js'
-import { runSimulation, simulationReport } from './simulate/run.js'
-import { simulateNumbers } from './simulate/args.js'
+// Each command imports what it runs when it runs (below): `weft help` or `weft version` loads no
+// protocol code, and `weft demo --no-report` does not load the report's renderer.
+import type { Decider } from './demo/owner.js'
+import type { DemoLine, DemoResult } from './demo/run.js'
+import type { FaultNotice, FaultSuiteRun } from './demo/faults.js'
 import { checkWritableDir, exitOnStrayErrors, reportFailure } from './failures.js'
 
 /** Where `weft demo` writes its report unless told otherwise (§22: the run's timeline, graphs and checks). */
@@ -143,7 +142,7 @@ function processIo(): CliIo {
     stderr: (text) => process.stderr.write(text),
     interactive: process.stdin.isTTY === true && process.stdout.isTTY === true,
     // Drops what was typed before each prompt, so it never answers the question (owner.ts).
-    question: terminalQuestion(process.stdin, process.stdout),
+    question: async (prompt) => (await import('./demo/owner.js')).terminalQuestion(process.stdin, process.stdout)(prompt),
     run: (command, args) =>
       new Promise((resolve, reject) => {
         const child = spawn(command, [...args], { stdio: 'inherit' })
@@ -234,14 +233,17 @@ async function demo(args: readonly string[], io: CliIo): Promise<number> {
     )
   // The report is written at the end of the run: a directory that cannot take it is refused first.
   if (values['no-report'] !== true) await checkWritableDir(values.report ?? DEFAULT_REPORT_DIR, '--report')
+  const { approveAll, promptDecider } = await import('./demo/owner.js')
   let decide: Decider = approveAll()
   if (values.yes !== true) {
     if (io.interactive && io.question !== undefined) decide = promptDecider(io.question, io.stdout)
     else io.stdout('No terminal to ask on: approving automatically (as with --yes).\n')
   }
+  const faults = values.faults === true ? await import('./demo/faults.js') : undefined
+  const { runDemo } = await import('./demo/run.js')
   const started = performance.now()
-  const progress = values.quiet === true ? {} : { onLine: (line: DemoLine) => io.stdout(lineText(line)), onNotice: (notice: FaultNotice) => io.stdout(noticeText(notice)) }
-  const suite = values.faults === true ? await runFaultSuite({ seed, decide, ...progress }) : undefined
+  const progress = values.quiet === true ? {} : { onLine: (line: DemoLine) => io.stdout(lineText(line)), onNotice: (notice: FaultNotice) => io.stdout(faults?.noticeText(notice) ?? '') }
+  const suite = faults === undefined ? undefined : await faults.runFaultSuite({ seed, decide, ...progress })
   const { result } = suite ?? (await runDemo({ seed, decide, ...progress }))
   const wallMs = Math.round(performance.now() - started)
   const report = values['no-report'] === true ? undefined : (values.report ?? DEFAULT_REPORT_DIR)
@@ -263,6 +265,7 @@ async function summarize(result: DemoResult, suite: FaultSuiteRun | undefined, w
     await writeFile(join(report, 'demo-result.json'), `${JSON.stringify(result, null, 2)}\n`)
     const page = join(report, 'index.html')
     // With --faults the page also shows every injection and every post-run check (§22).
+    const { renderReport } = await import('./report/report.js')
     await writeFile(page, renderReport(result, suite === undefined ? {} : { faults: suite.result.faults, checks: suite.result.verification.checks }))
     io.stdout(`Report written to ${page}\n`)
   }
@@ -276,7 +279,7 @@ async function summarize(result: DemoResult, suite: FaultSuiteRun | undefined, w
     )
   }
   io.stdout(result.approved ? 'Both Missions were approved.\n' : 'Not every Mission was approved.\n')
-  if (suite !== undefined) io.stdout(checklistText(suite.result))
+  if (suite !== undefined) io.stdout((await import('./demo/faults.js')).checklistText(suite.result))
 }
 
 /** The virtual seconds per second `weft demo --console` runs at unless `--pace` says otherwise: the demo's five virtual hours in about two and a half minutes. */
@@ -294,6 +297,8 @@ async function demoWithConsole(
 ): Promise<number> {
   if (o.report !== undefined) await checkWritableDir(o.report, '--report')
   const { openDemoConsole } = await import('./demo/console.js')
+  const { runDemo } = await import('./demo/run.js')
+  const { approveAll } = await import('./demo/owner.js')
   const stop = new AbortController()
   const offInterrupt = io.onInterrupt?.(() => stop.abort())
   let opened: Awaited<ReturnType<typeof openDemoConsole>> | undefined
@@ -353,6 +358,8 @@ async function conformance(args: readonly string[], io: CliIo): Promise<number> 
 async function simulate(args: readonly string[], io: CliIo): Promise<number> {
   const { values } = parseArgs({ args: [...args], strict: true, allowPositionals: false, options: { seeds: { type: 'string' }, seed: { type: 'string' }, steps: { type: 'string' } } })
   try {
+    const { simulateNumbers } = await import('./simulate/args.js')
+    const { runSimulation, simulationReport } = await import('./simulate/run.js')
     // Each number is read strictly and refused with what it counts (simulate/args.ts).
     const summary = await runSimulation({ ...simulateNumbers(values), log: (line) => io.stdout(`${line}\n`) })
     io.stdout(simulationReport(summary))
