@@ -6,11 +6,11 @@
  */
 import { agentCard, cast, counterIds, DEFAULT_TEST_POLICY, GROUP, MISSION, T0, testClock, type Cast, type TestClock } from '@weft/testkit/fixtures'
 import { sign, signingHash } from '@weft/codec'
-import type { CommandKind, Event, Lease, Membership, Mission } from '@weft/spec'
+import type { CommandKind, Event, Membership } from '@weft/spec'
+import { groupGenesis } from '@weft/testkit/genesis'
 import type { AnyEventDraft, CommandOf, HandlerContext, HandlerFor } from '../src/commit/handler.js'
 import { actorKey, emptyGroupState, emptyState, type ActorRef, type AuthorityState, type GroupState } from '../src/model.js'
 import { applyEvents, materialize, type ReducerTable } from '../src/commit/transact.js'
-const fullVisibility = ['group:read', 'group:write']
 
 /**
  * Seeds a Group as `mission.created` would leave it, without running any handler: an active
@@ -24,58 +24,19 @@ export function seedGroup(state: AuthorityState = emptyState(), groupId = GROUP,
     const card = agentCard(who)
     state.org.agents.set(who.actor.id, { agentId: who.actor.id, card, cardVersions: [card], sessionEpoch: 1 })
   }
-  const conversationId = `${groupId}:conversation:main`
-  const coordinatorLease: Lease = {
-    leaseId: `${groupId}:lease:coordinator:1`,
-    leaseType: 'coordinator',
-    missionId,
+  const genesis = groupGenesis({
     groupId,
-    holderAgentId: cast.coordinator.actor.id,
-    sessionEpoch: 1,
-    coordinatorEpoch: 1,
-    issuedAt: T0,
-    startsAt: T0,
-    expiresAt: '2026-07-16T00:00:00.000Z',
-    state: 'active',
-    renewalCount: 0,
-  }
-  const mission: Mission = {
     missionId,
-    groupId,
-    revision: 1,
-    objective: 'Ship the feature.',
-    definitionOfDone: [{ criterionId: 'shipped', description: 'It ships.', evidenceRequired: ['human_review'] }],
-    missionOwner: cast.owner.actor,
-    coordinator: { agentId: cast.coordinator.actor.id, agentCardVersion: 1, coordinatorEpoch: 1, leaseId: coordinatorLease.leaseId },
-    state: 'active',
-    budget: { currency: 'USD', financialLimit: 1000, modelTokenLimit: 1_000_000, toolCallLimit: 10_000 },
-    deadline: '2026-09-01T00:00:00Z',
-    approvalPolicy: { finalHumanApproval: true, highRiskExecutionApproval: true },
+    owner: cast.owner.actor,
+    coordinator: { agentId: cast.coordinator.actor.id, agentCardVersion: 1, coordinatorEpoch: 1, leaseId: `${groupId}:lease:coordinator:1` },
     createdAt: T0,
-  } as Mission
-  const group = emptyGroupState({
-    groupId,
-    missionId,
-    mission,
-    group: { groupId, missionId, state: 'active', mainConversationId: conversationId, createdAt: T0 },
-    coordinatorLease,
-    conversation: {
-      conversationId,
-      missionId,
-      groupId,
-      type: 'group',
-      title: 'Planning',
-      access: { mode: 'group' },
-      createdBy: cast.owner.actor,
-      createdAt: T0,
-      state: 'active',
-      revision: 1,
-    },
+    leaseExpiresAt: '2026-07-16T00:00:00.000Z',
+    budget: { currency: 'USD', financialLimit: 1000, modelTokenLimit: 1_000_000, toolCallLimit: 10_000 },
   })
+  const group = emptyGroupState({ groupId, missionId, mission: genesis.mission, group: genesis.group, coordinatorLease: genesis.coordinatorLease, conversation: genesis.conversation })
   group.head = 1
   group.revisions.set(`mission:${groupId}`, 1)
-  const seat = (who: Cast, role: Membership['role']) => memberDoc(group, who, role, { membershipId: `${groupId}:membership:${who.actor.id.split(':').pop()}`, scopes: fullVisibility })
-  for (const m of [seat(cast.owner, 'mission_owner'), seat(cast.coordinator, 'coordinator')]) {
+  for (const m of genesis.memberships) {
     group.memberships.set(m.membershipId, m)
     group.membershipByMember.set(actorKey(m.member), m.membershipId)
     group.revisions.set(`membership:${m.membershipId}`, 1)

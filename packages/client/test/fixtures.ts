@@ -5,6 +5,7 @@
  */
 import { encodeBase64url, keyPairFromSeed, ProtocolError, Registry, sign, signingHash, type SigningKey } from '@weft/codec'
 import type { Actor, Command, Event, EventKind, Membership, Mission } from '@weft/spec'
+import { groupGenesis } from '@weft/testkit/genesis'
 import { signedVerifier } from '@weft/validators/signed'
 import { createClient, type Client, type Receipt, type Transport } from '../src/index.js'
 
@@ -176,52 +177,15 @@ export function coordinatorEntry(who: Principal, epoch: number): Mission['coordi
 
 /** A `mission.created` payload for a Mission owned by `cast.owner` and coordinated by `coordinator`. */
 export function missionCreated(groupId: string, coordinator: Principal, coordinatorEpoch = 1): Record<string, unknown> {
-  const conversationId = `${groupId}:conversation:main`
-  const lead = coordinatorEntry(coordinator, coordinatorEpoch)
-  return {
-    mission: {
-      missionId: MISSION,
-      groupId,
-      revision: 1,
-      objective: 'Ship the feature.',
-      definitionOfDone: [{ criterionId: 'shipped', description: 'It ships.', evidenceRequired: ['human_review'] }],
-      missionOwner: cast.owner.actor,
-      coordinator: lead,
-      state: 'active',
-      budget: { currency: 'USD', financialLimit: 1000 },
-      deadline: '2026-09-01T00:00:00Z',
-      approvalPolicy: { finalHumanApproval: true, highRiskExecutionApproval: true },
-      createdAt: T0,
-    },
-    group: { groupId, missionId: MISSION, state: 'active', mainConversationId: conversationId, createdAt: T0 },
-    conversation: {
-      conversationId,
-      missionId: MISSION,
-      groupId,
-      type: 'group',
-      title: 'Planning',
-      access: { mode: 'group' },
-      createdBy: cast.owner.actor,
-      createdAt: T0,
-      state: 'active',
-      revision: 1,
-    },
-    coordinatorLease: {
-      leaseId: lead.leaseId,
-      leaseType: 'coordinator',
-      missionId: MISSION,
-      groupId,
-      holderAgentId: coordinator.actor.id,
-      sessionEpoch: 1,
-      coordinatorEpoch,
-      issuedAt: T0,
-      startsAt: T0,
-      expiresAt: '2026-07-16T00:00:00.000Z',
-      state: 'active',
-      renewalCount: 0,
-    },
-    memberships: [membership(cast.owner, 1, groupId), membership(coordinator, 1, groupId)],
-  }
+  return groupGenesis({
+    groupId,
+    missionId: MISSION,
+    owner: cast.owner.actor,
+    coordinator: coordinatorEntry(coordinator, coordinatorEpoch),
+    createdAt: T0,
+    leaseExpiresAt: '2026-07-16T00:00:00.000Z',
+    budget: { currency: 'USD', financialLimit: 1000 },
+  })
 }
 
 /** The reason `promise` rejects with; fails when it resolves. */

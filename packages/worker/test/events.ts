@@ -8,6 +8,7 @@
  * projection do not verify signatures; the feed delivers Events the Group Authority accepted.
  */
 import type { CheckpointRecord, Event, EventKind, EventPayload, Evidence, Lease, WorkContract } from '@weft/spec'
+import { groupGenesis } from '@weft/testkit/genesis'
 import { CAPABILITY, contract as testContract } from '@weft/testkit/work-contract'
 
 export const T0_MS = Date.parse('2026-07-15T00:00:00.000Z')
@@ -142,66 +143,21 @@ export function groupLog(name: string): GroupLog {
     emit,
     id,
     genesis(parent) {
-      const conversationId = `${groupId}:conversation:main`
-      const coordinatorLease: Lease = {
-        leaseId: `${groupId}:lease:coordinator`,
-        leaseType: 'coordinator',
-        missionId,
-        groupId,
-        holderAgentId: COORDINATOR,
-        sessionEpoch: 1,
-        coordinatorEpoch: 1,
-        issuedAt: at(0),
-        startsAt: at(0),
-        expiresAt: at(86_400),
-        state: 'active',
-        renewalCount: 0,
-      }
-      const membership = (member: { type: 'agent' | 'human'; id: string }, role: 'mission_owner' | 'coordinator') => ({
-        membershipId: `${groupId}:membership:${role}`,
-        missionId,
-        groupId,
-        member,
-        role,
-        state: 'active' as const,
-        membershipEpoch: 1,
-        scopes: ['group:read', 'group:write'],
-        visibilityStartSequence: 0,
-        grantedAt: at(0),
-        activatedAt: at(0),
-      })
-      emit('mission.created', {
-        mission: {
-          missionId,
+      emit(
+        'mission.created',
+        groupGenesis({
           groupId,
-          revision: 1,
-          objective: `Ship ${name}.`,
-          definitionOfDone: [{ criterionId: 'shipped', description: 'It ships.', evidenceRequired: ['human_review'] }],
-          missionOwner: { type: 'human', id: OWNER },
-          coordinator: { agentId: COORDINATOR, agentCardVersion: 1, coordinatorEpoch: 1, leaseId: coordinatorLease.leaseId },
-          state: 'active',
+          missionId,
+          owner: { type: 'human', id: OWNER },
+          coordinator: { agentId: COORDINATOR, agentCardVersion: 1, coordinatorEpoch: 1, leaseId: `${groupId}:lease:coordinator` },
+          createdAt: at(0),
+          leaseExpiresAt: at(86_400),
           budget: { currency: 'USD', financialLimit: 1000, modelTokenLimit: 1_000_000, toolCallLimit: 10_000 },
-          deadline: '2026-09-01T00:00:00Z',
-          approvalPolicy: { finalHumanApproval: true, highRiskExecutionApproval: true },
-          createdAt: at(0),
+          objective: `Ship ${name}.`,
           ...(parent === undefined ? {} : { parent: { ...parent, depth: 1 } }),
-        },
-        group: { groupId, missionId, state: 'active', mainConversationId: conversationId, createdAt: at(0) },
-        conversation: {
-          conversationId,
-          missionId,
-          groupId,
-          type: 'group',
-          title: 'Planning',
-          access: { mode: 'group' },
-          createdBy: { type: 'human', id: OWNER },
-          createdAt: at(0),
-          state: 'active',
-          revision: 1,
-        },
-        coordinatorLease,
-        memberships: [membership({ type: 'human', id: OWNER }, 'mission_owner'), membership({ type: 'agent', id: COORDINATOR }, 'coordinator')],
-      })
+          membershipId: (_member, role) => `${groupId}:membership:${role}`,
+        }),
+      )
       return log
     },
     authorize(item, dependsOn = []) {
