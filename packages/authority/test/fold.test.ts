@@ -122,7 +122,7 @@ describe('state = fold(log)', () => {
   })
 })
 
-// The client-driven run over the domain handlers lives in lifecycle.test.ts (createWorld of world.ts).
+// The client-driven run over the domain handlers lives in lifecycle-scenarios.test.ts and lifecycle-kinds.test.ts (createWorld of world.ts).
 
 describe('the in-memory store', () => {
   const event = (groupId: string | undefined, sequence: number | undefined, id: string) =>

@@ -1,5 +1,5 @@
 /**
- * The reference model of the model-based test (`model.test.ts`): per WorkItem, a snapshot of the
+ * The reference model of the model-based test (`model-property.test.ts`, `model-scripted.test.ts`): per WorkItem, a snapshot of the
  * XState WorkItem machine of `@weft/spec/machines` plus the few facts its guards depend on (offers,
  * owner and Ownership Epoch, ownership and Execution Lease deadlines), kept by hand from what the
  * protocol says a Command does. It predicts, for a Command, whether the Authority must accept it

@@ -1,5 +1,5 @@
 /**
- * The system under test of the model-based test (`model.test.ts`): a real Authority over the domain
+ * The system under test of the model-based test (`model-property.test.ts`, `model-scripted.test.ts`): a real Authority over the domain
  * handlers on a test clock, bootstrapped through signed Commands, with one `@weft/client` per
  * Principal; and the §4 invariants checked on its state and log after every step, each returning
  * the violations it finds (an empty list when the invariant holds).

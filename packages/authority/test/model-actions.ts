@@ -1,20 +1,16 @@
 /**
- * Model-based test of the Group Authority against the §10.2 WorkItem statechart (STYLE §13):
- * fast-check generates random sequences of protocol actions on a few WorkItems (offers, accepts,
- * starts, renewals, checkpoints, blocks, submissions with current or stale epochs and leases,
- * reviews, failures, cancellations, new Sessions, virtual time passing deadlines), sends each as a
- * signed Command through `@weft/client`, and compares the outcome with the reference model of
- * `model-spec.ts` (the XState machine plus the facts its guards read). After every step the §4
- * invariants are checked on the live state and the log.
- *
- * `WEFT_MODEL_RUNS` sets the number of runs (default 100), `WEFT_FUZZ_SEED` the fast-check seed.
+ * The actions and checks of the model-based test (`model-property.test.ts`, `model-scripted.test.ts`):
+ * each action judges one protocol action on the reference model of `model-spec.ts`, sends it as a
+ * signed Command through `@weft/client` to the world of `model-world.ts`, and compares the outcome;
+ * {@link Step} then checks that the Authority agrees with the model and that the §4 invariants hold
+ * on the live state and the log.
  */
 import type { CommandOptions, Receipt } from '@weft/client'
 import type { ErrorCode } from '@weft/codec'
 import type { CommandKind, CommandPayload, Event } from '@weft/spec'
 import type { WorkItemEventType } from '@weft/spec/machines'
 import fc from 'fast-check'
-import { describe, expect, it } from 'vitest'
+import { expect } from 'vitest'
 import { aggregateKey } from '../src/model.js'
 import { cast, T0_MS, type Cast } from '@weft/testkit/fixtures'
 import { manifest } from '@weft/testkit/artifacts'
@@ -38,27 +34,28 @@ import {
 } from './model-spec.js'
 import { accepted, evidenceOf, fencingViolations, groupOf, openWorld, ownershipViolations, sendAs, sequenceViolations, WORKERS, type World } from './model-world.js'
 
-const RUNS = Number(process.env['WEFT_MODEL_RUNS'] ?? 100)
-const SEED = process.env['WEFT_FUZZ_SEED'] === undefined ? undefined : Number(process.env['WEFT_FUZZ_SEED'])
-const ITEMS = ['urn:weft:test:work:model-a', 'urn:weft:test:work:model-b']
+/** The WorkItems every run opens. */
+export const ITEMS = ['urn:weft:test:work:model-a', 'urn:weft:test:work:model-b']
 /** Steps between two full replays of the log (and once more at the end of each run). */
 const REPLAY_EVERY = 4
 /** Virtual time stays inside the 24 h Coordinator lease the bootstrap grants. */
 const TIME_BUDGET_MS = 20 * 3_600_000
-const NEVER_ISSUED = 'urn:weft:test:lease:never-issued'
+/** An Execution Lease ID the Authority never issued. */
+export const NEVER_ISSUED = 'urn:weft:test:lease:never-issued'
 
-type Pick = 'current' | 'stale'
+/** Which Ownership Epoch or Execution Lease a Command cites: the current one, or one that is not. */
+export type Pick = 'current' | 'stale'
 /** Who acts: the WorkItem's owner (for an accept, a pending candidate), or Worker 0, 1 or 2. */
-type Who = 'owner' | number
+export type Who = 'owner' | number
 
 /** The envelope choices of a Command: `expectedRevision` and an older runtime's Session Epoch. */
-interface Knobs {
+export interface Knobs {
   readonly cas: 'none' | Pick
   readonly staleSession: boolean
 }
 
 /** A Command sent the plain way: no `expectedRevision`, the current Session. */
-const PLAIN: Knobs = { cas: 'none', staleSession: false }
+export const PLAIN: Knobs = { cas: 'none', staleSession: false }
 
 /** How the pipeline answers before any handler runs, given the knobs (§6.3, §15.3). */
 interface Ingress {
@@ -144,7 +141,7 @@ function leaseOf(item: ItemModel, pick: Pick): string {
 }
 
 /** The parameters of an owner Command that executes (§11.3). */
-interface OwnerParams {
+export interface OwnerParams {
   readonly item: number
   readonly who: Who
   readonly epoch: Pick
@@ -172,7 +169,8 @@ const until = (model: Model, seconds: number): number => model.nowMs + seconds *
 // The actions. Each judges its Command on the model, sends it, and lets `execute` compare.
 // ------------------------------------------------------------------------------------------------
 
-async function offer(model: Model, world: World, p: { item: number; candidates: number[]; seconds: number; knobs: Knobs }): Promise<void> {
+/** `work.offer` by the Coordinator to the Workers `candidates` name, for `seconds` (§10.2). */
+export async function offer(model: Model, world: World, p: { item: number; candidates: number[]; seconds: number; knobs: Knobs }): Promise<void> {
   const item = model.items[p.item]!
   // §10.2: owned states may be re-offered only once the owner is no longer live.
   const { faults, next } = judge(item, 'work.offer', { noLiveOwner: !ownerLive(item, model.nowMs) }, [], ['INVALID_STATE_TRANSITION', 'WORK_ALREADY_OWNED'])
@@ -196,7 +194,8 @@ async function offer(model: Model, world: World, p: { item: number; candidates: 
   })
 }
 
-async function acceptOffer(model: Model, world: World, p: { item: number; who: Who; seconds: number; knobs: Knobs }): Promise<void> {
+/** `work.accept_offer` by `who` (for `owner`, a pending candidate), holding ownership for `seconds` (§10.3). */
+export async function acceptOffer(model: Model, world: World, p: { item: number; who: Who; seconds: number; knobs: Knobs }): Promise<void> {
   const item = model.items[p.item]!
   const pending = item.offers.find((o) => o.status === 'pending')
   const who = p.who === 'owner' && pending !== undefined ? WORKERS.find((w) => w.actor.id === pending.agentId)! : workerOf(item, p.who)
@@ -219,7 +218,8 @@ async function acceptOffer(model: Model, world: World, p: { item: number; who: W
   })
 }
 
-async function start(model: Model, world: World, p: Omit<OwnerParams, 'lease'>): Promise<void> {
+/** `work.start` by `who` under the cited Ownership Epoch, with an Execution Lease for `seconds` (§11.3). */
+export async function start(model: Model, world: World, p: Omit<OwnerParams, 'lease'>): Promise<void> {
   const item = model.items[p.item]!
   const who = workerOf(item, p.who)
   const epoch = epochOf(item, p.epoch)
@@ -240,7 +240,8 @@ async function start(model: Model, world: World, p: Omit<OwnerParams, 'lease'>):
   })
 }
 
-async function renew(model: Model, world: World, p: OwnerParams): Promise<void> {
+/** The renewal of the cited Execution Lease for `seconds` (§11.3). */
+export async function renew(model: Model, world: World, p: OwnerParams): Promise<void> {
   const { item, who, epoch, leaseId, faults } = ownerReport(model, p)
   const kind = 'ext.missionweaveprotocol.core.work_execution_lease_renew'
   await execute(world, {
@@ -255,7 +256,7 @@ async function renew(model: Model, world: World, p: OwnerParams): Promise<void> 
 }
 
 /** `work.checkpoint` or `work.block`: execution stops; ownership stays for `seconds` (§11.3, §11.4). */
-async function pause(model: Model, world: World, p: OwnerParams & { readonly block: boolean }): Promise<void> {
+export async function pause(model: Model, world: World, p: OwnerParams & { readonly block: boolean }): Promise<void> {
   const { item, who, epoch, leaseId, faults } = ownerReport(model, p)
   const common = { item, who, ingress: ingressOf(model, item, who, p.knobs) }
   const apply = (): void => {
@@ -272,7 +273,7 @@ async function pause(model: Model, world: World, p: OwnerParams & { readonly blo
 }
 
 /** Publishes an Artifact, then submits it with passing Evidence, both under the cited execution (§11.3, §13). */
-async function submit(model: Model, world: World, p: OwnerParams): Promise<void> {
+export async function submit(model: Model, world: World, p: OwnerParams): Promise<void> {
   const { item, who, epoch, leaseId, faults } = ownerReport(model, p)
   const ingress = ingressOf(model, item, who, p.knobs)
   const group = groupOf(world)
@@ -294,7 +295,8 @@ async function submit(model: Model, world: World, p: OwnerParams): Promise<void>
   })
 }
 
-async function acceptResult(model: Model, world: World, p: { item: number; knobs: Knobs }): Promise<void> {
+/** `work.accept_result` by the Coordinator, which completes the WorkItem (§11.5). */
+export async function acceptResult(model: Model, world: World, p: { item: number; knobs: Knobs }): Promise<void> {
   const item = model.items[p.item]!
   // §11.5: only a submission of the current Ownership Epoch may complete the WorkItem.
   const stale: ErrorCode[] = item.submittedEpoch !== undefined && item.submittedEpoch === item.owner?.epoch ? [] : ['WORK_STALE_OWNERSHIP']
@@ -310,7 +312,7 @@ async function acceptResult(model: Model, world: World, p: { item: number; knobs
 }
 
 /** `work.fail`: by the Coordinator without a lease, or by the owner citing its execution (§11.4). */
-async function fail(model: Model, world: World, p: OwnerParams & { readonly byOwner: boolean }): Promise<void> {
+export async function fail(model: Model, world: World, p: OwnerParams & { readonly byOwner: boolean }): Promise<void> {
   const report = ownerReport(model, p)
   const { item } = report
   const who = p.byOwner ? report.who : cast.coordinator
@@ -326,7 +328,8 @@ async function fail(model: Model, world: World, p: OwnerParams & { readonly byOw
   })
 }
 
-async function cancel(model: Model, world: World, p: { item: number; byHuman: boolean; knobs: Knobs }): Promise<void> {
+/** `work.cancel` by the Coordinator or, with `byHuman`, the MissionOwner. */
+export async function cancel(model: Model, world: World, p: { item: number; byHuman: boolean; knobs: Knobs }): Promise<void> {
   const item = model.items[p.item]!
   const who = p.byHuman ? cast.owner : cast.coordinator
   await execute(world, {
@@ -340,7 +343,8 @@ async function cancel(model: Model, world: World, p: { item: number; byHuman: bo
   })
 }
 
-async function unblock(model: Model, world: World, p: { item: number; by: 'coordinator' | 'human' | Who; knobs: Knobs }): Promise<void> {
+/** `work.unblock` by the Coordinator, the MissionOwner or a Worker (§11.4). */
+export async function unblock(model: Model, world: World, p: { item: number; by: 'coordinator' | 'human' | Who; knobs: Knobs }): Promise<void> {
   const item = model.items[p.item]!
   const who = p.by === 'coordinator' ? cast.coordinator : p.by === 'human' ? cast.owner : workerOf(item, p.by)
   // §11.4: the Coordinator, the MissionOwner or the owner clears a blocker.
@@ -366,7 +370,7 @@ async function unblock(model: Model, world: World, p: { item: number; by: 'coord
  * §11.3: a replacement Session for a Worker (the one executing something, or a given one) revokes
  * its Execution Leases and requeues their WorkItems, in the same transaction.
  */
-async function openSession(model: Model, world: World, p: { worker: 'executing' | number }): Promise<void> {
+export async function openSession(model: Model, world: World, p: { worker: 'executing' | number }): Promise<void> {
   const executing = model.items.find((item) => item.exec !== undefined)?.exec?.holder
   const agentId = p.worker === 'executing' ? (executing ?? WORKERS[0].actor.id) : WORKERS[p.worker % WORKERS.length]!.actor.id
   const revoked = model.items.filter((item) => stateOf(item) === 'active' && item.exec?.holder === agentId)
@@ -384,7 +388,8 @@ async function openSession(model: Model, world: World, p: { worker: 'executing' 
   }
 }
 
-type Deadline = 'offer' | 'ownership' | 'execution' | 'seconds'
+/** The deadline {@link advance} moves time past: a pending offer's, the ownership's, the execution's, or none (`seconds`). */
+export type Deadline = 'offer' | 'ownership' | 'execution' | 'seconds'
 
 /** The instant `deadline` of `item` ends, if it is still ahead. */
 function deadlineOf(model: Model, item: ItemModel, deadline: Deadline): number | undefined {
@@ -403,7 +408,7 @@ function deadlineOf(model: Model, item: ItemModel, deadline: Deadline): number |
  * Moves virtual time just past a deadline of an item (or by `seconds`). The Authority runs no
  * timers: the machine's timer events change no state and nothing is appended (§10.2).
  */
-async function advance(model: Model, world: World, p: { item: number; deadline: Deadline; seconds: number }): Promise<void> {
+export async function advance(model: Model, world: World, p: { item: number; deadline: Deadline; seconds: number }): Promise<void> {
   const before = model.nowMs
   const target = deadlineOf(model, model.items[p.item]!, p.deadline)
   model.nowMs = target === undefined ? until(model, p.seconds) : target + 1000
@@ -415,34 +420,6 @@ async function advance(model: Model, world: World, p: { item: number; deadline: 
     if (['queued', 'blocked'].includes(stateOf(item)) && passed(item.ownershipUntilMs)) timers.push('timer.ownership_lease_expired')
     if (stateOf(item) === 'active' && passed(item.exec?.untilMs)) timers.push('timer.execution_lease_expired')
     for (const timer of timers) expect(machineStep(item, timer, {}).next?.value, `${timer} on ${item.id}`).toBe(stateOf(item))
-  }
-}
-
-/**
- * The next happy-path action for an item, chosen from the model's state, so that random runs reach
- * the deep states often; the model still judges the Command like any other.
- */
-async function progress(model: Model, world: World, p: { item: number; candidates: number[]; seconds: number; active: 'submit' | 'checkpoint' | 'block' | 'renew' }): Promise<void> {
-  const item = model.items[p.item]!
-  const owner: OwnerParams = { item: p.item, who: 'owner', epoch: 'current', lease: 'current', seconds: p.seconds, knobs: PLAIN }
-  const offerable = item.offers.some((o) => o.status === 'pending' && o.expiresMs > model.nowMs)
-  switch (stateOf(item)) {
-    case 'offered':
-      return offerable ? acceptOffer(model, world, { item: p.item, who: 'owner', seconds: p.seconds, knobs: PLAIN }) : offer(model, world, { ...p, knobs: PLAIN })
-    case 'queued':
-      return ownerLive(item, model.nowMs) ? start(model, world, owner) : offer(model, world, { ...p, knobs: PLAIN })
-    case 'active':
-      if (p.active === 'renew') return renew(model, world, owner)
-      return p.active === 'submit' ? submit(model, world, owner) : pause(model, world, { ...owner, block: p.active === 'block' })
-    case 'submitted':
-      return acceptResult(model, world, { item: p.item, knobs: PLAIN })
-    case 'blocked':
-      return unblock(model, world, { item: p.item, by: 'coordinator', knobs: PLAIN })
-    case 'verified':
-    case 'cancelled':
-      return
-    default:
-      return offer(model, world, { ...p, knobs: PLAIN })
   }
 }
 
@@ -497,7 +474,7 @@ function verifyStep(model: Model, world: World): void {
 }
 
 /** One fast-check command: an action with its parameters, checked after it runs. */
-class Step implements fc.AsyncCommand<Model, World> {
+export class Step implements fc.AsyncCommand<Model, World> {
   constructor(
     private readonly label: string,
     private readonly body: (model: Model, world: World) => Promise<void>,
@@ -518,68 +495,12 @@ class Step implements fc.AsyncCommand<Model, World> {
   }
 }
 
-function step<P>(name: string, params: fc.Arbitrary<P>, action: (model: Model, world: World, p: P) => Promise<void>): fc.Arbitrary<Step> {
-  return params.map((p) => new Step(`${name} ${JSON.stringify(p)}`, (model, world) => action(model, world, p)))
-}
-
-function weighted<T>(usual: T, ...rare: T[]): fc.Arbitrary<T> {
-  return fc.oneof({ weight: 5, arbitrary: fc.constant(usual) }, { weight: 1, arbitrary: fc.constantFrom(...rare) })
-}
-
-const itemArb = fc.nat({ max: ITEMS.length - 1 })
-const workerArb = fc.nat({ max: WORKERS.length - 1 })
-const whoArb: fc.Arbitrary<Who> = fc.oneof({ weight: 4, arbitrary: fc.constant<Who>('owner') }, { weight: 1, arbitrary: workerArb })
-const pickArb = weighted<Pick>('current', 'stale')
-const secondsArb = fc.integer({ min: 30, max: 1800 })
-const knobsArb: fc.Arbitrary<Knobs> = fc.record({ cas: weighted<Knobs['cas']>('none', 'current', 'stale'), staleSession: fc.nat({ max: 7 }).map((n) => n === 7) })
-const candidatesArb = fc.subarray([0, 1, 2], { minLength: 1 })
-const ownerArb = fc.record({ item: itemArb, who: whoArb, epoch: pickArb, lease: pickArb, seconds: secondsArb, knobs: knobsArb })
-
-/** The actions, weighted towards the ones that move a WorkItem forward. */
-const actions: fc.Arbitrary<Step> = fc.oneof(
-  {
-    weight: 12,
-    arbitrary: step(
-      'progress',
-      fc.record({ item: itemArb, candidates: candidatesArb, seconds: secondsArb, active: fc.constantFrom('submit' as const, 'checkpoint' as const, 'block' as const, 'renew' as const) }),
-      progress,
-    ),
-  },
-  { weight: 3, arbitrary: step('offer', fc.record({ item: itemArb, candidates: candidatesArb, seconds: secondsArb, knobs: knobsArb }), offer) },
-  { weight: 4, arbitrary: step('accept', fc.record({ item: itemArb, who: whoArb, seconds: secondsArb, knobs: knobsArb }), acceptOffer) },
-  { weight: 4, arbitrary: step('start', ownerArb, start) },
-  { weight: 2, arbitrary: step('renew', ownerArb, renew) },
-  {
-    weight: 2,
-    arbitrary: step(
-      'checkpoint',
-      ownerArb.map((p) => ({ ...p, block: false })),
-      pause,
-    ),
-  },
-  {
-    weight: 2,
-    arbitrary: step(
-      'block',
-      ownerArb.map((p) => ({ ...p, block: true })),
-      pause,
-    ),
-  },
-  { weight: 2, arbitrary: step('unblock', fc.record({ item: itemArb, by: fc.oneof(fc.constantFrom('coordinator' as const, 'human' as const), whoArb), knobs: knobsArb }), unblock) },
-  { weight: 4, arbitrary: step('submit', ownerArb, submit) },
-  { weight: 2, arbitrary: step('accept_result', fc.record({ item: itemArb, knobs: knobsArb }), acceptResult) },
-  { weight: 2, arbitrary: step('fail', fc.record({ item: itemArb, who: whoArb, epoch: pickArb, lease: pickArb, seconds: secondsArb, knobs: knobsArb, byOwner: fc.boolean() }), fail) },
-  { weight: 1, arbitrary: step('cancel', fc.record({ item: itemArb, byHuman: fc.boolean(), knobs: knobsArb }), cancel) },
-  { weight: 3, arbitrary: step('session_open', fc.record({ worker: fc.oneof(fc.constant('executing' as const), workerArb) }), openSession) },
-  { weight: 5, arbitrary: step('advance', fc.record({ item: itemArb, deadline: fc.constantFrom<Deadline>('offer', 'ownership', 'execution', 'seconds'), seconds: secondsArb }), advance) },
-)
-
 function freshModel(): Model {
   return { nowMs: T0_MS, sessions: new Map(WORKERS.map((w) => [w.actor.id, 1])), items: ITEMS.map(openItem), steps: 0 }
 }
 
 /** Runs `steps` on a fresh world and model, then replays the whole log once more. */
-async function runModel(steps: Iterable<fc.AsyncCommand<Model, World>>): Promise<World> {
+export async function runModel(steps: Iterable<fc.AsyncCommand<Model, World>>): Promise<World> {
   let world: World | undefined
   await fc.asyncModelRun(async () => {
     world = await openWorld(ITEMS)
@@ -588,76 +509,3 @@ async function runModel(steps: Iterable<fc.AsyncCommand<Model, World>>): Promise
   checkReplay(world!)
   return world!
 }
-
-describe('the Group Authority against the §10.2 WorkItem statechart, with the §4 invariants', () => {
-  it(
-    'random Command sequences agree with the machine, keep one current Ownership Epoch (the highest issued), never let a stale result complete a WorkItem, keep sequences 1..head without a gap, and fold(log) equals the live state',
-    async () => {
-      const property = fc.asyncProperty(fc.commands([actions], { maxCommands: 40, size: 'max' }), async (steps) => void (await runModel(steps)))
-      await fc.assert(property, { numRuns: RUNS, ...(SEED === undefined ? {} : { seed: SEED }) })
-    },
-    Math.max(60_000, RUNS * 3_000),
-  )
-
-  it('a scripted run reaches verified through a stale submission, a lost race, an expired offer and a replaced Session', async () => {
-    const knobs = PLAIN
-    const owner = (p: Partial<OwnerParams> = {}): OwnerParams => ({ item: 0, who: 'owner', epoch: 'current', lease: 'current', seconds: 600, knobs, ...p })
-    const script: [string, (model: Model, world: World) => Promise<void>][] = [
-      ['offer to two', (m, w) => offer(m, w, { item: 0, candidates: [0, 1], seconds: 300, knobs })],
-      ['worker 2 wins', (m, w) => acceptOffer(m, w, { item: 0, who: 1, seconds: 900, knobs })],
-      ['worker 1 lost the race', (m, w) => acceptOffer(m, w, { item: 0, who: 0, seconds: 900, knobs })],
-      ['start', (m, w) => start(m, w, owner())],
-      ['expire the Execution Lease', (m, w) => advance(m, w, { item: 0, deadline: 'execution', seconds: 1 })],
-      ['re-offer to worker 3', (m, w) => offer(m, w, { item: 0, candidates: [2], seconds: 60, knobs })],
-      ['the offer expires', (m, w) => advance(m, w, { item: 0, deadline: 'offer', seconds: 1 })],
-      ['too late', (m, w) => acceptOffer(m, w, { item: 0, who: 2, seconds: 900, knobs })],
-      ['offer again', (m, w) => offer(m, w, { item: 0, candidates: [2], seconds: 600, knobs })],
-      ['worker 3 accepts', (m, w) => acceptOffer(m, w, { item: 0, who: 'owner', seconds: 900, knobs })],
-      ['the old owner submits under the stale epoch', (m, w) => submit(m, w, owner({ who: 1, epoch: 'stale' }))],
-      ['start', (m, w) => start(m, w, owner())],
-      ['a new Session requeues', (m, w) => openSession(m, w, { worker: 2 })],
-      ['the old runtime renews', (m, w) => renew(m, w, owner({ knobs: { cas: 'none', staleSession: true } }))],
-      ['start again', (m, w) => start(m, w, owner())],
-      ['submit under the superseded lease', (m, w) => submit(m, w, owner({ lease: 'stale' }))],
-      ['submit', (m, w) => submit(m, w, owner({ knobs: { cas: 'current', staleSession: false } }))],
-      ['accept the result', (m, w) => acceptResult(m, w, { item: 0, knobs })],
-    ]
-    const world = await runModel(script.map(([label, body]) => new Step(label, body)))
-    const kinds = world.authority.events(groupOf(world).groupId).map((e) => e.kind)
-    expect(groupOf(world).workItems.get(ITEMS[0]!)?.doc.state).toBe('verified')
-    expect(kinds.filter((k) => k === 'work.offer.accepted')).toHaveLength(2)
-    expect(kinds.filter((k) => k === 'work.submitted')).toHaveLength(1)
-  })
-
-  it('the invariant checks catch a stale submission, a second current epoch and a sequence gap in a log', async () => {
-    const knobs = PLAIN
-    const owner: OwnerParams = { item: 0, who: 'owner', epoch: 'current', lease: 'current', seconds: 600, knobs }
-    const world = await runModel(
-      [
-        (m: Model, w: World) => offer(m, w, { item: 0, candidates: [0], seconds: 300, knobs }),
-        (m: Model, w: World) => acceptOffer(m, w, { item: 0, who: 'owner', seconds: 900, knobs }),
-        (m: Model, w: World) => start(m, w, owner),
-        (m: Model, w: World) => submit(m, w, owner),
-      ].map((body, i) => new Step(`scripted ${i}`, body)),
-    )
-    const group = groupOf(world)
-    const log = world.authority.events(group.groupId)
-    const tampered = (kind: string, change: (payload: Record<string, unknown>) => Record<string, unknown>): Event[] =>
-      log.map((e) => (e.kind === kind ? { ...e, payload: change(e.payload as Record<string, unknown>) } : e))
-    expect(fencingViolations(tampered('work.submitted', (p) => ({ ...p, ownershipEpoch: 2 })))).toHaveLength(1)
-    expect(fencingViolations(tampered('work.submitted', (p) => ({ ...p, executionLeaseId: NEVER_ISSUED })))).toHaveLength(1)
-    expect(
-      ownershipViolations(
-        group,
-        tampered('work.offer.accepted', (p) => ({ ...p, ownershipEpoch: 2 })),
-      ),
-    ).not.toEqual([])
-    expect(
-      sequenceViolations(
-        group,
-        log.filter((e) => e.sequence !== 3),
-      ),
-    ).not.toEqual([])
-    expect([fencingViolations(log), ownershipViolations(group, log), sequenceViolations(group, log)]).toEqual([[], [], []])
-  })
-})

@@ -1,18 +1,17 @@
 /**
- * The Authority driven end to end the way its users drive it: every Command is built and signed by
- * `@weft/client` and carried by `authority.connect()`. Scenarios first (the happy path, a child
- * Mission, reassignment, Session replacement, cancellation), each ending on the log invariants;
- * then one test per Command and Event kind, and one per §19 code the Authority produces, each
- * claiming what it asserts (see `coverage.test.ts`).
+ * One test per Command and Event kind, with the Authority driven the way its users drive it: every
+ * Command is built and signed by `@weft/client` and carried by `authority.connect()`. Each test
+ * claims the kinds it performs and appends in its title (see `coverage.test.ts`); the scenarios are
+ * in `lifecycle-scenarios.test.ts` and the §19 codes in `lifecycle-errors.test.ts`.
  */
 import { sign } from '@weft/codec'
 import type { GroupSnapshot } from '@weft/spec'
 import { describe, expect, it } from 'vitest'
-import { createMemoryStore, type AuthorityStore } from '../src/log/store.js'
-import { contextPackage } from './fixtures-missions.js'
 import { decision, SELECTION } from '@weft/testkit/documents'
-import { FULL_BUDGET } from './fixtures-work.js'
 import { agentCard, cast, contract, evidence, GROUP } from '@weft/testkit/fixtures'
+import { contextPackage } from './fixtures-missions.js'
+import { FULL_BUDGET } from './fixtures-work.js'
+import { text } from './lifecycle-world.js'
 import {
   accept,
   acceptResult,
@@ -22,11 +21,8 @@ import {
   boot,
   cancelWork,
   checkpoint,
-  CHILD_CONTRACT,
   codeOf,
   createWorld,
-  enrol,
-  expectIntegrity,
   expectRefused,
   failureEvidence,
   grantExecution,
@@ -35,7 +31,6 @@ import {
   offer,
   openMission,
   payloadOf,
-  promote,
   publish,
   reach,
   reachMission,
@@ -43,138 +38,9 @@ import {
   runningOf,
   start,
   started,
-  submit,
   submitMission,
   wid,
-  type World,
 } from '@weft/testkit/world'
-
-/** The text content of a Message. */
-const text = (value: string) => [{ type: 'text' as const, text: value }]
-
-describe('a Mission end to end, driven only through @weft/client', () => {
-  it('runs from Agent registration to the owner’s final approval; the log verifies and replays [error WORK_ALREADY_OWNED]', async () => {
-    const w = createWorld()
-    await boot(w)
-    expect(w.as.worker1.epochs.sessionEpoch).toBe(1)
-    await openMission(w)
-    expect([w.as.owner.epochs.membership(GROUP), w.as.coordinator.epochs.coordinator(GROUP)]).toEqual([1, 1])
-    await enrol(w, ['worker1', 'worker2', 'reviewer'])
-    const id = wid('feature')
-    await authorize(w, id)
-    await offer(w, id, ['worker1', 'worker2'])
-    await accept(w, id, 'worker1')
-    // §10.3: the first valid acceptance wins; the other candidate's offer lost the race.
-    expect(await codeOf(accept(w, id, 'worker2'))).toBe('WORK_ALREADY_OWNED')
-    await start(w, id)
-    await renew(w, id, 900)
-    await checkpoint(w, id)
-    expect(w.item(id).doc.state).toBe('queued')
-    await start(w, id)
-    await submit(w, id)
-    await acceptResult(w, id)
-    await submitMission(w)
-    await approveMission(w)
-
-    const group = w.group()
-    expect([group.mission.state, w.item(id).doc.state, w.item(id).doc.owner?.agentId]).toEqual(['approved', 'verified', cast.worker1.actor.id])
-    expect(group.acceptedEvidence.map((e) => e.generatedBy.id)).toEqual([cast.worker1.actor.id, cast.reviewer.actor.id])
-    expect([...group.approvals.values()].map((a) => [a.decision, a.artifactHashes])).toEqual([['approved', w.item(id).doc.submission?.artifactHashes]])
-    expectIntegrity(w)
-  })
-
-  it('promotes a WorkItem to a child Mission whose approval verifies the parent WorkItem [command mission.create_child] [event mission.child.created]', async () => {
-    const w = await started()
-    const parent = await reach(w, 'active')
-    const { child, receipt } = await promote(w, parent)
-    expect(receipt.events.map((e) => [e.kind, e.groupId])).toEqual([
-      ['mission.child.created', GROUP],
-      ['mission.created', child.groupId],
-    ])
-    expect(payloadOf(receipt, 'mission.child.created')).toMatchObject({ parentWorkItemId: parent, childGroupId: child.groupId, depth: 1, fencedOwnershipEpoch: 1 })
-    // §14: the parent Coordinator owns the child; the parent WorkItem waits with its ownership fenced.
-    expect(child.group().mission.missionOwner).toEqual(cast.coordinator.actor)
-    expect([w.item(parent).doc.state, w.item(parent).executionLease]).toEqual(['blocked', undefined])
-    expect(await codeOf(start(w, parent))).toBe('INVALID_STATE_TRANSITION')
-
-    await reachMission(child, 'awaiting_approval', CHILD_CONTRACT)
-    const approved = await approveMission(child)
-    expect(approved.events.map((e) => [e.kind, e.groupId])).toEqual([
-      ['mission.approved', child.groupId],
-      ['work.result.accepted', GROUP],
-    ])
-    expect(payloadOf(approved, 'work.result.accepted')).toMatchObject({ workItemId: parent, childMissionId: child.group().missionId })
-    expect(w.item(parent).doc.state).toBe('verified')
-    expectIntegrity(w)
-  })
-
-  it('reassigns a WorkItem whose owner missed its resume deadline; the old owner’s late result is refused and audited [error WORK_STALE_OWNERSHIP]', async () => {
-    const w = await started()
-    const id = await reach(w, 'active', { candidates: ['worker1'] })
-    const old = runningOf(w, id)
-    const artifact = await publish(w, id)
-    await checkpoint(w, id, 600)
-    w.clock.advance(601)
-    // §11.5: the owner missed its start-by deadline, so the Coordinator may reassign; the old epoch is fenced.
-    const reoffered = await offer(w, id, ['worker2'])
-    expect(payloadOf(reoffered, 'work.offer.created').fencedOwnershipEpoch).toBe(1)
-    await accept(w, id, 'worker2')
-    expect(w.item(id).doc.owner).toMatchObject({ agentId: cast.worker2.actor.id, ownershipEpoch: 2 })
-    expect(w.item(id).lastCheckpoint?.phase).toBe('build')
-
-    const late = w.as.worker1.workSubmit({
-      workItemId: id,
-      ownershipEpoch: old.epoch,
-      executionLeaseId: old.leaseId,
-      artifactIds: [artifact.artifactId],
-      evidence: [evidence(w.group(), id, cast.worker1)],
-    })
-    expect(await codeOf(late)).toBe('WORK_STALE_OWNERSHIP')
-    expect(w.authority.audit().at(-1)).toMatchObject({ code: 'WORK_STALE_OWNERSHIP', kind: 'work.submit', actor: cast.worker1.actor })
-    expect(w.item(id).doc.state).toBe('queued')
-
-    await start(w, id)
-    await submit(w, id)
-    await acceptResult(w, id)
-    expect(w.item(id).doc).toMatchObject({ state: 'verified', owner: { agentId: cast.worker2.actor.id, ownershipEpoch: 2 } })
-    expectIntegrity(w)
-  })
-
-  it('opens a replacement Session that revokes the old runtime’s Execution Lease [command ext.missionweaveprotocol.identity.session_open] [event ext.missionweaveprotocol.identity.session_opened] [event ext.missionweaveprotocol.core.work_execution_lease_revoked] [error AUTH_STALE_SESSION]', async () => {
-    const w = await started()
-    const id = await reach(w, 'active')
-    const old = runningOf(w, id)
-    const stale = w.as.worker1.build('ext.missionweaveprotocol.core.work_execution_lease_renew', { workItemId: id, ownershipEpoch: old.epoch, executionLeaseId: old.leaseId, leaseSeconds: 600 })
-    const reopened = await w.as.controlPlane.identitySessionOpen({ agentId: cast.worker1.actor.id })
-    expect(kinds(reopened.events)).toEqual(['ext.missionweaveprotocol.identity.session_opened', 'ext.missionweaveprotocol.core.work_execution_lease_revoked'])
-    expect(payloadOf(reopened, 'ext.missionweaveprotocol.identity.session_opened').sessionEpoch).toBe(2)
-    expect(payloadOf(reopened, 'ext.missionweaveprotocol.core.work_execution_lease_revoked')).toMatchObject({ workItemId: id, executionLeaseId: old.leaseId, revokedSessionEpoch: 1 })
-    expect([w.item(id).doc.state, w.as.worker1.epochs.sessionEpoch]).toEqual(['queued', 2])
-    // §6.3: the old runtime's Commands carry a fenced Session Epoch.
-    expect(await codeOf(w.as.worker1.resend(stale))).toBe('AUTH_STALE_SESSION')
-    await start(w, id)
-    expect(w.item(id).executionLease).toMatchObject({ sessionEpoch: 2, ownershipEpoch: 1 })
-    expectIntegrity(w)
-  })
-
-  it('cancels a Mission: unfinished WorkItems and the running child Mission follow in the same transaction [command mission.cancel] [event mission.cancelled] [event work.cancelled]', async () => {
-    const w = await started()
-    const [open, active, verified, promoted] = [await reach(w, 'open'), await reach(w, 'active'), await reach(w, 'verified'), await reach(w, 'queued')]
-    const { child } = await promote(w, promoted)
-    const cancelled = await w.as.owner.missionCancel({ reason: 'Priorities changed.' })
-    expect(cancelled.events.map((e) => [e.kind, e.groupId, e.workItemId])).toEqual([
-      ['mission.cancelled', GROUP, undefined],
-      ['work.cancelled', GROUP, open],
-      ['work.cancelled', GROUP, active],
-      ['work.cancelled', GROUP, promoted],
-      ['mission.cancelled', child.groupId, undefined],
-    ])
-    expect([open, active, verified, promoted].map((id) => w.item(id).doc.state)).toEqual(['cancelled', 'cancelled', 'verified', 'cancelled'])
-    expect([w.group().coordinatorLease.state, child.group().mission.state]).toEqual(['revoked', 'cancelled'])
-    expect(w.item(active).executionLease).toBeUndefined()
-    expectIntegrity(w)
-  })
-})
 
 describe('every Command and Event kind, through @weft/client', () => {
   it('registers a newer Agent Card version and refuses an older one [command ext.missionweaveprotocol.registry.agent_card_register] [event ext.missionweaveprotocol.registry.agent_card_registered]', async () => {
@@ -531,168 +397,5 @@ describe('every Command and Event kind, through @weft/client', () => {
       usageDelta: { toolCalls: 3, modelTokens: 1200 },
       cumulativeUsage: { toolCalls: 3, modelTokens: 1200 },
     })
-  })
-})
-
-/** A store whose next append fails once, like a full disk. */
-function flakyStore(): AuthorityStore & { failNext(): void } {
-  const inner = createMemoryStore()
-  let failing = false
-  return {
-    ...inner,
-    appendTransaction(events, receipt) {
-      if (failing) {
-        failing = false
-        throw new Error('disk full')
-      }
-      inner.appendTransaction(events, receipt)
-    },
-    failNext: () => {
-      failing = true
-    },
-  }
-}
-
-describe('§19 codes as the client receives them', () => {
-  const post = (w: World, id = 'urn:weft:test:message:x', content = 'Hello.') => w.as.worker1.messagePost({ messageId: id, conversationId: w.group().group.mainConversationId, content: text(content) })
-
-  it('[error AUTH_INVALID_SIGNATURE] for a Command issued outside the freshness window', async () => {
-    const w = await started()
-    await expectRefused(
-      w,
-      () => w.as.worker1.messagePost({ messageId: 'urn:weft:test:message:old', conversationId: w.group().group.mainConversationId, content: text('Old.') }, { issuedAt: '2026-07-14T23:50:00.000Z' }),
-      'AUTH_INVALID_SIGNATURE',
-    )
-  })
-
-  it('[error AUTH_STALE_COORDINATOR] for a Coordinator Epoch a reappointment fenced', async () => {
-    const w = await started()
-    await w.as.owner.missionAssignCoordinator({ coordinatorAgentId: cast.coordinator.actor.id, leaseSeconds: 3600, contextPackage: contextPackage(w.group()) })
-    expect(w.as.coordinator.epochs.coordinator(GROUP)).toBe(2)
-    w.as.coordinator.epochs.setCoordinator(GROUP, 1)
-    await expectRefused(w, () => authorize(w, wid('fenced')), 'AUTH_STALE_COORDINATOR')
-  })
-
-  it('[error AUTH_FORBIDDEN] when a Worker authorizes work', async () => {
-    const w = await started()
-    await expectRefused(w, () => w.as.worker1.workAuthorize({ workItemId: wid('mine'), contract: contract() }), 'AUTH_FORBIDDEN')
-  })
-
-  it('[error GROUP_NOT_FOUND] for a Group the Authority does not serve', async () => {
-    const w = await started()
-    const nowhere = w.in('urn:weft:test:group:nowhere')
-    nowhere.as.owner.epochs.setMembership(nowhere.groupId, 1)
-    expect(await codeOf(nowhere.as.owner.missionCancel({ reason: 'Whatever it is.' }))).toBe('GROUP_NOT_FOUND')
-  })
-
-  it('[error SCHEMA_VALIDATION_FAILED] for a payload off its kind’s schema', async () => {
-    const w = await started()
-    await expectRefused(w, () => w.as.coordinator.workCancel({ workItemId: wid('x'), reason: 'r', force: true } as never), 'SCHEMA_VALIDATION_FAILED')
-  })
-
-  it('[error INVALID_COMMAND] for a dependency on an unknown WorkItem', async () => {
-    const w = await started()
-    await expectRefused(w, () => w.as.coordinator.workAuthorize({ workItemId: wid('a'), contract: contract(), dependencyIds: [wid('unknown')] }), 'INVALID_COMMAND')
-  })
-
-  it('[error INVALID_STATE_TRANSITION] for a transition the WorkItem table does not have', async () => {
-    const w = await started()
-    const id = await reach(w, 'verified')
-    await expectRefused(w, () => cancelWork(w, id), 'INVALID_STATE_TRANSITION', id)
-  })
-
-  it('[error REVISION_CONFLICT] for a stale expectedRevision', async () => {
-    const w = await started()
-    const id = await reach(w, 'offered')
-    const revision = w.item(id).doc.revision
-    await offer(w, id, ['worker1'])
-    await expectRefused(w, () => w.as.worker1.workAcceptOffer({ workItemId: id, ownershipLeaseSeconds: 600 }, { expectedRevision: revision }), 'REVISION_CONFLICT', id)
-    await w.as.worker1.workAcceptOffer({ workItemId: id, ownershipLeaseSeconds: 600 }, { expectedRevision: revision + 1 })
-    expect(w.item(id).doc.state).toBe('queued')
-  })
-
-  it('[error ACTION_ID_COLLISION] for another Command under a used Action ID; the exact retry gets its receipt', async () => {
-    const w = await started()
-    const built = w.as.worker1.build('message.post', { messageId: 'urn:weft:test:message:once', conversationId: w.group().group.mainConversationId, content: text('Once.') })
-    const first = await w.as.worker1.resend(built)
-    expect(await w.as.worker1.resend(built)).toEqual({ ...first, duplicate: true })
-    await expectRefused(
-      w,
-      () => w.as.worker1.messagePost({ messageId: 'urn:weft:test:message:other', conversationId: w.group().group.mainConversationId, content: text('Other.') }, { actionId: built.command.actionId }),
-      'ACTION_ID_COLLISION',
-    )
-  })
-
-  it('[error UNKNOWN_CRITICAL_EXTENSION] for a critical Extension Profile the Authority cannot interpret', async () => {
-    const w = await started()
-    const extensions = { 'urn:weft:test:profile': { version: '1.0.0', critical: true, data: {} } }
-    await expectRefused(
-      w,
-      () => w.as.worker1.messagePost({ messageId: 'urn:weft:test:message:ext', conversationId: w.group().group.mainConversationId, content: text('Hi.') }, { extensions }),
-      'UNKNOWN_CRITICAL_EXTENSION',
-    )
-  })
-
-  it('[error WORK_CONTRACT_INCOMPLETE] for a contract without a goal', async () => {
-    const w = await started()
-    await expectRefused(w, () => authorize(w, wid('vague'), { goal: '   ' }), 'WORK_CONTRACT_INCOMPLETE')
-  })
-
-  it('[error WORK_OFFER_EXPIRED] for an acceptance after the offer expired', async () => {
-    const w = await started()
-    const id = await reach(w, 'offered')
-    w.clock.advance(601)
-    await expectRefused(w, () => accept(w, id), 'WORK_OFFER_EXPIRED', id)
-  })
-
-  it('[error WORK_LEASE_EXPIRED] for a submission after the Execution Lease expired', async () => {
-    const w = await started()
-    const id = await reach(w, 'active')
-    const artifact = await publish(w, id)
-    w.clock.advance(601)
-    const { epoch, leaseId } = runningOf(w, id)
-    await expectRefused(
-      w,
-      () => w.as.worker1.workSubmit({ workItemId: id, ownershipEpoch: epoch, executionLeaseId: leaseId, artifactIds: [artifact.artifactId], evidence: [evidence(w.group(), id, cast.worker1)] }),
-      'WORK_LEASE_EXPIRED',
-      id,
-    )
-  })
-
-  it('[error APPROVAL_REQUIRED] for a start without the Execution Approval the contract requires', async () => {
-    const w = await started()
-    const id = await reach(w, 'queued', { contract: { executionApproval: 'human_required' } })
-    await expectRefused(w, () => start(w, id), 'APPROVAL_REQUIRED', id)
-  })
-
-  it('[error BUDGET_EXCEEDED] for usage beyond the WorkItem budget', async () => {
-    const w = await started()
-    const id = await reach(w, 'active')
-    const { epoch, leaseId } = runningOf(w, id)
-    await expectRefused(w, () => w.as.worker1.coreResourceUsageRecord({ workItemId: id, ownershipEpoch: epoch, executionLeaseId: leaseId, usageDelta: { toolCalls: 51 } }), 'BUDGET_EXCEEDED', id)
-  })
-
-  it('[error RATE_LIMITED] for a child Mission beyond the Organization’s depth', async () => {
-    const w = await started({ policy: { maxMissionDepth: 0 } })
-    const id = await reach(w, 'queued')
-    await expectRefused(w, () => promote(w, id), 'RATE_LIMITED', id)
-  })
-
-  it('[error PROTOCOL_VIOLATION] for a Command over the size limit', async () => {
-    const w = await started({ policy: { maxCommandBytes: 8192 } })
-    await expectRefused(w, () => post(w, 'urn:weft:test:message:big', 'x'.repeat(8192)), 'PROTOCOL_VIOLATION')
-    await post(w, 'urn:weft:test:message:small', 'x')
-  })
-
-  it('[error INTERNAL_ERROR] when the store fails; nothing is appended and the same Command succeeds later', async () => {
-    const store = flakyStore()
-    const w = await started({ store })
-    const built = w.as.worker1.build('message.post', { messageId: 'urn:weft:test:message:flaky', conversationId: w.group().group.mainConversationId, content: text('Hi.') })
-    store.failNext()
-    await expectRefused(w, () => w.as.worker1.resend(built), 'INTERNAL_ERROR')
-    expect(w.group().messages.has('urn:weft:test:message:flaky')).toBe(false)
-    expectIntegrity(w)
-    expect((await w.as.worker1.resend(built)).duplicate).toBe(false)
-    expect(w.group().messages.has('urn:weft:test:message:flaky')).toBe(true)
   })
 })

@@ -16,65 +16,50 @@
  * Every case runs in a world where each epoch it carries is 2, so the "stale" value 1 is one the
  * Authority really issued and fenced. A catalogued kind or issuer type without a case fails the
  * completeness test, so a new kind must be added to {@link CASES}.
+ *
+ * The worlds and attempts the cases use are built by `fencing-world.ts`; the Coordinator Epoch is
+ * also fenced case by case, by hand, in `fencing-coordinator.test.ts`.
  */
-import type { BuiltCommand, CommandOptions, Receipt } from '@weft/client'
-import { sign, type ErrorCode } from '@weft/codec'
-import { COMMAND_CATALOG, CommandPayloads, commandInfo, type CommandKind, type CommandPayload, type EpochName } from '@weft/spec'
+import type { Receipt } from '@weft/client'
+import type { ErrorCode } from '@weft/codec'
+import { COMMAND_CATALOG, CommandPayloads, commandInfo, type CommandKind, type EpochName } from '@weft/spec'
 import { describe, expect, it } from 'vitest'
 import { snapshotOf } from '@weft/testkit/archive'
 import { manifest } from '@weft/testkit/artifacts'
-import { childPayload, decision, SELECTION } from '@weft/testkit/documents'
-import { contextPackage } from './fixtures-missions.js'
-import { FULL_BUDGET } from './fixtures-work.js'
+import { childPayload } from '@weft/testkit/documents'
 import { agentCard, cast, contract, evidence, GROUP } from '@weft/testkit/fixtures'
+import { accept, authorize, block, checkpointNow, expectRefused, failureEvidence, missionCreate, offer, publish, reach, reachMission, start, wid, type Who } from '@weft/testkit/world'
 import {
-  accept,
-  AGENT_NAMES,
-  authorize,
-  block,
-  boot,
-  checkpoint,
-  checkpointNow,
-  CHILD_CONTRACT,
-  codeOf,
-  createWorld,
-  enrol,
-  expectRefused,
-  failureEvidence,
-  MEMBERS,
-  missionCreate,
-  offer,
-  openMission,
-  promote,
-  publish,
-  reach,
-  reachMission,
-  runningOf,
-  start,
-  wid,
-  type Who,
-  type World,
-} from '@weft/testkit/world'
+  amendment,
+  appoint,
+  approval,
+  attemptIn,
+  booted,
+  coordinatorEpochDropped,
+  delegation,
+  executing,
+  executionApproval,
+  fenced,
+  inChild,
+  inFenced,
+  inOrganization,
+  isPayloadFence,
+  mainConversation,
+  membershipIdOf,
+  offerOf,
+  omit,
+  override,
+  ownedTwice,
+  PAYLOAD_FENCES,
+  posted,
+  resigned,
+  text,
+  type Attempt,
+  type Envelope,
+  type Fence,
+} from './fencing-world.js'
 
 type IssuerType = 'agent' | 'human' | 'service'
-/** The payload members that fence an owner Command (§11.3). */
-const PAYLOAD_FENCES = ['ownershipEpoch', 'executionLeaseId'] as const
-type PayloadFence = (typeof PAYLOAD_FENCES)[number]
-type Fence = EpochName | PayloadFence
-
-/** What a case sends: a Command `who` builds in `world` that the Authority accepts as built. */
-interface Attempt {
-  readonly world: World
-  readonly who: Who
-  readonly payload: Record<string, unknown>
-  readonly options?: CommandOptions
-  /** An Execution Lease ID of the same WorkItem and Ownership Epoch older than the current one (§11.3). */
-  readonly staleLeaseId?: string
-  /** A change to every envelope the case sends (dropping an epoch the issuer need not carry). */
-  readonly envelope?: (command: Envelope) => void
-}
-
-type Envelope = Record<string, unknown> & { payload: Record<string, unknown> }
 
 interface Case {
   readonly kind: CommandKind
@@ -88,139 +73,6 @@ interface Case {
   /** The code when every optional fencing member is omitted: the owner then holds no authority. */
   readonly uncited?: ErrorCode
   readonly setup: () => Promise<Attempt>
-}
-
-// ---------------------------------------------------------------------------------------------
-// Worlds whose every epoch is 2
-// ---------------------------------------------------------------------------------------------
-
-const text = (value: string) => [{ type: 'text' as const, text: value }]
-const mainConversation = (w: World) => w.group().group.mainConversationId
-
-/** The ID of `who`'s Membership in the view's Group. */
-function membershipIdOf(w: World, who: Who): string {
-  const m = [...w.group().memberships.values()].find((x) => x.member.id === cast[who].actor.id && x.state !== 'ended')
-  if (m === undefined) throw new Error(`${who} holds no Membership in ${w.groupId}`)
-  return m.membershipId
-}
-
-/** `by` (a Coordinator) changes the seat Membership of `who` once more, fencing its epoch (§8). */
-async function reseat(w: World, who: Who, role: 'mission_owner' | 'coordinator', by: Who): Promise<void> {
-  await w.as[by].membershipChange({ membershipId: membershipIdOf(w, who), member: cast[who].actor, role, state: 'active', scopes: ['group:read', 'group:write'], visibilityStartSequence: 0 })
-}
-
-/**
- * The Organization booted with a second session for every Agent (§6.3), the main Mission open with
- * its Coordinator re-appointed under Coordinator Epoch 2 (§7.2), and every Membership changed so
- * it is at epoch 2 (§8).
- */
-async function fenced(): Promise<World> {
-  const w = createWorld()
-  await boot(w)
-  for (const who of AGENT_NAMES) await w.as.controlPlane.identitySessionOpen({ agentId: cast[who].actor.id })
-  await openMission(w)
-  await w.as.owner.missionAssignCoordinator({ coordinatorAgentId: cast.coordinator.actor.id, leaseSeconds: 3600, contextPackage: contextPackage(w.group()) })
-  await enrol(w, MEMBERS)
-  await enrol(w, MEMBERS)
-  await reseat(w, 'owner', 'mission_owner', 'coordinator')
-  await reseat(w, 'coordinator', 'coordinator', 'coordinator')
-  return w
-}
-
-/** A child Mission of a {@link fenced} world (§14), whose MissionOwner (the parent Coordinator) holds its seat at epoch 2. */
-async function child(): Promise<World> {
-  const w = await fenced()
-  const { child: c } = await promote(w, await reach(w, 'queued'))
-  await reseat(c, 'coordinator', 'mission_owner', 'worker2')
-  return c
-}
-
-/** A WorkItem owned by worker1 under Ownership Epoch 2: the first ownership lapsed and a new offer fenced it (§10.2). */
-async function ownedTwice(w: World, overrides = {}): Promise<string> {
-  const id = wid(w.fresh('fenced'))
-  await authorize(w, id, overrides)
-  await offer(w, id, ['worker1'])
-  await accept(w, id, 'worker1', 1)
-  w.clock.advance(2)
-  await offer(w, id, ['worker1'])
-  await accept(w, id, 'worker1')
-  expect(w.item(id).doc.owner?.ownershipEpoch).toBe(2)
-  return id
-}
-
-/** An active WorkItem of worker1 under Ownership Epoch 2 and its second Execution Lease; the first one a checkpoint released (§11.3). */
-async function runningTwice(w: World): Promise<{ readonly id: string; readonly ownershipEpoch: number; readonly executionLeaseId: string; readonly staleLeaseId: string }> {
-  const id = await ownedTwice(w)
-  await start(w, id)
-  const staleLeaseId = runningOf(w, id).leaseId
-  await checkpoint(w, id)
-  await start(w, id)
-  const { epoch, leaseId } = runningOf(w, id)
-  return { id, ownershipEpoch: epoch, executionLeaseId: leaseId, staleLeaseId }
-}
-
-/** An owner Command's execution reference on a {@link runningTwice} WorkItem, as an attempt by worker1. */
-async function executing(
-  payload: (w: World, ref: { workItemId: string; ownershipEpoch: number; executionLeaseId: string }) => Promise<Record<string, unknown>> | Record<string, unknown>,
-): Promise<Attempt> {
-  const w = await fenced()
-  const { id, ownershipEpoch, executionLeaseId, staleLeaseId } = await runningTwice(w)
-  return { world: w, who: 'worker1', payload: await payload(w, { workItemId: id, ownershipEpoch, executionLeaseId }), staleLeaseId }
-}
-
-/** A Message `who` posted in the main Conversation, to amend. */
-async function posted(w: World, who: Who): Promise<string> {
-  const messageId = `urn:weft:test:message:${w.fresh('posted')}`
-  await w.as[who].messagePost({ messageId, conversationId: mainConversation(w), content: text('The build is red.') })
-  return messageId
-}
-
-const amendment = (w: World, targetMessageId: string) => ({ messageId: `urn:weft:test:message:${w.fresh('amend')}`, targetMessageId, content: text('Amended.'), reason: 'Posted in error.' })
-
-const override = (w: World) => ({
-  grantId: `urn:weft:test:override:${w.fresh('burst')}`,
-  policyName: 'message_rate',
-  beneficiary: cast.worker1.actor,
-  targetCommandKind: 'message.post',
-  targetActionId: 'urn:weft:test:action:status-burst',
-  reason: 'Incident updates go out every minute.',
-  expiresAt: '2026-07-16T00:00:00Z',
-})
-
-const appoint = (w: World, agent: Who) => ({
-  coordinatorAgentId: cast[agent].actor.id,
-  leaseSeconds: 3600,
-  contextPackage: contextPackage(w.group(), cast.coordinator, { contextPackageId: `urn:weft:test:context:${w.fresh('appoint')}` }),
-})
-
-const offerOf = (workItemId: string) => ({ workItemId, candidateAgentIds: [cast.worker1.actor.id], selectionBasis: SELECTION, offerExpiresInSeconds: 600 })
-
-async function approval(w: World, who: Who, verdict: 'approved' | 'changes_requested'): Promise<Record<string, unknown>> {
-  await reachMission(w, 'awaiting_approval', w.group().mission.parent === undefined ? {} : CHILD_CONTRACT)
-  return { approval: decision(w.group(), cast[who], verdict) }
-}
-
-/** An attempt by `who` in a fresh world `make` builds; `payload` prepares the world and gives the Command's payload. */
-function attemptIn(make: () => Promise<World>, who: Who, payload: (w: World) => Promise<Record<string, unknown>> | Record<string, unknown>, options?: CommandOptions): () => Promise<Attempt> {
-  return async () => {
-    const w = await make()
-    return { world: w, who, payload: await payload(w), ...(options === undefined ? {} : { options }) }
-  }
-}
-
-/** A booted Organization with no Mission yet. */
-async function booted(): Promise<World> {
-  const w = createWorld()
-  await boot(w)
-  return w
-}
-
-const inFenced = (who: Who, payload: Parameters<typeof attemptIn>[2], options?: CommandOptions) => attemptIn(fenced, who, payload, options)
-const inChild = (who: Who, payload: Parameters<typeof attemptIn>[2]) => attemptIn(child, who, payload)
-const inOrganization = (payload: Record<string, unknown>) => attemptIn(booted, 'controlPlane', () => payload)
-
-const coordinatorEpochDropped = (command: Envelope): void => {
-  delete command['coordinatorEpoch']
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -482,38 +334,6 @@ const CASES: readonly Case[] = [
   },
 ]
 
-function grantPayload(w: World, targetWorkItemId: string, granteeMembershipEpoch: number): CommandPayload<'membership.grant_delegation'> {
-  return {
-    grantId: `urn:weft:test:grant:${w.fresh('grant')}`,
-    granteeAgentId: cast.worker3.actor.id,
-    targetWorkItemId,
-    allowedCapabilities: [SELECTION.requiredCapabilities[0]!],
-    budget: FULL_BUDGET,
-    maxDescendantDepth: 2,
-    granteeMembershipEpoch,
-    expiresAt: '2026-07-15T12:00:00.000Z',
-  }
-}
-
-/** A Delegation Grant over a new open WorkItem for worker3, whom the Coordinator made a `work_delegate` (§9.1). */
-async function delegation(w: World): Promise<CommandPayload<'membership.grant_delegation'>> {
-  const target = await reach(w, 'open')
-  await w.as.coordinator.membershipChange({ membershipId: membershipIdOf(w, 'worker3'), member: cast.worker3.actor, role: 'work_delegate', state: 'active', scopes: ['group:read'] })
-  return grantPayload(w, target, w.group().memberships.get(membershipIdOf(w, 'worker3'))!.membershipEpoch)
-}
-
-function executionApproval(w: World, workItemId: string): Record<string, unknown> {
-  return {
-    approvalId: `urn:weft:test:approval:${w.fresh('execution')}`,
-    workItemId,
-    ownershipEpoch: w.item(workItemId).doc.owner!.ownershipEpoch,
-    operations: ['write'],
-    resources: ['urn:weft:test:resource:repo'],
-    budget: { currency: 'USD', financialLimit: 1 },
-    expiresInSeconds: 600,
-  }
-}
-
 // ---------------------------------------------------------------------------------------------
 // What each case is tested for
 // ---------------------------------------------------------------------------------------------
@@ -556,16 +376,6 @@ function omittedCode(c: Case, fence: Fence): ErrorCode {
   return fence === 'coordinator' && !requiredEpochs(c).includes('coordinator') ? 'AUTH_STALE_COORDINATOR' : 'SCHEMA_VALIDATION_FAILED'
 }
 
-const isPayloadFence = (fence: Fence): fence is PayloadFence => (PAYLOAD_FENCES as readonly string[]).includes(fence)
-
-/** Drops `fence` from the Command. */
-function omit(fence: Fence): (command: Envelope) => void {
-  return (command) => {
-    if (isPayloadFence(fence)) delete command.payload[fence]
-    else delete command[`${fence}Epoch`]
-  }
-}
-
 /** Replaces `fence` with a value the Authority issued and then fenced. */
 function age(fence: Fence, attempt: Attempt): (command: Envelope) => void {
   return (command) => {
@@ -582,15 +392,6 @@ function age(fence: Fence, attempt: Attempt): (command: Envelope) => void {
     expect(current).toBeGreaterThan(1)
     holder[member] = current - 1
   }
-}
-
-/** `built` with `change` applied, under a new Action ID, signed again by `who`. */
-function resigned(w: World, who: Who, built: BuiltCommand, change: (command: Envelope) => void): BuiltCommand {
-  const { signature: _signature, ...unsigned } = structuredClone(built.command) as unknown as Envelope
-  change(unsigned as Envelope)
-  unsigned['actionId'] = `urn:weft:test:action:${w.fresh('fence')}`
-  const command = sign('command', unsigned, cast[who].key) as unknown as BuiltCommand['command']
-  return { command, bytes: JSON.stringify(command) }
 }
 
 /** Builds the case's Command as the client fills it, applies the case's and then `change`'s envelope changes, and sends it. */
@@ -669,54 +470,4 @@ describe('fencing, kind by kind (generated from the catalog)', () => {
       })
     })
   }
-})
-
-// ---------------------------------------------------------------------------------------------
-// The Coordinator Epoch, case by case (§7.2, §15.1, §19)
-// ---------------------------------------------------------------------------------------------
-
-describe('Coordinator Epoch fencing (§7.2, §15.1)', () => {
-  const offerNew = async (w: World) => w.as.coordinator.build('work.offer', offerOf(await reach(w, 'open')))
-
-  it('[error AUTH_STALE_COORDINATOR] a re-appointed Coordinator’s work.offer without the Coordinator Epoch is not under the current lease', async () => {
-    const w = await fenced()
-    const built = await offerNew(w)
-    expect(built.command.coordinatorEpoch).toBe(2)
-    await expectRefused(w, () => w.as.coordinator.resend(resigned(w, 'coordinator', built, omit('coordinator'))), 'AUTH_STALE_COORDINATOR')
-    await expectRefused(w, () => w.as.coordinator.resend(resigned(w, 'coordinator', built, (c) => void (c['coordinatorEpoch'] = 1))), 'AUTH_STALE_COORDINATOR')
-    expect((await w.as.coordinator.resend(built)).events.map((e) => e.kind)).toEqual(['work.offer.created'])
-  })
-
-  it('[error AUTH_FORBIDDEN] a Worker carrying the current Coordinator Epoch on a Coordinator-only Command is not the Coordinator', async () => {
-    const w = await fenced()
-    const submitted = await reach(w, 'submitted')
-    const target = await reach(w, 'open')
-    // The client carries a Coordinator Epoch only for a lease holder; the Worker claims one by hand.
-    w.as.worker1.epochs.setCoordinator(w.groupId, 2)
-    const asWorker = (kind: 'work.accept_result' | 'membership.grant_delegation', payload: Record<string, unknown>, coordinatorEpoch: number) => {
-      const built = w.as.worker1.build(kind, payload as never)
-      return w.as.worker1.resend(resigned(w, 'worker1', built, (c) => void (c['coordinatorEpoch'] = coordinatorEpoch)))
-    }
-    const acceptResult = { workItemId: submitted, evidence: [evidence(w.group(), submitted, cast.reviewer)] }
-    const grant = grantPayload(w, target, 2)
-    await expectRefused(w, () => asWorker('work.accept_result', acceptResult, 2), 'AUTH_FORBIDDEN')
-    await expectRefused(w, () => asWorker('membership.grant_delegation', grant, 2), 'AUTH_FORBIDDEN')
-    // A Coordinator Epoch no longer current is fenced whoever carries it; one never issued is not the Worker's either.
-    await expectRefused(w, () => asWorker('work.accept_result', acceptResult, 1), 'AUTH_STALE_COORDINATOR')
-    await expectRefused(w, () => asWorker('membership.grant_delegation', grant, 3), 'AUTH_FORBIDDEN')
-  })
-
-  it('[error AUTH_STALE_COORDINATOR] the Coordinator carrying a Coordinator Epoch never issued', async () => {
-    const w = await fenced()
-    const built = await offerNew(w)
-    await expectRefused(w, () => w.as.coordinator.resend(resigned(w, 'coordinator', built, (c) => void (c['coordinatorEpoch'] = 3))), 'AUTH_STALE_COORDINATOR')
-  })
-
-  it('a Coordinator acting as a plain member needs no Coordinator Epoch', async () => {
-    const w = await fenced()
-    const built = w.as.coordinator.build('message.post', { messageId: 'urn:weft:test:message:plain', conversationId: mainConversation(w), content: text('Status: on track.') })
-    const receipt = await w.as.coordinator.resend(resigned(w, 'coordinator', built, omit('coordinator')))
-    expect(receipt.events.map((e) => e.kind)).toEqual(['message.posted'])
-    expect(await codeOf(w.as.coordinator.resend(resigned(w, 'coordinator', built, (c) => void (c['coordinatorEpoch'] = 1))))).toBe('AUTH_STALE_COORDINATOR')
-  })
 })
