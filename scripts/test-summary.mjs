@@ -92,8 +92,9 @@ function count(n, singular, plural = `${singular}s`) {
  * @param {object} input
  * @param {NamedReport[]} input.reports
  * @param {TaskResult[]} [input.tasks]  every task whose exit code is known (turbo's and any run outside turbo)
- * @param {{ status: number | null, signal?: string | null }} [input.run]  how turbo itself ended; it counts only
- *   when nothing else explains a failure (its summary may be missing)
+ * @param {{ status: number | null, signal?: string | null, summarized?: boolean }} [input.run]  how turbo itself
+ *   ended, and whether it wrote its run summary (default true); each counts only when nothing else explains a
+ *   failure. A turbo stopped by a signal can exit 0 without a summary, having run only some tasks.
  * @param {boolean} [input.ci]  under CI=true a skipped test is a failure
  * @param {string} [input.root]  file paths in the details are shown relative to it
  * @returns {Summary}
@@ -169,6 +170,9 @@ export function summarize({ reports, tasks = [], run = { status: 0 }, ci = false
   // Last resorts, only when nothing above explains the failure: they keep a non-zero exit from reading "0 failed".
   if (failed === 0 && run.status !== 0) {
     parts.push(run.status === null ? `turbo ended by ${run.signal ?? 'a signal'}` : `turbo exited ${run.status}`)
+    failed++
+  } else if (failed === 0 && run.summarized === false) {
+    parts.push('turbo wrote no run summary: it was cut short, and which tasks ran is unknown')
     failed++
   }
   if (failed === 0 && passed === 0) {

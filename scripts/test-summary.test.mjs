@@ -105,6 +105,13 @@ describe('summarize', () => {
     expect(killed.line).toBe('tests: 1 passed, 1 failed, 2 skipped (turbo ended by SIGINT)')
   })
 
+  it('fails a run whose turbo wrote no summary, though it exited 0 (stopped by a signal after some tasks)', () => {
+    const cut = summarize({ reports: [report('clean')], run: { status: 0, signal: null, summarized: false } })
+    expect(cut.line).toBe('tests: 1 passed, 1 failed, 2 skipped (turbo wrote no run summary: it was cut short, and which tasks ran is unknown)')
+    expect(cut.exitCode).toBe(1)
+    expect(summarize({ reports: [report('clean')], run: { status: 0, signal: null, summarized: true } }).exitCode).toBe(0)
+  })
+
   it('fails on skipped tests under CI=true only', () => {
     const ci = summarize({ reports: [report('clean')], ci: true })
     expect(ci.line).toBe('tests: 1 passed, 2 failed, 2 skipped (2 tests skipped under CI=true, where every test must run)')

@@ -59,10 +59,11 @@ const run = spawnSync('npx', ['turbo', 'run', 'check', 'test', '--concurrency=1'
   stdio: 'inherit',
   env: { ...process.env, TURBO_TELEMETRY_DISABLED: '1' },
 })
-const tasks = [{ id: 'scripts#test', exitCode: own.status ?? 1, report: 'scripts' }, ...readTurboTasks(listJson(runs).filter((f) => !summariesBefore.has(f)))]
+const newSummaries = listJson(runs).filter((f) => !summariesBefore.has(f))
+const tasks = [{ id: 'scripts#test', exitCode: own.status ?? 1, report: 'scripts' }, ...readTurboTasks(newSummaries)]
 
 const found = readReports(reports)
-const summary = summarize({ reports: found, tasks, run: { status: run.status, signal: run.signal }, ci, root })
+const summary = summarize({ reports: found, tasks, run: { status: run.status, signal: run.signal, summarized: newSummaries.length > 0 }, ci, root })
 console.log(`\npackages reporting: ${found.length}`)
 for (const line of summary.details) console.log(line)
 if (ci && summary.skipped > 0) console.error('a test was skipped under CI=true: every test must run in CI')
