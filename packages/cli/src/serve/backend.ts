@@ -5,6 +5,7 @@
  * says, and how to close it without losing an accepted Event.
  * @module
  */
+import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { createAuthority, historyPosition, LogProofError, type Authority, type AuthorityPolicy, type Clock, type CursorStore } from '@weft/authority'
 import { UsageError } from '@weft/codec'
@@ -34,6 +35,22 @@ export function asDamage(path: string, error: unknown): unknown {
   const code = (error as { code?: unknown } | null)?.code
   if (error instanceof LogProofError || typeof code !== 'string' || !(code.startsWith('SQLITE_CORRUPT') || code === 'SQLITE_NOTADB')) return error
   return new LogProofError({ subject: `the database ${path}` }, (error as Error).message, { cause: error })
+}
+
+/**
+ * The data directory's existing SQLite store, opened for reading by the offline commands
+ * (`weft inspect`, `weft inspect --verify`): they never create a log where there is none.
+ * @throws UsageError when `dataDir` holds no store; the failed proof ({@link asDamage}) when the
+ * file is damaged or no database.
+ */
+export function openExistingSqliteStore(dataDir: string): { readonly store: ReturnType<typeof openSqliteAuthorityStore>; readonly path: string } {
+  const path = join(dataDir, STORE_FILE)
+  if (!existsSync(path)) throw new UsageError(`${path} does not exist; weft serve creates it on its first start`)
+  try {
+    return { store: openSqliteAuthorityStore(path), path }
+  } catch (error) {
+    throw asDamage(path, error)
+  }
 }
 
 /** A PostgreSQL database holding the log (`weft serve --postgres URL --pg-schema NAME`). */

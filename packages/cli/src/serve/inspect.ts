@@ -9,7 +9,6 @@
  * takes no lock the writers wait for and sees every transaction committed before it started.
  * @module
  */
-import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import {
@@ -25,10 +24,9 @@ import {
   type GroupState,
 } from '@weft/authority'
 import { UsageError } from '@weft/codec'
-import { openSqliteAuthorityStore } from '@weft/store-sqlite'
 import { USAGE_DIMENSIONS, type Lease, type UsageDimension } from '@weft/spec'
-import { asDamage, checkPostgresUrl, failureReason, LOG_PROOF_EXIT, postgresTarget, redactedUrl, type PostgresTarget } from './backend.js'
-import { loadOrganization, ORGANIZATION_FILE, STORE_FILE, type Organization } from './organization.js'
+import { asDamage, checkPostgresUrl, failureReason, LOG_PROOF_EXIT, openExistingSqliteStore, postgresTarget, redactedUrl, type PostgresTarget } from './backend.js'
+import { loadOrganization, ORGANIZATION_FILE, type Organization } from './organization.js'
 
 /** One Event as `inspect` lists it. */
 export interface EventLine {
@@ -190,15 +188,8 @@ interface StoredLog {
 
 /** The data directory's SQLite store, which must exist: inspection never creates anything. */
 function sqliteLog(dataDir: string): StoredLog {
-  const path = join(dataDir, STORE_FILE)
-  if (!existsSync(path)) throw new UsageError(`${path} does not exist; weft serve creates it on its first start`)
-  let sqlite: ReturnType<typeof openSqliteAuthorityStore>
-  try {
-    sqlite = openSqliteAuthorityStore(path)
-  } catch (error) {
-    throw asDamage(path, error)
-  }
-  return { store: sqlite, where: path, close: () => sqlite.close() }
+  const { store, path } = openExistingSqliteStore(dataDir)
+  return { store, where: path, close: () => store.close() }
 }
 
 /** The log in PostgreSQL, read in one read-only transaction (`readPostgresLog`), which creates nothing. */

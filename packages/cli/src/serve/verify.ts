@@ -4,13 +4,10 @@
  * PostgreSQL log, reading only. It passes exactly when a server would start over the log.
  * @module
  */
-import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import type { LogProofSummary } from '@weft/authority'
-import { UsageError } from '@weft/codec'
-import { openSqliteAuthorityStore } from '@weft/store-sqlite'
-import { asDamage, type PostgresTarget } from './backend.js'
-import { loadOrganization, ORGANIZATION_FILE, STORE_FILE } from './organization.js'
+import { asDamage, openExistingSqliteStore, type PostgresTarget } from './backend.js'
+import { loadOrganization, ORGANIZATION_FILE } from './organization.js'
 
 /**
  * Proves the log of the data directory `dataDir` (or of `options.postgres`) as `weft serve` would
@@ -25,14 +22,7 @@ export async function verifyData(dataDir: string, options: { readonly postgres?:
     const { provePostgresLog } = await import('@weft/store-postgres')
     return provePostgresLog({ url: options.postgres.url, schema: options.postgres.schema ?? 'weft', ...proof })
   }
-  const path = join(dataDir, STORE_FILE)
-  if (!existsSync(path)) throw new UsageError(`${path} does not exist; weft serve creates it on its first start`)
-  let store: ReturnType<typeof openSqliteAuthorityStore>
-  try {
-    store = openSqliteAuthorityStore(path)
-  } catch (error) {
-    throw asDamage(path, error)
-  }
+  const { store, path } = openExistingSqliteStore(dataDir)
   try {
     return store.proveLog(proof)
   } catch (error) {
