@@ -2,7 +2,7 @@
  * Release check: the publishable packages as a consumer gets them from the registry.
  *
  * 1. package.json metadata: `exports` (`types` + `default`), `files`, README, license, engines,
- *    exact internal versions.
+ *    exact internal versions. It needs no build, so it is `packaging-metadata.test.ts`.
  * 2. `npm run build` of each package in dependency order, then every `exports`/`bin` target exists.
  * 3. The public API of every entry point equals its committed API Extractor report
  *    (`<package>/etc/*.api.md`, written by `npm run api`; see `tools/release-check/api-report.mjs`).
@@ -15,224 +15,33 @@
  *    package's `examples/*.ts` programs (setup, the block, then checks of what the block claims),
  *    and each program compiles strictly against the packed declarations and runs to exit 0.
  *
- * The steps share state and run in order; a failing step makes the later ones fail too.
+ * Steps 2 to 6 are this file. They share state and run in order; a failing step makes the later
+ * ones fail too. The package list and the helpers they use are in `packaging-support.ts`.
  */
-import { spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs'
-import { builtinModules } from 'node:module'
 import { tmpdir } from 'node:os'
-import { delimiter, dirname, join, relative, resolve, sep } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { dirname, join, sep } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { locateBundle } from '@weft/spec/bundle'
 import { testServer } from '../../../packages/store-postgres/test/pg-server.js'
-
-const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../../..')
-/** Where the sources live; every package's `repository`, `homepage` and `bugs` point into it. */
-const REPOSITORY = 'https://github.com/weft-dev/weft'
-/** The engines range of every package: `require(esm)` without a flag starts at Node 20.19. */
-const NODE_ENGINES = '>=20.19'
-const tscBin = join(repo, 'node_modules', 'typescript', 'bin', 'tsc')
-
-interface PackageInfo {
-  /** Folder, relative to the repository root. */
-  readonly dir: string
-  readonly name: string
-  /** Whether its code is generated from @weft/spec, so it must pin the exact spec version. */
-  readonly generated: boolean
-  /**
-   * A folder under dist/ that a bundler (not tsc) builds from src/, so its files have no .ts
-   * source of the same name, and the files in it the tarball must hold.
-   */
-  readonly bundled?: { readonly dir: string; readonly required: readonly string[] }
-}
-
-/** In dependency order: each package only depends on packages before it. */
-const PACKAGES: readonly PackageInfo[] = [
-  { dir: 'spec', name: '@weft/spec', generated: false },
-  { dir: 'packages/codec', name: '@weft/codec', generated: true },
-  { dir: 'packages/validators', name: '@weft/validators', generated: true },
-  { dir: 'packages/client', name: '@weft/client', generated: true },
-  { dir: 'packages/authority', name: '@weft/authority', generated: true },
-  { dir: 'packages/worker', name: '@weft/worker', generated: true },
-  { dir: 'packages/store-sqlite', name: '@weft/store-sqlite', generated: false },
-  { dir: 'packages/store-postgres', name: '@weft/store-postgres', generated: false },
-  { dir: 'packages/console', name: '@weft/console', generated: false, bundled: { dir: 'dist/app/', required: ['index.html', 'app.js', 'app.css', 'manifest.json'] } },
-  { dir: 'packages/cli', name: '@weft/cli', generated: false },
-  { dir: 'tools/codegen', name: '@weft/codegen', generated: true },
-  { dir: 'tools/conformance', name: '@weft/conformance', generated: false },
-]
-
-type ExportValue = string | null | { readonly [condition: string]: ExportValue } | readonly ExportValue[]
-
-interface Manifest {
-  name: string
-  version: string
-  private?: boolean
-  type?: string
-  license?: unknown
-  repository?: { type?: string; url?: string; directory?: string } | string
-  homepage?: unknown
-  bugs?: { url?: string } | string
-  engines?: Record<string, string>
-  files?: unknown
-  exports?: Record<string, ExportValue>
-  bin?: string | Record<string, string>
-  dependencies?: Record<string, string>
-  peerDependencies?: Record<string, string>
-  optionalDependencies?: Record<string, string>
-  devDependencies?: Record<string, string>
-}
-
-const started = Date.now()
-function log(message: string): void {
-  console.log(`[release-check +${((Date.now() - started) / 1000).toFixed(1)}s] ${message}`)
-}
-
-function manifest(pkg: PackageInfo): Manifest {
-  return JSON.parse(readFileSync(join(repo, pkg.dir, 'package.json'), 'utf8')) as Manifest
-}
-
-/**
- * Environment for child processes: without the npm-script variables of the outer `npm test`
- * (workspace, prefix, package fields), without NODE_OPTIONS/NODE_PATH (a `--conditions=@weft/source`
- * there would make the consumer load TypeScript sources), and without the workspace's
- * `node_modules/.bin` on PATH (so the consumer's bins are the ones found).
- */
-function childEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {}
-  for (const [key, value] of Object.entries(process.env)) {
-    const k = key.toLowerCase()
-    if (k.startsWith('npm_package_') || k.startsWith('npm_lifecycle_')) continue
-    if (/^npm_config_(workspaces?|include_workspace_root|prefix|local_prefix|global|save|save_.*|package_lock|omit|include|dry_run|json|offline|prefer_offline)$/.test(k)) continue
-    if (k === 'node_options' || k === 'node_path' || k === 'init_cwd' || k.startsWith('vitest')) continue
-    env[key] = value
-  }
-  const path = (process.env.PATH ?? '').split(delimiter).filter((p) => p !== '' && !resolve(p).startsWith(repo + sep))
-  env.PATH = path.join(delimiter)
-  env.NO_UPDATE_NOTIFIER = '1'
-  env.npm_config_update_notifier = 'false'
-  return env
-}
-
-interface RunResult {
-  readonly status: number | null
-  readonly stdout: string
-  readonly stderr: string
-}
-
-function run(command: string, args: readonly string[], cwd: string, options: { check?: boolean; timeout?: number; env?: NodeJS.ProcessEnv } = {}): RunResult {
-  const result = spawnSync(command, args, { cwd, env: { ...childEnv(), ...options.env }, encoding: 'utf8', timeout: options.timeout ?? 300_000, maxBuffer: 64 * 1024 * 1024 })
-  const out: RunResult = { status: result.status, stdout: result.stdout ?? '', stderr: result.stderr ?? '' }
-  if ((options.check ?? true) && (result.error !== undefined || result.status !== 0)) {
-    throw new Error(
-      `\`${command} ${args.join(' ')}\` in ${cwd} failed (status ${String(result.status)}${result.error ? `, ${result.error.message}` : ''})\n` +
-        `--- stdout\n${out.stdout.slice(-6000)}\n--- stderr\n${out.stderr.slice(-6000)}`,
-    )
-  }
-  return out
-}
-
-/** Every file target of an export map, split into `@weft/source` targets and the others. */
-function exportTargets(value: ExportValue, condition: string | undefined, out: { source: string[]; other: string[] }): void {
-  if (value === null) return
-  if (typeof value === 'string') {
-    ;(condition === '@weft/source' ? out.source : out.other).push(value)
-  } else if (Array.isArray(value)) {
-    for (const v of value as readonly ExportValue[]) exportTargets(v, condition, out)
-  } else {
-    for (const [c, v] of Object.entries(value as { readonly [condition: string]: ExportValue })) exportTargets(v, c, out)
-  }
-}
-
-function targetsOf(m: Manifest): { source: string[]; other: string[] } {
-  const out = { source: [] as string[], other: [] as string[] }
-  for (const value of Object.values(m.exports ?? {})) exportTargets(value, undefined, out)
-  return out
-}
-
-function binTargets(m: Manifest): string[] {
-  if (m.bin === undefined) return []
-  return typeof m.bin === 'string' ? [m.bin] : Object.values(m.bin)
-}
-
-/** `./dist/index.js` → `dist/index.js`. */
-function clean(target: string): string {
-  return target.replace(/^\.\//, '')
-}
-
-/** Whether a target (possibly a `*` pattern) matches a file in `files` (paths relative to the package). */
-function targetPresent(target: string, files: ReadonlySet<string>): boolean {
-  const t = clean(target)
-  if (!t.includes('*')) return files.has(t)
-  const [prefix = '', suffix = ''] = t.split('*')
-  for (const f of files) if (f.startsWith(prefix) && f.endsWith(suffix) && f.length > prefix.length + suffix.length) return true
-  return false
-}
-
-function walk(dir: string, base = dir): string[] {
-  if (!existsSync(dir)) return []
-  const out: string[] = []
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const full = join(dir, entry.name)
-    if (entry.isDirectory()) out.push(...walk(full, base))
-    else out.push(relative(base, full).split(sep).join('/'))
-  }
-  return out
-}
-
-/**
- * Files of `dist/` that no current source compiles to (`dist/a/b.js`, `.d.ts`, `.js.map`,
- * `.d.ts.map` ← `src/a/b.ts`): left over from an older build.
- */
-function staleOutputs(packageDir: string, bundledDir?: string): string[] {
-  const sources = new Set(
-    walk(join(packageDir, 'src'))
-      .filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts') && !TEST_FILE.test(f))
-      .map((f) => f.slice(0, -3)),
-  )
-  return walk(join(packageDir, 'dist'))
-    .filter((f) => !sources.has(f.replace(/\.(?:d\.ts|js)(?:\.map)?$/, '')))
-    .map((f) => `dist/${f}`)
-    .filter((f) => bundledDir === undefined || !f.startsWith(bundledDir))
-}
-
-/** Deletes {@link staleOutputs} and the folders they leave empty; returns what was deleted. */
-function pruneStale(packageDir: string, bundledDir?: string): string[] {
-  const stale = staleOutputs(packageDir, bundledDir)
-  for (const f of stale) rmSync(join(packageDir, f), { force: true })
-  const dirs = new Set(stale.map((f) => dirname(f)).filter((d) => d !== 'dist'))
-  for (const d of [...dirs].sort((a, b) => b.length - a.length)) {
-    const full = join(packageDir, d)
-    if (existsSync(full) && readdirSync(full).length === 0) rmSync(full, { recursive: true, force: true })
-  }
-  return stale
-}
-
-const TEST_FILE = /\.(test|spec)\.(?:d\.)?[cm]?[jt]sx?(?:\.map)?$/
-const builtins = new Set(builtinModules)
-
-/**
- * Bare module specifiers a JavaScript or declaration file imports (static, dynamic, re-export).
- * Comments are dropped first: a TSDoc `@example` may show an import of a sibling package.
- */
-function bareImports(source: string): Set<string> {
-  const code = source.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '')
-  const found = new Set<string>()
-  const patterns = [/\bfrom\s*(['"])([^'"]+)\1/g, /\bimport\s*(['"])([^'"]+)\1/g, /\bimport\s*\(\s*(['"])([^'"]+)\1\s*\)/g, /\brequire\s*\(\s*(['"])([^'"]+)\1\s*\)/g]
-  for (const re of patterns) {
-    for (const match of code.matchAll(re)) {
-      const spec = match[2]!
-      if (spec.startsWith('.') || spec.startsWith('/') || spec.startsWith('node:') || spec.startsWith('#')) continue
-      // Only a bare specifier shaped like a package name counts (a `from` property in code is not an import).
-      if (!/^(@[a-z0-9][\w.-]*\/)?[a-z0-9][\w.-]*(\/\S*)?$/.test(spec)) continue
-      const name = spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!
-      if (builtins.has(name)) continue
-      found.add(name)
-    }
-  }
-  return found
-}
+import {
+  bareImports,
+  binTargets,
+  log,
+  type Manifest,
+  manifest,
+  PACKAGES,
+  pruneStale,
+  repo,
+  run,
+  staleOutputs,
+  started,
+  TEST_FILE,
+  targetPresent,
+  targetsOf,
+  tscBin,
+  walk,
+} from './packaging-support.js'
 
 // Shared state of the steps below.
 const packDir = mkdtempSync(join(tmpdir(), 'weft-release-pack-'))
@@ -255,53 +64,6 @@ afterAll(() => {
 })
 
 describe('release packaging', () => {
-  it('has publishable package.json metadata', () => {
-    log('step 1/9: package.json metadata')
-    const spec = manifest(PACKAGES[0]!)
-    const versions = new Map(PACKAGES.map((p) => [p.name, manifest(p).version]))
-    for (const pkg of PACKAGES) {
-      const m = manifest(pkg)
-      const where = `${pkg.dir}/package.json`
-      expect.soft(m.name, where).toBe(pkg.name)
-      expect.soft(m.private, `${where}: a publishable package is not private`).not.toBe(true)
-      expect.soft(m.version, `${where}: version`).toMatch(/^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?$/)
-      const dot = m.exports?.['.']
-      expect.soft(dot !== null && typeof dot === 'object' && !Array.isArray(dot), `${where}: exports["."] is a conditions object`).toBe(true)
-      const conditions = dot as Record<string, ExportValue>
-      expect.soft(typeof conditions.types, `${where}: exports["."].types`).toBe('string')
-      expect.soft(typeof conditions.default, `${where}: exports["."].default`).toBe('string')
-      // `types` must come before `default`: conditions match in key order.
-      const keys = Object.keys(conditions)
-      expect.soft(keys.indexOf('types'), `${where}: exports["."].types comes before default`).toBeLessThan(keys.indexOf('default'))
-      expect.soft(Array.isArray(m.files) && (m.files as unknown[]).length > 0, `${where}: non-empty files list`).toBe(true)
-      expect.soft(existsSync(join(repo, pkg.dir, 'README.md')), `${pkg.dir}/README.md exists`).toBe(true)
-      expect.soft(existsSync(join(repo, pkg.dir, 'LICENSE')), `${pkg.dir}/LICENSE exists`).toBe(true)
-      expect.soft(typeof m.license === 'string' && m.license.length > 0, `${where}: license`).toBe(true)
-      expect.soft(m.engines?.node, `${where}: engines.node`).toBe(NODE_ENGINES)
-      expect.soft(m.repository, `${where}: repository names the git URL and the package's folder`).toEqual({ type: 'git', url: `git+${REPOSITORY}.git`, directory: pkg.dir })
-      expect.soft(m.homepage, `${where}: homepage is the package's README`).toBe(`${REPOSITORY}/tree/main/${pkg.dir}#readme`)
-      expect.soft(m.bugs, `${where}: bugs`).toEqual({ url: `${REPOSITORY}/issues` })
-      // ESM only: the README says so and what a CommonJS consumer can do (see packages/codec/README.md).
-      const readme = existsSync(join(repo, pkg.dir, 'README.md')) ? readFileSync(join(repo, pkg.dir, 'README.md'), 'utf8') : ''
-      const moduleFormat = /^## Module format\n([\s\S]*?)(?=^## |(?![\s\S]))/m.exec(readme)?.[1] ?? ''
-      expect.soft(moduleFormat, `${pkg.dir}/README.md: a "## Module format" section`).not.toBe('')
-      for (const claim of ['ESM only', 'require()', '20.19', 'TS1479', 'nodenext', 'import()']) {
-        expect.soft(moduleFormat.includes(claim), `${pkg.dir}/README.md: the Module format section mentions ${claim}`).toBe(true)
-      }
-      expect.soft(m.type, `${where}: type module (ESM only)`).toBe('module')
-      for (const [dep, range] of Object.entries(m.dependencies ?? {})) {
-        const own = versions.get(dep)
-        if (own !== undefined) expect.soft(range, `${where}: ${dep} pinned to its exact version`).toBe(own)
-      }
-      if (pkg.generated) expect.soft(m.dependencies?.['@weft/spec'], `${where}: generated from @weft/spec, so pins exactly ${spec.version}`).toBe(spec.version)
-      for (const field of ['dependencies', 'peerDependencies', 'optionalDependencies'] as const) {
-        for (const [dep, range] of Object.entries(m[field] ?? {})) {
-          expect.soft(range, `${where}: ${field}.${dep} must be a registry version, not a local/workspace reference`).not.toMatch(/^(file:|link:|workspace:|\.|\/)/)
-        }
-      }
-    }
-  })
-
   it('builds each package in dependency order and every export target exists', () => {
     for (const [i, pkg] of PACKAGES.entries()) {
       // A release build starts clean: `tsc` never deletes outputs whose source is gone, and npm
