@@ -12,7 +12,7 @@
  * @module
  */
 import { UsageError } from '@weft/codec'
-import type { Event, EventPayload, Message, MessageContentPart, ScheduleEstimate } from '@weft/spec'
+import { type Event, isEventOf, type Message, type MessageContentPart, type ScheduleEstimate } from '@weft/spec'
 
 /** Thresholds and rate limits of re-disclosure; every member has a default ({@link DEFAULT_DISCLOSURE_OPTIONS}). */
 export interface DisclosureOptions {
@@ -179,17 +179,17 @@ export function createDisclosureTracker(self: string, options: Partial<Disclosur
   return {
     observe(events) {
       for (const event of events) {
-        if (event.kind === 'work.authorized') {
-          const doc = (event.payload as EventPayload<'work.authorized'>).workItem
+        if (isEventOf(event, 'work.authorized')) {
+          const doc = event.payload.workItem
           conversations.set(doc.workItemId, doc.conversationId)
-        } else if (event.kind === 'work.offer.accepted') {
-          const p = event.payload as EventPayload<'work.offer.accepted'>
+        } else if (isEventOf(event, 'work.offer.accepted')) {
+          const p = event.payload
           if (p.assigneeId === self) record(p.workItemId, p.scheduleEstimate, Date.parse(event.occurredAt))
-        } else if (event.kind === 'work.started' && event.actor.id === self) {
-          const entry = entries.get((event.payload as EventPayload<'work.started'>).workItemId)
+        } else if (isEventOf(event, 'work.started') && event.actor.id === self) {
+          const entry = entries.get(event.payload.workItemId)
           if (entry !== undefined) entry.ran = true
-        } else if (event.kind === 'message.posted' && event.actor.id === self) {
-          const data = disclosedEstimate(event.payload as EventPayload<'message.posted'>)
+        } else if (isEventOf(event, 'message.posted') && event.actor.id === self) {
+          const data = disclosedEstimate(event.payload)
           if (data !== undefined && entries.has(data.workItemId)) record(data.workItemId, data.scheduleEstimate, Date.parse(event.occurredAt))
         }
       }

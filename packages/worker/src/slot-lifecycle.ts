@@ -29,7 +29,7 @@
  */
 import { ProtocolError } from '@weft/codec'
 import type { Receipt } from '@weft/client'
-import type { EventPayload } from '@weft/spec'
+import { payloadOf } from '@weft/spec'
 
 /** The current Execution Lease as the slot knows it. */
 export interface SlotLease {
@@ -177,8 +177,8 @@ export function heldLease(state: SlotLifecycle): SlotLease | undefined {
  */
 export function leaseFromReceipt(receipt: Receipt, kind: 'work.started' | 'work.progressed', previous: SlotLease | undefined, nowMs: number): SlotLease {
   const event = receipt.events.find((e) => e.kind === kind)
-  if (event === undefined) throw new ProtocolError('PROTOCOL_VIOLATION', `the receipt of ${receipt.kind} carries no ${kind} Event`)
-  const p = event.payload as EventPayload<'work.started'>
+  const p = payloadOf(event, kind)
+  if (event === undefined || p === undefined) throw new ProtocolError('PROTOCOL_VIOLATION', `the receipt of ${receipt.kind} carries no ${kind} Event`)
   return {
     leaseId: p.executionLease.leaseId,
     sessionEpoch: p.executionLease.sessionEpoch ?? previous?.sessionEpoch ?? 1,

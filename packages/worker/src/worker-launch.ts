@@ -8,7 +8,7 @@
  */
 import { ProtocolError } from '@weft/codec'
 import { newUrnUuid } from '@weft/client'
-import type { CapabilityRef, Event, EventPayload } from '@weft/spec'
+import { type CapabilityRef, type Event, payloadOf } from '@weft/spec'
 import { runOf } from './executor.js'
 import { isTransportUnavailable } from './offline.js'
 import type { SchedulerItem, TrackedWork } from './seams.js'
@@ -79,9 +79,8 @@ export function createLauncher(parts: WorkerParts, state: WorkerState, queue: Qu
 
   function learnAssignments(events: readonly Event[]): void {
     for (const event of events) {
-      if (event.kind !== 'work.offer.accepted') continue
-      const p = event.payload as EventPayload<'work.offer.accepted'>
-      if (p.assigneeId === self) pins.set(p.workItemId, { ownershipEpoch: p.ownershipEpoch, agentCardVersion: p.agentCardVersion, capabilityPins: p.capabilityPins })
+      const p = payloadOf(event, 'work.offer.accepted')
+      if (p !== undefined && p.assigneeId === self) pins.set(p.workItemId, { ownershipEpoch: p.ownershipEpoch, agentCardVersion: p.agentCardVersion, capabilityPins: p.capabilityPins })
     }
   }
 
@@ -91,8 +90,7 @@ export function createLauncher(parts: WorkerParts, state: WorkerState, queue: Qu
     if (known?.ownershipEpoch === w.ownershipEpoch) return known
     const found = store
       .events(w.groupId)
-      .filter((e) => e.kind === 'work.offer.accepted')
-      .map((e) => e.payload as EventPayload<'work.offer.accepted'>)
+      .flatMap((e) => payloadOf(e, 'work.offer.accepted') ?? [])
       .findLast((p) => p.workItemId === w.workItemId && p.assigneeId === self && p.ownershipEpoch === w.ownershipEpoch)
     if (found === undefined) return undefined
     const p: Pins = { ownershipEpoch: found.ownershipEpoch, agentCardVersion: found.agentCardVersion, capabilityPins: found.capabilityPins }

@@ -24,7 +24,7 @@
 import { ProtocolError, UsageError, type SigningKey } from '@weft/codec'
 import { systemClock } from '@weft/codec/time'
 import { createClient, systemRandom, type Client, type Clock, type EventFeed, type FeedSubscription, type RandomSource, type Transport } from '@weft/client'
-import type { ErrorCode, Event, EventPayload, OfferDeclineReason, ScheduleEstimate } from '@weft/spec'
+import { type ErrorCode, type Event, type OfferDeclineReason, payloadOf, type ScheduleEstimate } from '@weft/spec'
 import { admissionLimits, expectedDuration, type AdmissionLimits } from './admission.js'
 import type { Scheduler, WorkerStore } from './seams.js'
 import { createInbox, type Inbox } from './inbox.js'
@@ -359,8 +359,8 @@ export function createWorker(options: WorkerOptions): Worker {
    */
   function lateStart(event: Event): void {
     const groupId = event.groupId
-    if (event.kind !== 'membership.changed' || groupId === undefined || inbox.cursor(groupId) !== 0) return
-    const m = (event.payload as EventPayload<'membership.changed'>).membership
+    const m = payloadOf(event, 'membership.changed')?.membership
+    if (m === undefined || groupId === undefined || inbox.cursor(groupId) !== 0) return
     if (m.member.type === 'agent' && m.member.id === self && m.visibilityStartSequence > 0) inbox.startAfter(groupId, m.visibilityStartSequence)
   }
 

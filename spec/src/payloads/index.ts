@@ -6,6 +6,8 @@
  */
 export * from './commands.js'
 export * from './events.js'
+// Reading an Event's payload by its kind without a cast.
+export * from './event-of.js'
 // For library authors: the shared parts the payload schemas are built from.
 export * from './parts.js'
 // The §11.5 bounded offline execution binding, written by Workers and judged by Authorities.

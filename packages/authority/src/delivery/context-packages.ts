@@ -5,7 +5,7 @@
  * @module
  */
 import { ProtocolError, sign, UsageError, type SigningKey } from '@weft/codec'
-import type { ContextDecision, ContextPackage } from '@weft/spec'
+import { type ContextDecision, type ContextPackage, payloadOf } from '@weft/spec'
 import type { GroupState, StoredEvent } from '../model.js'
 
 /** A Context Package before its generator signs it. */
@@ -82,7 +82,8 @@ export function buildContextPackage(input: BuildContextPackageInput): UnsignedCo
   }
   const artifactHashes = new Set<string>()
   for (const e of scoped) {
-    if (e.kind === 'artifact.published') artifactHashes.add((e.payload as { artifact: { contentHash: string } }).artifact.contentHash)
+    const published = payloadOf(e, 'artifact.published')
+    if (published !== undefined) artifactHashes.add(published.artifact.contentHash)
   }
   if (previous !== undefined) {
     if (previous.groupId !== group.groupId || previous.missionId !== group.missionId || previous.workItemId !== scope.workItemId) {

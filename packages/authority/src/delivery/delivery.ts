@@ -22,7 +22,7 @@
  * @module
  */
 import { ProtocolError, UsageError } from '@weft/codec'
-import type { AttentionFilter, Event, EventPayload, GroupAcknowledgement, GroupSubscription } from '@weft/spec'
+import { type AttentionFilter, type Event, type GroupAcknowledgement, type GroupSubscription, payloadOf } from '@weft/spec'
 import { cursorTooOld } from '../log/compaction.js'
 import { actorKey, type ActorRef, type GroupState } from '../model.js'
 import type { Authority } from '../commit/pipeline.js'
@@ -284,7 +284,8 @@ export function createDelivery(authority: DeliverySource, options: DeliveryOptio
     const touched = new Set<Channel>()
     for (let i = 0; i < events.length; i++) {
       const event = events[i] as Event
-      if (event.kind === CARD_REGISTERED) endStoppedAgent((event.payload as EventPayload<typeof CARD_REGISTERED>).card.agentId)
+      const card = payloadOf(event, CARD_REGISTERED)?.card
+      if (card !== undefined) endStoppedAgent(card.agentId)
       if (event.groupId === undefined) continue
       for (const channel of byGroup.get(event.groupId) ?? []) {
         enqueue(channel, event, events, i)

@@ -7,7 +7,7 @@
  * @module
  */
 import { parseTimestamp, ProtocolError, withinInterval, type KeyResolver } from '@weft/codec'
-import type { Event, EventPayload } from '@weft/spec'
+import { type Event, payloadOf } from '@weft/spec'
 import { timestampOf } from '@weft/codec/time'
 import type { AuthorityState } from '../model.js'
 import { standingRefusal } from '../ingress/standing.js'
@@ -22,9 +22,8 @@ const CARD_REGISTERED = 'ext.missionweaveprotocol.registry.agent_card_registered
  * Agent's Commands after it are refused by the Authority.
  */
 export function endRevokedSessions(event: Event, connections: Iterable<ServerConnection>, state: AuthorityState, nowMs: number): void {
-  if (event.kind !== CARD_REGISTERED) return
-  const { agentId } = (event.payload as EventPayload<typeof CARD_REGISTERED>).card
-  endSessionsPastStanding(connections, state, nowMs, agentId)
+  const card = payloadOf(event, CARD_REGISTERED)?.card
+  if (card !== undefined) endSessionsPastStanding(connections, state, nowMs, card.agentId)
 }
 
 /**

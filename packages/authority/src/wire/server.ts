@@ -13,7 +13,7 @@ import type { TLSSocket } from 'node:tls'
 import { createClient } from '@weft/client'
 import { DEFAULT_MAX_FRAME_BYTES, frameIdSource } from '@weft/client/wire'
 import { ProtocolError, UsageError, type KeyResolver, type SigningKey } from '@weft/codec'
-import type { EventPayload, PresenceRecord } from '@weft/spec'
+import { payloadOf, type PresenceRecord } from '@weft/spec'
 import { WebSocketServer, type WebSocket } from 'ws'
 import { systemClock, systemRandom, timestampOf, type Clock, type RandomSource } from '@weft/codec/time'
 import { createDelivery, type Delivery } from '../delivery/delivery.js'
@@ -21,6 +21,9 @@ import { serveConnection } from './connection.js'
 import { admitHuman, isHumanPath, type AdmittedHuman, type HumanSessionGate, type UpgradeRefusal } from './human-sessions.js'
 import { endHumanSessionsPastStanding, endRevokedSessions, endSessionsPastStanding, STANDING_SWEEP_MS } from './revocation.js'
 import type { ConnectionContext, ServerConnection, WireAuthority, WireLogEntry } from './types.js'
+
+/** §6.3: the Event a session_open commits, carrying the new Session Epoch. */
+const SESSION_OPENED = 'ext.missionweaveprotocol.identity.session_opened'
 
 export type { WireAuthority, WireLogEntry } from './types.js'
 
@@ -246,10 +249,13 @@ export async function createWireServer(options: WireServerOptions): Promise<Wire
     log,
     async openSession(agentId) {
       const receipt = await issuer.identitySessionOpen({ agentId })
-      const opened = receipt.events.find((e) => e.kind === 'ext.missionweaveprotocol.identity.session_opened')
+      const opened = payloadOf(
+        receipt.events.find((e) => e.kind === SESSION_OPENED),
+        SESSION_OPENED,
+      )
       // The Authority's receipt of a session_open always carries the Event (§6.3); say so if not.
       if (opened === undefined) throw new Error('session_open was accepted without its session_opened Event')
-      return (opened.payload as EventPayload<'ext.missionweaveprotocol.identity.session_opened'>).sessionEpoch
+      return opened.sessionEpoch
     },
     forget(connection) {
       outbound.peak = Math.max(outbound.peak, connection.peakOutboundBytes)
@@ -265,8 +271,9 @@ export async function createWireServer(options: WireServerOptions): Promise<Wire
     for (const event of events) {
       // §6.1, §6.4: a card that stops its Agent ends the Agent's sessions here, whichever process accepted it.
       endRevokedSessions(event, connections, o.authority.state, clock.now())
-      if (event.kind !== 'ext.missionweaveprotocol.identity.session_opened') continue
-      const { agentId, sessionEpoch } = event.payload as EventPayload<'ext.missionweaveprotocol.identity.session_opened'>
+      const opened = payloadOf(event, SESSION_OPENED)
+      if (opened === undefined) continue
+      const { agentId, sessionEpoch } = opened
       for (const connection of [...connections]) if (connection.agentId === agentId) connection.fence(sessionEpoch)
     }
   })

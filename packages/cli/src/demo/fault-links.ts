@@ -7,9 +7,8 @@
  */
 import { sign } from '@weft/codec'
 import { newUrnUuid, type Client } from '@weft/client'
-import type { Evidence } from '@weft/spec'
+import { type Evidence, isEventOf, payloadOf } from '@weft/spec'
 import type { Worker } from '@weft/worker'
-import { isEventOf, payloadOf } from '../events.js'
 import { seededRandom } from './clock.js'
 import { agentIdOf, clockText, durationText, MINUTE, nowOf, outcomeCode, recordOf, RESOLVE_WITHIN_MS, soleRuns, stageOf, titleOf, worldOf, type Fault, type Suite } from './fault-context.js'
 import { canTake, type StageSpec } from './mission-plan.js'

@@ -8,7 +8,7 @@
 import { isDeepStrictEqual } from 'node:util'
 import { deliveryFeed } from '@weft/authority'
 import type { Worker } from '@weft/worker'
-import { isEventOf } from '../events.js'
+import { isEventOf } from '@weft/spec'
 import { seededRandom } from './clock.js'
 import { createCoordinator, type Coordinator } from './coordinator.js'
 import { agentIdOf, controlPlane, HELD_STATES, heldBy, labelOf, MINUTE, nowOf, outcomeCode, RESOLVE_WITHIN_MS, titleOf, workItems, worldOf, type Fault, type Suite } from './fault-context.js'

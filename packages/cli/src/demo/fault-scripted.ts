@@ -4,8 +4,7 @@
  * injected; after the run, the log and the slot timeline tell whether each held.
  * @module
  */
-import type { Event } from '@weft/spec'
-import { payloadOf } from '../events.js'
+import { type Event, payloadOf } from '@weft/spec'
 import { clockText, titleOf, workItems, worldOf, type Suite } from './fault-context.js'
 import type { FaultRecord } from './faults.js'
 import type { DemoResult } from './run.js'

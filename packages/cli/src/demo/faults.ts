@@ -27,7 +27,7 @@
  * they share (`fault-context.ts`).
  * @module
  */
-import { isEventOf } from '../events.js'
+import { isEventOf } from '@weft/spec'
 import { clockText, nowOf, type Suite } from './fault-context.js'
 import { actionIdCollision, budgetOverflow, duplicateDelivery } from './fault-ingress.js'
 import { groupDisconnection, leaseExpiry } from './fault-links.js'

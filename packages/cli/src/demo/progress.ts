@@ -5,9 +5,8 @@
  * @module
  */
 import type { Authority } from '@weft/authority'
-import type { Event } from '@weft/spec'
+import { catalogued, type Event, isEventOf } from '@weft/spec'
 import type { Worker } from '@weft/worker'
-import { catalogued, isEventOf } from '../events.js'
 import type { MissionPlan } from './mission-plan.js'
 import type { DemoLine, MissionOutcome } from './run.js'
 import { preemptionKey } from './timeline.js'

@@ -24,7 +24,7 @@ import { createAuthority, createDelivery, createMemoryBlobStore, deliveryFeed, t
 import { createClient, type Transport } from '@weft/client'
 import { UsageError, type Registry } from '@weft/codec'
 import { createWorker, type Worker, type WorkerLogEntry, type WorkerOptions } from '@weft/worker'
-import { isEventOf } from '../events.js'
+import { isEventOf } from '@weft/spec'
 import { reportFacts, type ReportFacts } from '../report/facts.js'
 import { createVirtualClock, seededRandom, type VirtualClock } from './clock.js'
 import { createCoordinator, type Coordinator, type CoordinatorLogEntry } from './coordinator.js'

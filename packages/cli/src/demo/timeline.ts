@@ -5,8 +5,7 @@
  * ran what, when, for which Mission, and where preemption happened.
  * @module
  */
-import type { Event } from '@weft/spec'
-import { catalogued } from '../events.js'
+import { catalogued, type Event } from '@weft/spec'
 
 /** How an Execution Lease ended (§11.3), or `running` when the log shows no end. */
 export type LeaseEnd = 'checkpointed' | 'preempted' | 'blocked' | 'submitted' | 'failed' | 'cancelled' | 'revoked' | 'promoted' | 'fenced' | 'running'

@@ -11,9 +11,8 @@
  */
 import { ProtocolError } from '@weft/codec'
 import type { EventFeed, FeedSubscription } from '@weft/client'
-import { eventInfo, type Actor, type Approval, type Artifact, type Event, type Evidence, type MissionState } from '@weft/spec'
+import { type Actor, type Approval, type Artifact, catalogued, type Event, eventInfo, type Evidence, type MissionState } from '@weft/spec'
 import { createInbox, createMemoryWorkerStore, createProjection, type GroupView, type Inbox, type Projection, type TrackedWork, type WorkerStore } from '@weft/worker'
-import { catalogued } from '../events.js'
 
 /** A submission of a WorkItem as its `work.submitted` Event recorded it (§13.2). */
 export interface SubmissionFacts {

@@ -19,8 +19,7 @@ import { isDeepStrictEqual } from 'node:util'
 import type { Authority } from '@weft/authority'
 import { sideEffectKey } from '@weft/client'
 import { verify, type Registry } from '@weft/codec'
-import type { Event, EventPayload, WorkContract } from '@weft/spec'
-import { isEventOf } from '../events.js'
+import { type Event, type EventPayload, isEventOf, type WorkContract } from '@weft/spec'
 import type { DemoPlans } from './plans.js'
 
 /** One external side-effect attempt an executor made through its slot (§16), as the failure suite saw it. */

@@ -13,10 +13,9 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { BudgetLedger, GroupState } from '@weft/authority'
-import type { Event, Evidence } from '@weft/spec'
+import { type Event, type Evidence, isEventOf } from '@weft/spec'
 import { locateBundle } from '@weft/spec/bundle'
 import { deliverableOf } from '../demo/review.js'
-import { isEventOf } from '../events.js'
 import { cliVersion } from '../version.js'
 
 /** One WorkItem as a node of its Mission's graph. */

@@ -26,8 +26,7 @@
  */
 import { isDeepStrictEqual } from 'node:util'
 import type { Authority } from '@weft/authority'
-import type { Event } from '@weft/spec'
-import { catalogued, isEventOf, type EventOf } from '../events.js'
+import { catalogued, type Event, type EventOf, isEventOf } from '@weft/spec'
 
 /** The name of a checked invariant. */
 export type InvariantName = 'contiguous-sequences' | 'one-current-epoch' | 'no-stale-completion' | 'usage-charged-once' | 'action-applied-once' | 'fold-equals-live-state' | 'actors-return'

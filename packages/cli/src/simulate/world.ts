@@ -14,7 +14,7 @@ import { createHash } from 'node:crypto'
 import { createAuthority, createDelivery, createMemoryBlobStore, deliveryFeed, type Authority, type Delivery } from '@weft/authority'
 import { createClient, type Client, type Transport } from '@weft/client'
 import type { Registry } from '@weft/codec'
-import type { AgentCard, UsageDelta } from '@weft/spec'
+import { type AgentCard, isEventOf, type UsageDelta } from '@weft/spec'
 import { createMemoryWorkerStore, createWorker, type ExecutorSpec, type Worker, type WorkerStore } from '@weft/worker'
 import { createVirtualClock, seededRandom, type VirtualClock } from '../demo/clock.js'
 import { createCoordinator, type Coordinator } from '../demo/coordinator.js'
@@ -25,7 +25,6 @@ import { demoExecutors, type ExecutorEnv } from '../demo/executors.js'
 import { CAPABILITIES, planStage, type CapabilityName, type MissionFrame } from '../demo/plans.js'
 import { faultyFeed, linkedTransport, type DeliveryFaultRates, type FaultyFeed, type SimLink } from './faults.js'
 import { createPrng } from './prng.js'
-import { isEventOf } from '../events.js'
 
 /** Where virtual time starts for every seed. */
 export const SIM_START = Date.parse('2026-07-15T08:00:00.000Z')
