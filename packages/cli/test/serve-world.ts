@@ -306,6 +306,13 @@ export const DAY = 86_400_000
 /** `ms` as a second-precision RFC 3339 timestamp. */
 export const iso = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z')
 
+/**
+ * The instant the kit's deadlines count from, fixed when a test file loads: a child WorkItem given
+ * the same number of days as its parent then has the same deadline (§10.1 forbids a later one),
+ * even when a second boundary passes between the two authorizations.
+ */
+const DEADLINES_FROM_MS = Date.now()
+
 /** The `mission.create` payload of a Mission coordinated by the cast's Coordinator. */
 export function missionPayload(name: string): CommandPayload<'mission.create'> {
   return {
@@ -313,7 +320,7 @@ export function missionPayload(name: string): CommandPayload<'mission.create'> {
     title: `Mission ${name}`,
     objective: 'Ship the feature behind the flag.',
     definitionOfDone: [{ criterionId: 'shipped', description: 'It ships.', evidenceRequired: ['human_review'] }],
-    deadline: iso(Date.now() + 30 * DAY),
+    deadline: iso(DEADLINES_FROM_MS + 30 * DAY),
     budget: { currency: 'USD', financialLimit: 100, modelTokenLimit: 1_000_000, toolCallLimit: 1000 },
     approvalPolicy: { finalHumanApproval: true, highRiskExecutionApproval: true },
     coordinatorAgentId: people.coordinator.actor.id,
@@ -323,7 +330,7 @@ export function missionPayload(name: string): CommandPayload<'mission.create'> {
 
 /** The kit's Work Contract (§10.1) with budget `budget`, due in `deadlineDays`, requiring {@link CAPABILITY}. */
 export function contract(budget: WorkContract['budget'], deadlineDays = 20): WorkContract {
-  return testContract({ goal: 'Implement the change.', requiredCapabilities: [CAPABILITY], deadline: iso(Date.now() + deadlineDays * DAY), budget })
+  return testContract({ goal: 'Implement the change.', requiredCapabilities: [CAPABILITY], deadline: iso(DEADLINES_FROM_MS + deadlineDays * DAY), budget })
 }
 
 /** The selection basis of an offer to holders of {@link CAPABILITY}. */
