@@ -29,7 +29,7 @@
  */
 import { ProtocolError } from '@weft/codec'
 import type { Receipt } from '@weft/client'
-import { payloadOf } from '@weft/spec'
+import { isEventOf } from '@weft/spec'
 
 /** The current Execution Lease as the slot knows it. */
 export interface SlotLease {
@@ -176,9 +176,9 @@ export function heldLease(state: SlotLifecycle): SlotLease | undefined {
  * @throws ProtocolError `PROTOCOL_VIOLATION` when the receipt carries no such Event.
  */
 export function leaseFromReceipt(receipt: Receipt, kind: 'work.started' | 'work.progressed', previous: SlotLease | undefined, nowMs: number): SlotLease {
-  const event = receipt.events.find((e) => e.kind === kind)
-  const p = payloadOf(event, kind)
-  if (event === undefined || p === undefined) throw new ProtocolError('PROTOCOL_VIOLATION', `the receipt of ${receipt.kind} carries no ${kind} Event`)
+  const event = receipt.events.find((e) => isEventOf(e, kind))
+  if (event === undefined) throw new ProtocolError('PROTOCOL_VIOLATION', `the receipt of ${receipt.kind} carries no ${kind} Event`)
+  const p = event.payload
   return {
     leaseId: p.executionLease.leaseId,
     sessionEpoch: p.executionLease.sessionEpoch ?? previous?.sessionEpoch ?? 1,

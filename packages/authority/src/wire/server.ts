@@ -13,7 +13,7 @@ import type { TLSSocket } from 'node:tls'
 import { createClient } from '@weft/client'
 import { DEFAULT_MAX_FRAME_BYTES, frameIdSource } from '@weft/client/wire'
 import { ProtocolError, UsageError, type KeyResolver, type SigningKey } from '@weft/codec'
-import { payloadOf, type PresenceRecord } from '@weft/spec'
+import { isEventOf, payloadOf, type PresenceRecord } from '@weft/spec'
 import { WebSocketServer, type WebSocket } from 'ws'
 import { systemClock, systemRandom, timestampOf, type Clock, type RandomSource } from '@weft/codec/time'
 import { createDelivery, type Delivery } from '../delivery/delivery.js'
@@ -249,10 +249,7 @@ export async function createWireServer(options: WireServerOptions): Promise<Wire
     log,
     async openSession(agentId) {
       const receipt = await issuer.identitySessionOpen({ agentId })
-      const opened = payloadOf(
-        receipt.events.find((e) => e.kind === SESSION_OPENED),
-        SESSION_OPENED,
-      )
+      const opened = receipt.events.find((e) => isEventOf(e, SESSION_OPENED))?.payload
       // The Authority's receipt of a session_open always carries the Event (§6.3); say so if not.
       if (opened === undefined) throw new Error('session_open was accepted without its session_opened Event')
       return opened.sessionEpoch
